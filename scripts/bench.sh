@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: builds te4j (if needed) and runs the benchmark jar. Arguments go to the jar
+# (none: it detects the platforms, starts the ranks itself and prints a table).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+jar=$(ls target/te4j-*-bench.jar 2>/dev/null | head -1 || true)
+if [ -z "$jar" ] || [ -n "$(find src pom.xml CMakeLists.txt -newer "$jar" -print -quit)" ]; then
+  mvn -q -B -ntp package -DskipTests
+  jar=$(ls target/te4j-*-bench.jar | head -1)
+fi
+exec java --enable-native-access=ALL-UNNAMED -jar "$jar" "$@"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The test command of the README: builds everything (CMake via Maven, JavaCPP glue), runs the
+# Java tests (unit, host-platform multi-process ranks; GPU and RDMA-hardware tests skip here with
+# their reason), then the native C++ test drivers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/ensure-deps.sh
+[ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+
+mvn -B -ntp verify "$@"
+
+echo "== native test drivers"
+failed=0
+for t in target/cmake/tests/*; do
+  [ -x "$t" ] || continue
+  echo "-- $(basename "$t")"
+  if ! timeout 600 "$t"; then echo "FAILED: $t"; failed=1; fi
+done
+
+echo "== surefire summary"
+grep -h "Tests run" target/surefire-reports/*.txt || true
+exit $failed

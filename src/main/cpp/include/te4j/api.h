@@ -1,0 +1,185 @@
+// te4j/api.h — the host-side C++ API that the JavaCPP peer classes map one to one.
+//
+// Rules for everything declared here (the JNI boundary):
+//   * no C++ exception ever leaves a method: each returns a status (0 = ok, < 0 = te4j::Status)
+//     and keeps a human-readable message in lastError();
+//   * no CUDA, ibverbs or other optional header is included: this header compiles with plain g++
+//     and the library loads on machines without a GPU, driver or NIC;
+//   * pointers are plain addresses in the address space the platform uses for "device" memory
+//     (CUDA: device virtual addresses; host: this process's mapping of the shared segment).
+// The Java layer validates every argument before calling in; the native side re-checks what is
+// cheap (null, ranges) and reports instead of crashing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace mooncake { namespace device { struct CommCtx; } }
+
+namespace te4j {
+
+/// Platforms selected at run time by the Java layer (compile-time inside device code).
+enum Platform : int { kPlatformHost = 0, kPlatformCuda = 1 };
+
+/// Status codes returned by every API call (mirrored by io.github.te4j.Te4jError.Code).
+enum Status : int {
+  kOk = 0,
+  kInvalidArgument = -1,   // a bad argument that Java should already have rejected
+  kUnavailable = -2,       // the platform/driver/device is missing here
+  kCudaError = -3,         // a CUDA runtime call failed (message has cudaGetErrorString)
+  kSystemError = -4,       // an OS call failed (message has strerror)
+  kTimeout = -5,           // a bounded wait expired (message names what was awaited)
+  kPeerLost = -6,          // a peer process is gone
+  kBadHandle = -7,         // corrupt, truncated or foreign handle
+  kOutOfMemory = -8,
+  kIllegalState = -9,      // wrong call order (import before allocate, use after close...)
+  kDeviceFault = -10,      // a device-side error recorded in the status word (stream unusable)
+  kRemoteError = -11,      // an RDMA completion with error
+};
+
+/// What is available here, as text lines "key=value" (Java parses them). Never fails.
+std::string availabilityReport();
+
+/// Message of the last failed free function (below) on the calling thread.
+const char* lastThreadError();
+
+/// Number of usable CUDA devices, or a negative Status when CUDA is unusable (reason in
+/// lastThreadError()). 0 without the CUDA build.
+int cudaDeviceCount();
+
+/// Whether `device` can map `peer_device`'s memory (cudaDeviceCanAccessPeer); 0/1 or < 0.
+int cudaCanAccessPeer(int device, int peer_device);
+
+/// Blocking copy between host memory and platform memory, or within platform memory (any
+/// direction: CUDA uses cudaMemcpy with cudaMemcpyDefault after cudaSetDevice(device)).
+int copyMemory(int platform, int device, void* dst, const void* src, std::size_t bytes);
+/// Blocking memset of platform memory.
+int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t bytes);
+
+/// Base of every native object: holds the last error message of the calling object.
+class NativeObject {
+ public:
+  virtual ~NativeObject() = default;
+  const char* lastError() const { return last_error_.c_str(); }
+
+ protected:
+  int fail(int status, const std::string& message) {
+    last_error_ = message;
+    return status;
+  }
+  int ok() {
+    last_error_.clear();
+    return kOk;
+  }
+  std::string last_error_;
+};
+
+/// Deletes any te4j native object (the Java peers' close()).
+inline void destroyObject(NativeObject* object) { delete object; }
+
+/// The seed's P2pTransport: symmetric buffers, exported handles, imported peer tables.
+///
+/// Handles are int32 blobs (the seed's representation); the Java layer wraps them in a versioned
+/// byte encoding. A blob carries platform, host identity, owner pid, size and what a peer needs
+/// to map exactly that allocation and nothing else.
+class P2pTransport : public NativeObject {
+ public:
+  /// Factory: platform kPlatformHost or kPlatformCuda; device ignored on host. Returns nullptr
+  /// only on allocation failure; otherwise check status() / lastError().
+  static P2pTransport* create(int platform, int device, int num_ranks);
+
+  int status() const { return init_status_; }
+  virtual int platform() const = 0;
+  virtual int device() const = 0;
+
+  /// Allocates `bytes` (>0) of platform memory, zero-filled; *out receives the address.
+  virtual int allocateBuffer(std::size_t bytes, void** out) = 0;
+  /// Frees a buffer from allocateBuffer (or forgets one from registerBuffer).
+  virtual int freeBuffer(void* ptr) = 0;
+  /// CUDA only: registers an allocation made elsewhere (whole allocation; pool/managed refused).
+  virtual int registerBuffer(void* ptr, std::size_t bytes) = 0;
+
+  /// Writes the handle of the allocation holding `ptr` into blob (capacity ints);
+  /// returns the number of ints written (>0) or a negative Status.
+  virtual int exportIpcHandle(void* ptr, int32_t* blob, int capacity) = 0;
+  /// Number of ints of a handle blob on this platform.
+  virtual int handleInts() const = 0;
+
+  /// Maps the peers' buffers. remote_handles holds num_ranks blobs of handleInts() ints each,
+  /// row-major; the own rank's row and rows outside active_ranks_mask are ignored.
+  /// Builds the peer tables for local_ptr; returns a window id >= 0 or a negative Status.
+  virtual int importPeerHandles(void* local_ptr, int rank, int num_ranks,
+                                const int32_t* remote_handles, uint64_t active_ranks_mask) = 0;
+  /// Unmaps the peers of a window and frees its tables.
+  virtual int closeWindow(int window) = 0;
+
+  /// Seed accessors for the most recent window (or a given one): int[num_ranks] "available"
+  /// flags and void*[num_ranks] peer base addresses, both in platform memory.
+  virtual void* availableTablePtr(int window) = 0;
+  virtual void* peerPtrsTablePtr(int window) = 0;
+  virtual bool allPeersAccessible(int window) = 0;
+  /// Runs a real access check (write/read of a probe word) to every active peer of a window.
+  virtual int verifyPeerAccess(int window) = 0;
+
+  /// Fills *ctx (host memory) with the CommCtx of a window: p2p tables, rank, no RDMA.
+  virtual int makeCommCtx(int window, mooncake::device::CommCtx* ctx) = 0;
+
+ protected:
+  int init_status_ = kOk;
+};
+
+/// Allocates a zeroed CommCtx in host memory (JavaCPP peer: io.github.te4j.internal.NativeCommCtx).
+mooncake::device::CommCtx* newCommCtx();
+void deleteCommCtx(mooncake::device::CommCtx* ctx);
+
+/// The host-side operations interface of a platform: asynchronous, in order, on one stream.
+///
+/// CUDA: kernels on a non-blocking stream (te4j's own, or a user's); host: one executor thread.
+/// An error inside an operation (a wait that timed out, a device fault) is recorded in the
+/// stream's status word and returned, with its message, by the next synchronize().
+/// All ptr arguments are local symmetric addresses (the route maps them to the peer's).
+class OpStream : public NativeObject {
+ public:
+  /// te4j's own stream (CUDA: cudaStreamNonBlocking on `device`; host: an executor thread).
+  static OpStream* create(int platform, int device);
+  /// CUDA only: wraps a stream created elsewhere (not owned; never the legacy default stream).
+  static OpStream* wrapCuda(int device, void* cuda_stream);
+
+  int status() const { return init_status_; }
+  virtual int platform() const = 0;
+  /// The platform stream handle (cudaStream_t) or nullptr on host.
+  virtual void* nativeHandle() const = 0;
+
+  /// Copies nbytes from send_ptr to dst_rank's copy of recv_ptr. blocks/threads: CUDA launch
+  /// shape (0 = te4j's default); ignored on host.
+  virtual int put(const mooncake::device::CommCtx* ctx, int dst_rank, void* recv_ptr,
+                  const void* send_ptr, std::size_t nbytes, int blocks, int threads) = 0;
+  /// put, then one release-ordered 32-bit atomic add of `value` on dst_rank's sig_ptr once the
+  /// whole put (all blocks) is visible: one signal per operation, not per block.
+  virtual int putWithSignal(const mooncake::device::CommCtx* ctx, int dst_rank, void* recv_ptr,
+                            const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
+                            uint32_t value, int blocks, int threads) = 0;
+  /// Release-ordered 32-bit atomic add on dst_rank's sig_ptr.
+  virtual int signal(const mooncake::device::CommCtx* ctx, int dst_rank, uint32_t* sig_ptr,
+                     uint32_t value) = 0;
+  /// Same operation as signal, on an arbitrary 32-bit word (the seed's mc_red_add).
+  virtual int redAdd(const mooncake::device::CommCtx* ctx, int dst_rank, uint32_t* ptr,
+                     uint32_t value) = 0;
+  /// Waits until the local *sig_ptr >= expected (wrap-around aware), at most timeout_ns.
+  virtual int waitSignal(uint32_t* sig_ptr, uint32_t expected, int64_t timeout_ns) = 0;
+  /// Blocks until everything enqueued has finished, at most timeout_ns; returns the first error.
+  virtual int synchronize(int64_t timeout_ns) = 0;
+
+  /// CUDA graph capture of the operations enqueued in between (CUDA only).
+  virtual int beginCapture() = 0;
+  /// Ends the capture and instantiates it; *graph_exec receives an opaque handle.
+  virtual int endCapture(void** graph_exec) = 0;
+  virtual int launchGraph(void* graph_exec) = 0;
+  virtual int destroyGraph(void* graph_exec) = 0;
+
+ protected:
+  int init_status_ = kOk;
+};
+
+}  // namespace te4j

@@ -1,0 +1,211 @@
+// api.cpp — the free functions of te4j/api.h and the P2pTransport factory. CUDA work goes through
+// cuda_bridge.h, compiled in only when CMake found nvcc (TE4J_WITH_CUDA).
+#include "te4j/api.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "host_p2p_transport.h"
+#include "transport/device/comm_device.cuh"
+#ifdef TE4J_WITH_CUDA
+#include "cuda_bridge.h"
+#endif
+
+namespace te4j {
+namespace {
+
+thread_local std::string t_last_error;
+
+int threadFail(int status, const std::string& message) {
+  t_last_error = message;
+  return status;
+}
+
+#ifndef TE4J_WITH_CUDA
+const char kNoCuda[] = "te4j was built without CUDA (nvcc not found at build time)";
+#endif
+
+// Stands in for a transport that cannot exist here: every call reports why.
+class UnavailableP2pTransport final : public P2pTransport {
+ public:
+  UnavailableP2pTransport(int platform, int status, const std::string& why)
+      : platform_(platform), why_(why) {
+    init_status_ = status;
+    last_error_ = why;
+  }
+  int platform() const override { return platform_; }
+  int device() const override { return -1; }
+  int allocateBuffer(std::size_t, void** out) override {
+    if (out != nullptr) *out = nullptr;
+    return no();
+  }
+  int freeBuffer(void*) override { return no(); }
+  int registerBuffer(void*, std::size_t) override { return no(); }
+  int exportIpcHandle(void*, int32_t*, int) override { return no(); }
+  int handleInts() const override { return 0; }
+  int importPeerHandles(void*, int, int, const int32_t*, uint64_t) override { return no(); }
+  int closeWindow(int) override { return no(); }
+  void* availableTablePtr(int) override { return nullptr; }
+  void* peerPtrsTablePtr(int) override { return nullptr; }
+  bool allPeersAccessible(int) override { return false; }
+  int verifyPeerAccess(int) override { return no(); }
+  int makeCommCtx(int, mooncake::device::CommCtx*) override { return no(); }
+
+ private:
+  int no() { return fail(init_status_, why_); }
+  const int platform_;
+  const std::string why_;
+};
+
+// A real probe of what the host platform needs: an anonymous memfd, sealed and mapped shared.
+std::string hostProbe() {
+  const int fd = ::memfd_create("te4j-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return std::string("memfd_create failed: ") + std::strerror(errno);
+  std::string why;
+  if (::ftruncate(fd, 4096) != 0) {
+    why = std::string("ftruncate failed: ") + std::strerror(errno);
+  } else if (::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+    why = std::string("memfd sealing failed: ") + std::strerror(errno);
+  } else {
+    void* p = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+      why = std::string("mmap failed: ") + std::strerror(errno);
+    } else {
+      ::munmap(p, 4096);
+    }
+  }
+  ::close(fd);
+  return why;
+}
+
+}  // namespace
+
+std::string availabilityReport() {
+  std::string report;
+  try {
+    const std::string host_why = hostProbe();
+    if (host_why.empty()) {
+      report += "host.available=true\n";
+    } else {
+      report += "host.available=false\nhost.unavailable=" + host_why + "\n";
+    }
+#ifdef TE4J_WITH_CUDA
+    report += "cuda.built=true\n";
+    cuda_bridge::appendAvailability(&report);
+#else
+    report += "cuda.built=false\ncuda.unavailable=";
+    report += kNoCuda;
+    report += "\n";
+#endif
+  } catch (...) {
+    // Only std::bad_alloc can get here; the contract says this never fails.
+    report = "host.available=false\ncuda.built=false\n";
+  }
+  return report;
+}
+
+const char* lastThreadError() { return t_last_error.c_str(); }
+
+int cudaDeviceCount() {
+#ifdef TE4J_WITH_CUDA
+  std::string why;
+  const int n = cuda_bridge::deviceCount(&why);
+  if (n < 0) return threadFail(n, why);
+  t_last_error.clear();
+  return n;
+#else
+  t_last_error.clear();
+  return 0;
+#endif
+}
+
+int cudaCanAccessPeer(int device, int peer_device) {
+#ifdef TE4J_WITH_CUDA
+  std::string why;
+  const int r = cuda_bridge::canAccessPeer(device, peer_device, &why);
+  if (r < 0) return threadFail(r, why);
+  t_last_error.clear();
+  return r;
+#else
+  (void)device;
+  (void)peer_device;
+  return threadFail(kUnavailable, kNoCuda);
+#endif
+}
+
+int copyMemory(int platform, int device, void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return kOk;
+  if (dst == nullptr || src == nullptr) {
+    return threadFail(kInvalidArgument, "copyMemory: dst or src is null");
+  }
+  if (platform == kPlatformHost) {
+    std::memmove(dst, src, bytes);
+    return kOk;
+  }
+  if (platform != kPlatformCuda) {
+    return threadFail(kInvalidArgument, "copyMemory: unknown platform " + std::to_string(platform));
+  }
+#ifdef TE4J_WITH_CUDA
+  std::string why;
+  const int st = cuda_bridge::copy(device, dst, src, bytes, &why);
+  return st < 0 ? threadFail(st, why) : kOk;
+#else
+  (void)device;
+  return threadFail(kUnavailable, kNoCuda);
+#endif
+}
+
+int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t bytes) {
+  if (bytes == 0) return kOk;
+  if (dst == nullptr) return threadFail(kInvalidArgument, "fillMemory: dst is null");
+  if (platform == kPlatformHost) {
+    std::memset(dst, byte_value, bytes);
+    return kOk;
+  }
+  if (platform != kPlatformCuda) {
+    return threadFail(kInvalidArgument, "fillMemory: unknown platform " + std::to_string(platform));
+  }
+#ifdef TE4J_WITH_CUDA
+  std::string why;
+  const int st = cuda_bridge::fill(device, dst, byte_value, bytes, &why);
+  return st < 0 ? threadFail(st, why) : kOk;
+#else
+  (void)device;
+  return threadFail(kUnavailable, kNoCuda);
+#endif
+}
+
+mooncake::device::CommCtx* newCommCtx() {
+  mooncake::device::CommCtx* ctx = new (std::nothrow) mooncake::device::CommCtx;
+  if (ctx != nullptr) std::memset(ctx, 0, sizeof(*ctx));
+  return ctx;
+}
+
+void deleteCommCtx(mooncake::device::CommCtx* ctx) { delete ctx; }
+
+P2pTransport* P2pTransport::create(int platform, int device, int num_ranks) {
+  try {
+    if (platform == kPlatformHost) return createHostP2pTransport(num_ranks);
+    if (platform == kPlatformCuda) {
+#ifdef TE4J_WITH_CUDA
+      return te4j_create_cuda_p2p_transport(device, num_ranks);
+#else
+      (void)device;
+      return new UnavailableP2pTransport(platform, kUnavailable, kNoCuda);
+#endif
+    }
+    return new UnavailableP2pTransport(platform, kInvalidArgument,
+                                       "P2pTransport.create: unknown platform " +
+                                           std::to_string(platform) + " (0 = host, 1 = cuda)");
+  } catch (...) {
+    return nullptr;  // std::bad_alloc from a message string: the documented nullptr case
+  }
+}
+
+}  // namespace te4j

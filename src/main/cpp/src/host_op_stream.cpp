@@ -1,0 +1,341 @@
+// host_op_stream.cpp — te4j::OpStream on the host platform: one executor thread per stream.
+//
+// Operations run in submission order on the executor and call the same single-source device
+// primitives as the CUDA kernels (mc_route_put, mc_signal, mc_red_add, mc_wait_signal), compiled
+// here by g++ against host_ops.cuh: the host platform is the CPU-only twin of the CUDA one.
+//
+// Errors: the first failing operation (a waitSignal past its deadline, a rank with no route)
+// records status + message; later operations are skipped (counted) until synchronize() returns
+// that error, after which the stream runs operations again.
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "te4j/api.h"
+#include "transport/device/comm_device.cuh"
+
+using mooncake::device::CommCtx;
+
+namespace te4j {
+namespace {
+
+// Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
+constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
+// waitSignal polls flat out this long before it starts sleeping between polls.
+constexpr uint64_t kSpinPhaseNs = 20000;
+// Sleep between polls grows from 1 us up to this cap (bounds the added wake-up latency).
+constexpr int64_t kMaxParkNs = 100000;
+
+enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal };
+
+const char* opName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kPut: return "put";
+    case OpKind::kPutWithSignal: return "putWithSignal";
+    case OpKind::kSignal: return "signal";
+    case OpKind::kRedAdd: return "redAdd";
+    case OpKind::kWaitSignal: return "waitSignal";
+  }
+  return "?";
+}
+
+// One queued operation; the CommCtx is copied at enqueue time, as a kernel parameter would be.
+struct HostOp {
+  OpKind kind;
+  CommCtx ctx;
+  int dst_rank;
+  void* recv_ptr;
+  const void* send_ptr;
+  std::size_t nbytes;
+  uint32_t* sig_ptr;
+  uint32_t value;
+  int64_t timeout_ns;
+};
+
+std::string hexAddress(const void* p) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%p", p);
+  return buf;
+}
+
+class HostOpStream final : public OpStream {
+ public:
+  HostOpStream() {
+    try {
+      executor_ = std::thread(&HostOpStream::run, this);
+    } catch (const std::system_error& e) {
+      init_status_ = fail(kSystemError, std::string("OpStream(host): cannot start the executor "
+                                                    "thread: ") + e.what());
+    }
+  }
+
+  ~HostOpStream() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    // The executor abandons queued ops and any wait in progress (waits poll stop_), so the join
+    // is bounded by one memcpy.
+    if (executor_.joinable()) executor_.join();
+  }
+
+  int platform() const override { return kPlatformHost; }
+  void* nativeHandle() const override { return nullptr; }
+
+  int put(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
+          std::size_t nbytes, int blocks, int threads) override {
+    (void)blocks;
+    (void)threads;
+    int rc = checkPut("put", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
+    if (rc != kOk) return rc;
+    return enqueue({OpKind::kPut, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, 0});
+  }
+
+  int putWithSignal(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
+                    std::size_t nbytes, uint32_t* sig_ptr, uint32_t value, int blocks,
+                    int threads) override {
+    (void)blocks;
+    (void)threads;
+    int rc = checkPut("putWithSignal", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
+    if (rc == kOk) rc = checkWord("putWithSignal", sig_ptr);
+    if (rc != kOk) return rc;
+    return enqueue({OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr,
+                    value, 0});
+  }
+
+  int signal(const CommCtx* ctx, int dst_rank, uint32_t* sig_ptr, uint32_t value) override {
+    return enqueueAdd(OpKind::kSignal, ctx, dst_rank, sig_ptr, value);
+  }
+
+  int redAdd(const CommCtx* ctx, int dst_rank, uint32_t* ptr, uint32_t value) override {
+    return enqueueAdd(OpKind::kRedAdd, ctx, dst_rank, ptr, value);
+  }
+
+  int waitSignal(uint32_t* sig_ptr, uint32_t expected, int64_t timeout_ns) override {
+    int rc = checkWord("waitSignal", sig_ptr);
+    if (rc != kOk) return rc;
+    if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
+    HostOp op{OpKind::kWaitSignal, CommCtx{}, 0, nullptr, nullptr, 0, sig_ptr, expected,
+              std::min(timeout_ns, kMaxWaitNs)};
+    return enqueue(op);
+  }
+
+  int synchronize(int64_t timeout_ns) override {
+    if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::nanoseconds(std::min(timeout_ns, kMaxWaitNs));
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = submitted_;
+    while (completed_ < target) {
+      if (done_cv_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ < target) {
+        return fail(kTimeout, "synchronize timed out after " +
+                                  std::to_string(timeout_ns / 1000000) + " ms: " +
+                                  std::to_string(target - completed_) +
+                                  " operation(s) still pending on the host stream");
+      }
+    }
+    if (error_status_ != kOk) {
+      std::string message = error_message_;
+      if (skipped_ > 0) {
+        message += " (" + std::to_string(skipped_) + " later operation(s) skipped)";
+      }
+      const int status = error_status_;
+      error_status_ = kOk;
+      error_message_.clear();
+      skipped_ = 0;
+      return fail(status, message);
+    }
+    return ok();
+  }
+
+  int beginCapture() override { return captureUnavailable("beginCapture"); }
+  int endCapture(void** graph_exec) override {
+    if (graph_exec != nullptr) *graph_exec = nullptr;
+    return captureUnavailable("endCapture");
+  }
+  int launchGraph(void*) override { return captureUnavailable("launchGraph"); }
+  int destroyGraph(void*) override { return captureUnavailable("destroyGraph"); }
+
+ private:
+  int captureUnavailable(const char* what) {
+    return fail(kUnavailable, std::string(what) + ": graph capture is CUDA only (host platform)");
+  }
+
+  int checkPut(const char* what, const CommCtx* ctx, int dst_rank, void* recv_ptr,
+               const void* send_ptr, std::size_t nbytes) {
+    if (ctx == nullptr) return fail(kInvalidArgument, std::string(what) + ": ctx is null");
+    if (dst_rank < 0) return fail(kInvalidArgument, std::string(what) + ": dst_rank < 0");
+    if (nbytes > 0 && (recv_ptr == nullptr || send_ptr == nullptr)) {
+      return fail(kInvalidArgument, std::string(what) + ": null buffer with nbytes > 0");
+    }
+    return kOk;
+  }
+
+  int checkWord(const char* what, const uint32_t* word) {
+    if (word == nullptr) return fail(kInvalidArgument, std::string(what) + ": word is null");
+    if (reinterpret_cast<uintptr_t>(word) % 4 != 0) {
+      return fail(kInvalidArgument, std::string(what) + ": word " + hexAddress(word) +
+                                        " is not 4-byte aligned");
+    }
+    return kOk;
+  }
+
+  int enqueueAdd(OpKind kind, const CommCtx* ctx, int dst_rank, uint32_t* ptr, uint32_t value) {
+    if (ctx == nullptr) return fail(kInvalidArgument, std::string(opName(kind)) + ": ctx is null");
+    if (dst_rank < 0) return fail(kInvalidArgument, std::string(opName(kind)) + ": dst_rank < 0");
+    int rc = checkWord(opName(kind), ptr);
+    if (rc != kOk) return rc;
+    return enqueue({kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0});
+  }
+
+  int enqueue(const HostOp& op) {
+    if (init_status_ != kOk) {
+      return fail(init_status_, "OpStream(host) is not usable: the executor thread did not start");
+    }
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      queue_.push_back(op);
+      ++submitted_;
+    } catch (const std::bad_alloc&) {
+      return fail(kOutOfMemory, std::string(opName(op.kind)) + ": cannot queue the operation");
+    }
+    work_cv_.notify_one();
+    return ok();
+  }
+
+  // The executor: waits for work (a condition variable, not a spin), runs ops in order.
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (stop_) return;
+      const HostOp op = queue_.front();
+      queue_.pop_front();
+      const bool skip = error_status_ != kOk;
+      if (skip) ++skipped_;
+      lock.unlock();
+      std::string message;
+      const int status = skip ? kOk : execute(op, &message);
+      lock.lock();
+      if (status != kOk && error_status_ == kOk) {
+        error_status_ = status;
+        error_message_ = message;
+      }
+      ++completed_;
+      done_cv_.notify_all();
+    }
+  }
+
+  int execute(const HostOp& op, std::string* message) {
+    using namespace mooncake::device;
+    switch (op.kind) {
+      case OpKind::kPut:
+      case OpKind::kPutWithSignal: {
+        if (op.nbytes > 0) {
+          void* dst = mc_route_put(op.ctx, op.dst_rank, op.recv_ptr);
+          // RDMA puts from an OpStream are not wired yet (issue 3): only RDMA reaches dst.
+          if (dst == nullptr) {
+            return noRoute(op, mc_rdma_available(op.ctx.ibgda) ? kMcRdmaUnsupported : kMcNoRoute,
+                           message);
+          }
+          // memmove: a put to the own rank may overlap its source.
+          memmove(dst, op.send_ptr, op.nbytes);
+        }
+        if (op.kind == OpKind::kPut) return kOk;
+        // The release add orders the copy above before the signal, for any acquiring reader.
+        const int rc = mc_signal(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
+        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+      }
+      case OpKind::kSignal: {
+        const int rc = mc_signal(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
+        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+      }
+      case OpKind::kRedAdd: {
+        const int rc = mc_red_add(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
+        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+      }
+      case OpKind::kWaitSignal:
+        return waitFor(op, message);
+    }
+    return kOk;
+  }
+
+  // A signal/put that found no usable route: positive route codes are device faults, the
+  // RDMA route's negative codes keep their meaning (timeout, remote error).
+  int noRoute(const HostOp& op, int route_status, std::string* message) {
+    using namespace mooncake::device;
+    *message = std::string(opName(op.kind)) + ": no route to rank " +
+               std::to_string(op.dst_rank) + " (" + mc_route_status_text(route_status) +
+               "; status " + std::to_string(route_status) + ")";
+    if (route_status == kMcRdmaTimeout) return kTimeout;
+    if (route_status == kMcRdmaQpError || route_status == kMcRdmaFatal) return kRemoteError;
+    return kDeviceFault;
+  }
+
+  // Spin phase (pause between polls) then park phase (growing short sleeps), both under the
+  // op's deadline; the deadline starts when the op starts executing, as on CUDA.
+  int waitFor(const HostOp& op, std::string* message) {
+    using namespace mooncake::device;
+    const uint64_t start = mc_globaltimer_ns();
+    const uint64_t deadline = start + static_cast<uint64_t>(op.timeout_ns);
+    uint32_t seen = 0;
+    if (mc_wait_signal(op.sig_ptr, op.value, std::min(deadline, start + kSpinPhaseNs), &seen)) {
+      return kOk;
+    }
+    int64_t park_ns = 1000;
+    for (;;) {
+      const uint64_t now = mc_globaltimer_ns();
+      if (now >= deadline) break;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (stop_) {
+          *message = "waitSignal abandoned: the stream was closed";
+          return kIllegalState;
+        }
+      }
+      const int64_t left = static_cast<int64_t>(deadline - now);
+      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(park_ns, left)));
+      park_ns = std::min(park_ns * 2, kMaxParkNs);
+      seen = mc_ld_acquire_u32(op.sig_ptr);
+      if (mc_signal_reached(seen, op.value)) return kOk;
+    }
+    seen = mc_ld_acquire_u32(op.sig_ptr);
+    if (mc_signal_reached(seen, op.value)) return kOk;
+    const uint64_t waited = mc_globaltimer_ns() - start;
+    char buf[160];
+    snprintf(buf, sizeof(buf), "waitSignal timed out after %.3f ms at %p expected>=%u seen %u",
+             static_cast<double>(waited) / 1e6, static_cast<void*>(op.sig_ptr), op.value, seen);
+    *message = buf;
+    return kTimeout;
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;  // executor waits for work / stop
+  std::condition_variable done_cv_;  // synchronize waits for completions
+  std::deque<HostOp> queue_;
+  uint64_t submitted_ = 0;
+  uint64_t completed_ = 0;  // ops run or skipped
+  uint64_t skipped_ = 0;    // ops skipped since the pending error
+  bool stop_ = false;
+  int error_status_ = kOk;  // first error since the last synchronize
+  std::string error_message_;
+  std::thread executor_;    // last: starts after every member above exists
+};
+
+}  // namespace
+}  // namespace te4j
+
+/// Host-platform factory used by OpStream::create (op_stream_factory.cpp). nullptr only when
+/// memory is exhausted; otherwise check status().
+te4j::OpStream* te4j_create_host_op_stream() { return new (std::nothrow) te4j::HostOpStream(); }

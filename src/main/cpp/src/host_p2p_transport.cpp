@@ -1,0 +1,560 @@
+// host_p2p_transport.cpp — te4j::P2pTransport for kPlatformHost: each symmetric buffer is a memfd
+// segment; peers of the same host map it through /proc/<owner pid>/fd/<fd>.
+//
+// Why memfd + /proc rather than shm_open: a memfd has no name in /dev/shm, so a process killed
+// with SIGKILL leaves nothing behind; the kernel frees a segment once its last fd and mapping are
+// gone. The price: opening /proc/<pid>/fd/<n> needs ptrace read access to the owner (same user,
+// dumpable, same pid namespace), and the owner keeps the fd open while the buffer lives.
+//
+// Why a random token in the memfd name: the blob travels through untrusted channels; an importer
+// maps an fd only when its link reads "/memfd:te4j-<token> (deleted)", so a forged handle cannot
+// make it map any other file of the named process.
+//
+// Why seals: a segment is sealed against shrinking, so no one (not even a process that opened it
+// through /proc) can truncate it and turn peers' accesses into SIGBUS.
+//
+// Threading: every method takes the object's mutex; tables returned by the accessors stay valid
+// until closeWindow or destruction.
+#include "host_p2p_transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "handle_blob.h"
+#include "transport/device/comm_device.cuh"
+
+namespace te4j {
+namespace {
+
+struct Token {
+  uint32_t w[4];
+  bool operator==(const Token& o) const { return std::memcmp(w, o.w, sizeof(w)) == 0; }
+};
+
+std::string tokenHex(const Token& t) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x%08x%08x%08x", t.w[0], t.w[1], t.w[2], t.w[3]);
+  return buf;
+}
+
+// What readlink() shows for an fd of our memfd: the kernel prefixes "/memfd:" and, since a memfd
+// has no directory entry, suffixes " (deleted)".
+std::string expectedLink(const Token& t) { return "/memfd:te4j-" + tokenHex(t) + " (deleted)"; }
+
+std::string errnoText(int err) {
+  char buf[128];
+  // GNU strerror_r: returns the message pointer (thread-safe, unlike strerror).
+  const char* text = strerror_r(err, buf, sizeof(buf));
+  return std::string(text) + " (errno " + std::to_string(err) + ")";
+}
+
+int randomToken(Token* t, std::string* why) {
+  unsigned char* out = reinterpret_cast<unsigned char*>(t->w);
+  size_t got = 0;
+  while (got < sizeof(t->w)) {
+    const ssize_t n = ::getrandom(out + got, sizeof(t->w) - got, 0);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (n < 0 && errno != EINTR) {
+      *why = "getrandom failed: " + errnoText(errno);
+      return kSystemError;
+    }
+  }
+  return kOk;
+}
+
+// readlink() as a string; returns 0 or an errno.
+int readLink(const char* path, std::string* out) {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink(path, buf, sizeof(buf));
+  if (n < 0) return errno;
+  out->assign(buf, static_cast<size_t>(n));
+  return 0;
+}
+
+// A buffer made by allocateBuffer. The fd stays open: peers open the segment through it.
+struct Segment {
+  void* base = nullptr;
+  size_t bytes = 0;
+  int fd = -1;
+  Token token{};
+};
+
+// One peer of a window. `mapped` is true when this window owns the mapping (munmap on close).
+struct PeerMap {
+  void* base = nullptr;
+  bool mapped = false;
+  int32_t pid = 0;
+  int32_t fd = -1;
+  Token token{};
+};
+
+struct Window {
+  bool open = true;
+  void* local_base = nullptr;
+  size_t bytes = 0;
+  int rank = 0;
+  std::vector<int> available;    // the seed's tables, in normal memory on this platform
+  std::vector<void*> peer_ptrs;
+  std::vector<PeerMap> peers;
+};
+
+class HostP2pTransport final : public P2pTransport {
+ public:
+  explicit HostP2pTransport(int num_ranks) : num_ranks_(num_ranks) {
+    if (num_ranks < 1 || num_ranks > blob::kMaxRanks) {
+      init_status_ = kInvalidArgument;
+      init_error_ = "num_ranks " + std::to_string(num_ranks) + " is outside 1.." +
+                    std::to_string(blob::kMaxRanks);
+      last_error_ = init_error_;
+    }
+  }
+
+  ~HostP2pTransport() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& w : windows_) unmapPeers(w.get());
+    for (Segment& s : segments_) {
+      ::munmap(s.base, s.bytes);
+      ::close(s.fd);
+    }
+  }
+
+  int platform() const override { return kPlatformHost; }
+  int device() const override { return 0; }
+  int handleInts() const override { return kHostHandleInts; }
+
+  int allocateBuffer(std::size_t bytes, void** out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    if (out == nullptr) return fail(kInvalidArgument, "allocateBuffer: out is null");
+    *out = nullptr;
+    if (bytes == 0 || bytes > static_cast<std::size_t>(INT64_MAX)) {
+      return fail(kInvalidArgument, "allocateBuffer: bytes " + std::to_string(bytes) +
+                                        " must be > 0 and fit in off_t");
+    }
+    Segment s;
+    s.bytes = bytes;
+    std::string why;
+    if (int st = randomToken(&s.token, &why)) return fail(st, "allocateBuffer: " + why);
+    const std::string name = "te4j-" + tokenHex(s.token);
+    s.fd = ::memfd_create(name.c_str(), MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (s.fd < 0) {
+      return fail(kSystemError, "allocateBuffer: memfd_create failed: " + errnoText(errno));
+    }
+    // A fresh memfd grown by ftruncate reads as zeros: the buffer is zero-filled by construction.
+    if (::ftruncate(s.fd, static_cast<off_t>(bytes)) != 0) {
+      const int err = errno;
+      ::close(s.fd);
+      return fail(err == ENOMEM || err == ENOSPC || err == EFBIG ? kOutOfMemory : kSystemError,
+                  "allocateBuffer: ftruncate(" + std::to_string(bytes) + ") failed: " +
+                      errnoText(err));
+    }
+    if (::fcntl(s.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+      const int err = errno;
+      ::close(s.fd);
+      return fail(kSystemError, "allocateBuffer: sealing the memfd failed: " + errnoText(err));
+    }
+    s.base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
+    if (s.base == MAP_FAILED) {
+      const int err = errno;
+      ::close(s.fd);
+      return fail(err == ENOMEM ? kOutOfMemory : kSystemError,
+                  "allocateBuffer: mmap(" + std::to_string(bytes) + ") failed: " + errnoText(err));
+    }
+    try {
+      segments_.push_back(s);
+    } catch (const std::bad_alloc&) {
+      ::munmap(s.base, s.bytes);
+      ::close(s.fd);
+      return fail(kOutOfMemory, "allocateBuffer: out of memory for bookkeeping");
+    }
+    *out = s.base;
+    return ok();
+  }
+
+  // Refused while an open window uses the buffer (as its local buffer, or as a same-process peer
+  // mapped directly): kernels and executors read those tables. Peers of other processes keep
+  // their own mappings, which stay valid after we unmap: the kernel frees the memfd only when
+  // the last mapping goes.
+  int freeBuffer(void* ptr) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    for (size_t i = 0; i < segments_.size(); ++i) {
+      Segment& s = segments_[i];
+      if (s.base != ptr) continue;
+      int window = -1;
+      if (segmentInUse(s, &window)) {
+        return fail(kIllegalState, "freeBuffer: the buffer is used by open window " +
+                                       std::to_string(window) + "; close the window first");
+      }
+      ::munmap(s.base, s.bytes);
+      ::close(s.fd);
+      segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(i));
+      return ok();
+    }
+    return fail(kInvalidArgument, "freeBuffer: pointer is not the start of a buffer of this "
+                                  "transport");
+  }
+
+  int registerBuffer(void*, std::size_t) override {
+    return fail(kInvalidArgument, "registerBuffer is CUDA only: on the host platform allocate "
+                                  "with allocateBuffer");
+  }
+
+  int exportIpcHandle(void* ptr, int32_t* out, int capacity) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    if (out == nullptr || capacity < kHostHandleInts) {
+      return fail(kInvalidArgument, "exportIpcHandle: blob is null or capacity " +
+                                        std::to_string(capacity) + " < " +
+                                        std::to_string(kHostHandleInts) + " ints");
+    }
+    const Segment* s = findContaining(ptr);
+    if (s == nullptr) {
+      return fail(kInvalidArgument, "exportIpcHandle: pointer is not inside a buffer of this "
+                                    "transport");
+    }
+    blob::writeHeader(out, kPlatformHost, s->bytes);
+    out[kHostFdAt] = s->fd;
+    for (int i = 0; i < 4; ++i) out[kHostTokenAt + i] = static_cast<int32_t>(s->token.w[i]);
+    ok();
+    return kHostHandleInts;
+  }
+
+  int importPeerHandles(void* local_ptr, int rank, int num_ranks, const int32_t* remote_handles,
+                        uint64_t active_ranks_mask) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    std::string why;
+    if (int st = blob::checkImportArgs(rank, num_ranks, num_ranks_, remote_handles,
+                                       active_ranks_mask, &why)) {
+      return fail(st, "importPeerHandles: " + why);
+    }
+    const Segment* local = findContaining(local_ptr);
+    if (local == nullptr || local->base != local_ptr) {
+      return fail(kInvalidArgument, local == nullptr
+                                        ? "importPeerHandles: local_ptr is not a buffer of this "
+                                          "transport"
+                                        : "importPeerHandles: local_ptr must be the start of its "
+                                          "buffer, not an address inside it");
+    }
+    // Check every blob before mapping anything: a bad handle costs no system calls.
+    for (int r = 0; r < num_ranks; ++r) {
+      if (r == rank || !blob::isActive(active_ranks_mask, r)) continue;
+      const int32_t* b = remote_handles + static_cast<size_t>(r) * kHostHandleInts;
+      if (int st = blob::checkHeader(b, kPlatformHost, r, local->bytes, &why)) {
+        return fail(st, "importPeerHandles: " + why);
+      }
+      if (b[kHostFdAt] < 0) {
+        return fail(kBadHandle, "importPeerHandles: handle of rank " + std::to_string(r) +
+                                    ": field fd is " + std::to_string(b[kHostFdAt]) +
+                                    ", expected >= 0");
+      }
+    }
+    std::unique_ptr<Window> w(new (std::nothrow) Window());
+    if (w == nullptr) return fail(kOutOfMemory, "importPeerHandles: out of memory");
+    try {
+      w->available.assign(static_cast<size_t>(num_ranks), 0);
+      w->peer_ptrs.assign(static_cast<size_t>(num_ranks), nullptr);
+      w->peers.assign(static_cast<size_t>(num_ranks), PeerMap());
+      windows_.reserve(windows_.size() + 1);
+    } catch (const std::bad_alloc&) {
+      return fail(kOutOfMemory, "importPeerHandles: out of memory for the peer tables");
+    }
+    w->local_base = local->base;
+    w->bytes = local->bytes;
+    w->rank = rank;
+    w->available[static_cast<size_t>(rank)] = 1;
+    w->peer_ptrs[static_cast<size_t>(rank)] = local->base;
+    w->peers[static_cast<size_t>(rank)].base = local->base;
+    for (int r = 0; r < num_ranks; ++r) {
+      if (r == rank || !blob::isActive(active_ranks_mask, r)) continue;
+      const int32_t* b = remote_handles + static_cast<size_t>(r) * kHostHandleInts;
+      PeerMap& p = w->peers[static_cast<size_t>(r)];
+      p.pid = b[blob::kPidAt];
+      p.fd = b[kHostFdAt];
+      for (int i = 0; i < 4; ++i) p.token.w[i] = static_cast<uint32_t>(b[kHostTokenAt + i]);
+      if (int st = mapPeer(r, local->bytes, &p, &why)) {
+        unmapPeers(w.get());
+        return fail(st, "importPeerHandles: " + why);
+      }
+      w->available[static_cast<size_t>(r)] = 1;
+      w->peer_ptrs[static_cast<size_t>(r)] = p.base;
+    }
+    windows_.push_back(std::move(w));
+    ok();
+    return static_cast<int>(windows_.size() - 1);
+  }
+
+  int closeWindow(int window) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Window* w = findWindow(window);
+    if (w == nullptr) return fail(kInvalidArgument, "closeWindow: window " +
+                                                        std::to_string(window) + " is not open");
+    unmapPeers(w);
+    w->open = false;
+    std::vector<int>().swap(w->available);
+    std::vector<void*>().swap(w->peer_ptrs);
+    std::vector<PeerMap>().swap(w->peers);
+    return ok();
+  }
+
+  void* availableTablePtr(int window) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Window* w = findWindow(window);
+    if (w == nullptr) {
+      fail(kInvalidArgument, "availableTablePtr: window " + std::to_string(window) +
+                                 " is not open");
+      return nullptr;
+    }
+    return w->available.data();
+  }
+
+  void* peerPtrsTablePtr(int window) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Window* w = findWindow(window);
+    if (w == nullptr) {
+      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) +
+                                 " is not open");
+      return nullptr;
+    }
+    return w->peer_ptrs.data();
+  }
+
+  bool allPeersAccessible(int window) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Window* w = findWindow(window);
+    if (w == nullptr) return false;
+    for (int a : w->available) {
+      if (a == 0) return false;
+    }
+    return true;
+  }
+
+  // Touches the first and last word of each peer mapping with an atomic read-modify-write of 0
+  // (needs write permission, changes nothing), then checks the owner still holds the segment:
+  // writes into the segment of an exited peer would be lost without an error.
+  int verifyPeerAccess(int window) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Window* w = findWindow(window);
+    if (w == nullptr) return fail(kInvalidArgument, "verifyPeerAccess: window " +
+                                                        std::to_string(window) + " is not open");
+    for (size_t r = 0; r < w->peers.size(); ++r) {
+      if (w->available[r] == 0) continue;
+      unsigned char* base = static_cast<unsigned char*>(w->peer_ptrs[r]);
+      if (w->bytes >= sizeof(uint32_t)) {
+        // The base is page aligned, the last word is 4-byte aligned by rounding down.
+        __atomic_fetch_add(reinterpret_cast<uint32_t*>(base), 0u, __ATOMIC_SEQ_CST);
+        const size_t last = (w->bytes - sizeof(uint32_t)) & ~static_cast<size_t>(3);
+        __atomic_fetch_add(reinterpret_cast<uint32_t*>(base + last), 0u, __ATOMIC_SEQ_CST);
+      } else {
+        __atomic_fetch_add(base, static_cast<unsigned char>(0), __ATOMIC_SEQ_CST);
+      }
+      const PeerMap& p = w->peers[r];
+      if (!p.mapped) continue;  // own buffer, or one of this transport's own segments
+      std::string why;
+      if (int st = checkOwnerHolds(static_cast<int>(r), p, &why)) {
+        return fail(st == kBadHandle ? kPeerLost : st, "verifyPeerAccess: " + why);
+      }
+    }
+    return ok();
+  }
+
+  int makeCommCtx(int window, mooncake::device::CommCtx* ctx) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
+    Window* w = findWindow(window);
+    if (w == nullptr) return fail(kInvalidArgument, "makeCommCtx: window " +
+                                                        std::to_string(window) + " is not open");
+    mooncake::device::P2PContext p2p;
+    p2p.available = w->available.data();
+    p2p.peer_ptrs = w->peer_ptrs.data();
+    p2p.local_base = w->local_base;
+    mooncake::device::IbgdaContext ibgda;
+    std::memset(&ibgda, 0, sizeof(ibgda));
+    *ctx = mooncake::device::make_comm_ctx(p2p, ibgda, w->rank);
+    return ok();
+  }
+
+ private:
+  Segment* findContaining(const void* p) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    for (Segment& s : segments_) {
+      const uintptr_t b = reinterpret_cast<uintptr_t>(s.base);
+      if (a >= b && a - b < s.bytes) return &s;
+    }
+    return nullptr;
+  }
+
+  // window -1 means the most recent open window (the seed's accessors take no window).
+  Window* findWindow(int window) {
+    if (window == -1) {
+      for (size_t i = windows_.size(); i > 0; --i) {
+        if (windows_[i - 1]->open) return windows_[i - 1].get();
+      }
+      return nullptr;
+    }
+    if (window < 0 || static_cast<size_t>(window) >= windows_.size()) return nullptr;
+    Window* w = windows_[static_cast<size_t>(window)].get();
+    return w->open ? w : nullptr;
+  }
+
+  bool segmentInUse(const Segment& s, int* window) {
+    for (size_t i = 0; i < windows_.size(); ++i) {
+      const Window& w = *windows_[i];
+      if (!w.open) continue;
+      for (const PeerMap& p : w.peers) {
+        if (p.base == s.base && !p.mapped) {
+          *window = static_cast<int>(i);
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // The status and message for a failed access to /proc/<pid>/fd/<fd>.
+  int procFailure(int rank, const PeerMap& p, const char* path, const char* what, int err,
+                  std::string* why) {
+    std::ostringstream msg;
+    msg << "rank " << rank << ": " << what << " " << path << " failed: " << errnoText(err);
+    int status = kSystemError;
+    // Checked first: /proc of an exited (zombie) process answers EACCES to non-root callers.
+    if (blob::ownerExited(p.pid)) {
+      msg << ": the owner process " << p.pid << " has exited";
+      status = kPeerLost;
+    } else if (err == ENOENT || err == ESRCH) {
+      msg << ": process " << p.pid << " has no fd " << p.fd
+          << " (the peer freed its buffer, or the handle is stale)";
+      status = kBadHandle;
+    } else if (err == EACCES || err == EPERM) {
+      msg << ": mapping a peer's segment needs ptrace read access to it: run all ranks as the "
+             "same user, keep them dumpable (no setuid, no PR_SET_DUMPABLE 0), in one pid "
+             "namespace, and check security modules (SELinux/AppArmor)";
+    }
+    *why = msg.str();
+    return status;
+  }
+
+  // kOk when pid still holds fd as te4j segment `token`; otherwise the failure of the check.
+  int checkOwnerHolds(int rank, const PeerMap& p, std::string* why) {
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", p.pid, p.fd);
+    std::string link;
+    if (int err = readLink(path, &link)) return procFailure(rank, p, path, "readlink", err, why);
+    if (link != expectedLink(p.token)) {
+      *why = "rank " + std::to_string(rank) + ": fd " + std::to_string(p.fd) + " of process " +
+             std::to_string(p.pid) + " is not te4j segment " + tokenHex(p.token) +
+             " (token mismatch: a stale or forged handle, or the pid was reused)";
+      return kBadHandle;
+    }
+    return kOk;
+  }
+
+  int mapPeer(int rank, size_t bytes, PeerMap* p, std::string* why) {
+    const std::string r = "rank " + std::to_string(rank) + ": ";
+    if (p->pid == static_cast<int32_t>(::getpid())) {
+      // One of this transport's own segments: use the local mapping directly. A segment of
+      // another transport in this process is mapped again below, like any peer's, so that
+      // transport freeing it cannot leave this window dangling.
+      for (const Segment& s : segments_) {
+        if (s.token == p->token && s.fd == p->fd) {
+          if (s.bytes != bytes) {
+            *why = r + "own segment has " + std::to_string(s.bytes) + " bytes, expected " +
+                   std::to_string(bytes);
+            return kBadHandle;
+          }
+          p->base = s.base;
+          p->mapped = false;
+          return kOk;
+        }
+      }
+    }
+    // Check before opening: opening an arbitrary file of the peer (a device, a FIFO) could have
+    // side effects.
+    if (int st = checkOwnerHolds(rank, *p, why)) return st;
+    char path[64];
+    std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", p->pid, p->fd);
+    const int fd = ::open(path, O_RDWR | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) return procFailure(rank, *p, path, "open", errno, why);
+    // Check again what we actually opened: the owner may have reused the fd number in between.
+    char self_path[64];
+    std::snprintf(self_path, sizeof(self_path), "/proc/self/fd/%d", fd);
+    std::string link;
+    struct stat st;
+    int status = kOk;
+    if (readLink(self_path, &link) != 0 || link != expectedLink(p->token)) {
+      *why = r + "fd " + std::to_string(p->fd) + " of process " + std::to_string(p->pid) +
+             " changed between check and open; it is no longer te4j segment " +
+             tokenHex(p->token);
+      status = kBadHandle;
+    } else if (::fstat(fd, &st) != 0) {
+      *why = r + "fstat of the peer's segment failed: " + errnoText(errno);
+      status = kSystemError;
+    } else if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != bytes) {
+      *why = r + "the peer's segment has " + std::to_string(st.st_size) + " bytes, the handle "
+             "says " + std::to_string(bytes);
+      status = kBadHandle;
+    } else {
+      const int seals = ::fcntl(fd, F_GET_SEALS);
+      if (seals < 0 || (seals & F_SEAL_SHRINK) == 0) {
+        *why = r + "the peer's segment is not sealed against shrinking; refusing to map it";
+        status = kBadHandle;
+      }
+    }
+    if (status == kOk) {
+      void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (base == MAP_FAILED) {
+        const int err = errno;
+        *why = r + "mmap of the peer's segment (" + std::to_string(bytes) + " bytes) failed: " +
+               errnoText(err);
+        status = err == ENOMEM ? kOutOfMemory : kSystemError;
+      } else {
+        p->base = base;
+        p->mapped = true;
+      }
+    }
+    ::close(fd);  // the mapping keeps the segment alive
+    return status;
+  }
+
+  void unmapPeers(Window* w) {
+    for (PeerMap& p : w->peers) {
+      if (p.mapped) ::munmap(p.base, w->bytes);
+      p.mapped = false;
+      p.base = nullptr;
+    }
+    for (size_t r = 0; r < w->available.size(); ++r) {
+      w->available[r] = 0;
+      w->peer_ptrs[r] = nullptr;
+    }
+  }
+
+  std::mutex mu_;
+  const int num_ranks_;
+  std::string init_error_;
+  std::vector<Segment> segments_;
+  std::vector<std::unique_ptr<Window>> windows_;  // index = window id; closed ones stay empty
+};
+
+}  // namespace
+
+P2pTransport* createHostP2pTransport(int num_ranks) {
+  return new (std::nothrow) HostP2pTransport(num_ranks);
+}
+
+}  // namespace te4j

@@ -1,0 +1,79 @@
+// rdma_transport.cpp — RdmaTransport's factory (backend choice) and its shared helpers.
+#include <new>
+#include <string>
+
+#include "te4j/rdma_api.h"
+#include "transport/device/comm_device.cuh"
+#include "mlx5_probe.h"
+#include "soft_rdma_transport.h"
+
+namespace te4j {
+
+namespace {
+
+// A transport that only reports why it cannot exist (JNI callers get status() / lastError()).
+class UnavailableRdmaTransport final : public RdmaTransport {
+ public:
+  UnavailableRdmaTransport(int status, const std::string& why, int backend) : backend_(backend) {
+    init_status_ = fail(status, why);
+  }
+  int backend() const override { return backend_; }
+  int initialize(const char*, int, int) override { return again(); }
+  int registerMemory(void*, std::size_t) override { return again(); }
+  int deregisterMemory(void*) override { return again(); }
+  int setRingSize(int) override { return again(); }
+  int allocateControlBuffer() override { return again(); }
+  int createQueuePairs(void*) override { return again(); }
+  int recreateQueuePairs(void*) override { return again(); }
+  int connectPeers(int, bool, const uint64_t*, const uint32_t*, const uint32_t*, const uint32_t*,
+                   const uint64_t*, const uint64_t*, uint64_t) override { return again(); }
+  int localMetadataLength() const override { return 0; }
+  int localMetadata(int64_t*, int) override { return again(); }
+  void* raddrsPtr() override { return nullptr; }
+  void* rkeysPtr() override { return nullptr; }
+  void* qpDevCtxsPtr() override { return nullptr; }
+  bool isRoce() const override { return false; }
+  int gidIndex() const override { return 0; }
+  int numRanks() const override { return 0; }
+  int qpsPerRank() const override { return 0; }
+  int setDeviceTimeoutNs(int64_t) override { return again(); }
+  int fillIbgdaContext(mooncake::device::IbgdaContext*) override { return again(); }
+  int queryQpError(int, int64_t*, int) override { return again(); }
+  int statistics(int64_t*, int) override { return again(); }
+  const char* statisticsNames() const override { return ""; }
+  const char* diagnostics() override { return ""; }
+
+ private:
+  int again() { return init_status_; }
+  int backend_;
+};
+
+}  // namespace
+
+RdmaTransport* RdmaTransport::create(int platform, int device, int backend) {
+  if (platform != kPlatformHost && platform != kPlatformCuda)
+    return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown platform " + std::to_string(platform), backend);
+  if (backend == kRdmaBackendSoft) return rdma::newSoftRdmaTransport(platform, device);
+  std::string why;
+  const bool have_mlx5 = rdma::probeMlx5(&why);
+  if (backend == kRdmaBackendMlx5) {
+    if (!have_mlx5)
+      return new (std::nothrow) UnavailableRdmaTransport(kUnavailable, "RdmaTransport(mlx5): " + why, backend);
+    return new (std::nothrow) UnavailableRdmaTransport(
+        kUnavailable,
+        "RdmaTransport(mlx5): an mlx5 device is present but te4j's DevX backend is not "
+        "implemented yet (fix: use the software NIC, backend soft)",
+        backend);
+  }
+  if (backend != kRdmaBackendAuto)
+    return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown backend " + std::to_string(backend), backend);
+  // Auto: the hardware backend when it exists and is complete; until then the software NIC.
+  return rdma::newSoftRdmaTransport(platform, device);
+}
+
+int RdmaTransport::fillCommCtx(mooncake::device::CommCtx* ctx) {
+  if (ctx == nullptr) return fail(kInvalidArgument, "fillCommCtx: null context");
+  return fillIbgdaContext(&ctx->ibgda);
+}
+
+}  // namespace te4j

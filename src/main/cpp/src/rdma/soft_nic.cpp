@@ -1,0 +1,542 @@
+// soft_nic.cpp — see soft_nic.h.
+#include "soft_nic.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "socket_io.h"
+#include "wire_format.h"
+#include "wqe_parser.h"
+#include "transport/device/ibgda/mlx5_defs.cuh"
+
+namespace te4j {
+namespace rdma {
+
+namespace mlx5 = mooncake::device::mlx5;
+
+namespace {
+
+constexpr int kIoTimeoutMs = 30000;   // a stalled peer for this long is a lost peer
+constexpr int kIdlePollMs = 100;      // how often idle threads look at their stop flag
+constexpr size_t kMaxDiagnostics = 32;
+
+// Waits until fd is readable or `stop` is set; true when readable.
+bool waitReadable(int fd, const std::atomic<bool>& stop) {
+  while (!stop.load(std::memory_order_acquire)) {
+    pollfd p{fd, POLLIN, 0};
+    const int r = poll(&p, 1, kIdlePollMs);
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+  }
+  return false;
+}
+
+int sendFrame(int fd, const Frame& f, const void* payload, size_t payload_bytes) {
+  uint8_t header[kFrameHeaderBytes];
+  encodeFrame(f, header);
+  return writeFull2(fd, header, sizeof(header), payload, payload_bytes, kIoTimeoutMs);
+}
+
+int recvFrame(int fd, Frame* f, const char** why) {
+  uint8_t header[kFrameHeaderBytes];
+  if (readFull(fd, header, sizeof(header), kIoTimeoutMs) != 0) {
+    *why = "connection closed";
+    return -1;
+  }
+  return decodeFrame(header, f, why) ? 0 : -2;
+}
+
+// Reads and discards n payload bytes of a refused WRITE, keeping the stream in sync.
+int drain(int fd, uint64_t n) {
+  uint8_t sink[16384];
+  while (n > 0) {
+    const size_t take = n < sizeof(sink) ? (size_t)n : sizeof(sink);
+    if (readFull(fd, sink, take, kIoTimeoutMs) != 0) return -1;
+    n -= take;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
+  uint16_t bound = port;
+  listen_fd_ = tcpListen(ipv4, &bound, err);
+  if (listen_fd_ < 0) return -1;
+  ipv4_ = ipv4;
+  port_number_ = bound;
+  stopping_.store(false);
+  acceptor_ = std::thread([this] { acceptLoop(); });
+  progress_ = std::thread([this] { progressLoop(); });
+  return 0;
+}
+
+void SoftNic::stop() {
+  if (listen_fd_ < 0) return;
+  disconnect();
+  stopping_.store(true, std::memory_order_release);
+  if (acceptor_.joinable()) acceptor_.join();
+  if (progress_.joinable()) progress_.join();
+  {
+    std::lock_guard<std::mutex> lock(in_mu_);
+    for (auto& c : in_) shutdown(c->fd, SHUT_RDWR);
+  }
+  std::vector<std::unique_ptr<InConn>> incoming;
+  {
+    std::lock_guard<std::mutex> lock(in_mu_);
+    incoming.swap(in_);
+  }
+  for (auto& c : incoming) {
+    if (c->thread.joinable()) c->thread.join();
+    close(c->fd);
+  }
+  close(listen_fd_);
+  listen_fd_ = -1;
+}
+
+void SoftNic::setQps(std::vector<std::unique_ptr<SoftQp>> qps) {
+  pause_.store(true);
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  {
+    std::lock_guard<std::mutex> map_lock(qpmap_mu_);
+    qp_by_qpn_.clear();
+    for (auto& qp : qps) qp_by_qpn_[qp->qpn] = qp.get();
+  }
+  qps_ = std::move(qps);
+  pause_.store(false);
+}
+
+std::vector<std::unique_ptr<SoftQp>> SoftNic::takeQps() {
+  disconnect();
+  pause_.store(true);
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  {
+    std::lock_guard<std::mutex> map_lock(qpmap_mu_);
+    qp_by_qpn_.clear();
+  }
+  std::vector<std::unique_ptr<SoftQp>> out;
+  out.swap(qps_);
+  pause_.store(false);
+  return out;
+}
+
+int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int timeout_ms,
+                     std::string* err) {
+  disconnect();
+  local_rank_.store(local_rank);
+  std::vector<std::unique_ptr<OutConn>> conns(peers.size());
+  for (size_t r = 0; r < peers.size(); ++r) {
+    if (!peers[r].active) continue;
+    const std::string where = "rank " + std::to_string(r) + " (" + ipv4ToString(peers[r].ipv4) +
+                              ":" + std::to_string(peers[r].port) + ")";
+    const int fd = tcpConnect(peers[r].ipv4, peers[r].port, timeout_ms, err);
+    if (fd < 0) {
+      *err = "software NIC cannot reach " + where + ": " + *err;
+      for (auto& c : conns) if (c) close(c->fd);
+      return -1;
+    }
+    Frame hello;
+    hello.type = kFrameHello;
+    hello.seq = (uint32_t)local_rank;
+    hello.rkey = (uint32_t)r;
+    hello.raddr = peers.size();
+    Frame ack;
+    const char* why = "";
+    if (sendFrame(fd, hello, nullptr, 0) != 0 || recvFrame(fd, &ack, &why) != 0 ||
+        ack.type != kFrameHelloAck || ack.rkey != 0) {
+      *err = "software NIC handshake with " + where + " failed (" +
+             (ack.type == kFrameHelloAck ? std::string("refused: wrong rank")
+                                         : std::string(why)) +
+             "; both ranks must run te4j with wire version " + std::to_string(kWireVersion) + ")";
+      close(fd);
+      for (auto& c : conns) if (c) close(c->fd);
+      return -1;
+    }
+    conns[r] = std::make_unique<OutConn>();
+    conns[r]->fd = fd;
+    conns[r]->rank = (int)r;
+  }
+  pause_.store(true);
+  {
+    std::lock_guard<std::mutex> lock(engine_mu_);
+    for (auto& qp : qps_) {
+      const int peer = qp->peer_rank.load();
+      if (peer >= 0 && (size_t)peer < conns.size() && conns[peer]) conns[peer]->qps[qp->qpn] = qp.get();
+    }
+    for (auto& c : conns)
+      if (c) {
+        OutConn* raw = c.get();
+        c->reader = std::thread([this, raw] { readerLoop(raw); });
+      }
+    std::lock_guard<std::mutex> fds_lock(fds_mu_);
+    for (auto& c : conns)
+      if (c) out_live_.push_back(c.get());
+    out_ = std::move(conns);
+  }
+  pause_.store(false);
+  return 0;
+}
+
+void SoftNic::disconnect() {
+  pause_.store(true);
+  {
+    // Shut the sockets before taking engine_mu_: the engine may hold it while blocked sending.
+    std::lock_guard<std::mutex> lock(fds_mu_);
+    for (OutConn* c : out_live_) {
+      c->closing.store(true);
+      shutdown(c->fd, SHUT_RDWR);
+    }
+    out_live_.clear();
+  }
+  std::lock_guard<std::mutex> lock(engine_mu_);
+  for (auto& c : out_) {
+    if (!c) continue;
+    if (c->reader.joinable()) c->reader.join();
+    close(c->fd);
+  }
+  out_.clear();
+  pause_.store(false);
+}
+
+std::string SoftNic::diagnostics() {
+  std::lock_guard<std::mutex> lock(diag_mu_);
+  std::string all;
+  for (const std::string& d : diagnostics_) all += d + "\n";
+  if (diag_dropped_ > 0) all += std::to_string(diag_dropped_) + " more not kept\n";
+  return all;
+}
+
+void SoftNic::flag(const std::string& message) {
+  std::lock_guard<std::mutex> lock(diag_mu_);
+  if (diagnostics_.size() < kMaxDiagnostics) diagnostics_.push_back(message);
+  else ++diag_dropped_;
+}
+
+// ---- progress engine -----------------------------------------------------------------------
+
+void SoftNic::progressLoop() {
+  uint32_t idle = 0;
+  while (!stopping_.load(std::memory_order_acquire)) {
+    bool worked = false;
+    if (!pause_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(engine_mu_);
+      worked = scanOnce();
+    }
+    if (worked) {
+      idle = 0;
+    } else if (++idle > 256) {
+      // Idle: sleep briefly so two cores shared with the ranks' own threads stay usable.
+      std::this_thread::sleep_for(std::chrono::microseconds(idle > 4096 ? 200 : 20));
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+bool SoftNic::scanOnce() {
+  bool worked = false;
+  for (auto& qp : qps_) {
+    for (uint32_t half = 0; half < 2; ++half) {
+      uint64_t* word = qp->uar + half * (qp->bf_size / 8);
+      // Taking the word (exchange with 0) consumes exactly one doorbell write; a write landing
+      // after the exchange stays for the next scan. A doorbell is never 0 (qpn != 0).
+      const uint64_t value = __atomic_exchange_n(word, 0, __ATOMIC_ACQ_REL);
+      if (value == 0) continue;
+      doorbell(qp.get(), value);
+      worked = true;
+    }
+  }
+  return worked;
+}
+
+void SoftNic::doorbell(SoftQp* qp, uint64_t value) {
+  stats_.doorbells.fetch_add(1);
+  // The UAR word holds the WQE's first 8 bytes as they lie in memory (two big-endian words).
+  const uint32_t w0 = __builtin_bswap32((uint32_t)value);
+  const uint32_t w1 = __builtin_bswap32((uint32_t)(value >> 32));
+  const uint32_t rung_qpn = w1 >> 8;
+  const uint16_t rung_index = (uint16_t)(w0 >> 8);
+  if (rung_qpn != qp->qpn) {
+    stats_.uar_mismatches.fetch_add(1);
+    flag("QP " + std::to_string(qp->qpn) + ": UAR written with qpn " + std::to_string(rung_qpn) +
+         " (the doorbell must be the WQE's ctrl segment)");
+    return;
+  }
+  const uint16_t dbr =
+      (uint16_t)__builtin_bswap32(__atomic_load_n(&qp->sq_dbrec[mlx5::kSndDbr], __ATOMIC_ACQUIRE));
+  const uint16_t fetched = (uint16_t)qp->fetch_ci;
+  const uint32_t pending = (uint16_t)(dbr - fetched);
+  if (pending > qp->sq_mask + 1) {
+    stats_.dbr_mismatches.fetch_add(1);
+    flag("QP " + std::to_string(qp->qpn) + ": doorbell record " + std::to_string(dbr) +
+         " is more than a ring ahead of the NIC's index " + std::to_string(fetched) +
+         "; WQEs ignored");
+    return;
+  }
+  if ((int16_t)(rung_index - dbr) >= 0) {
+    // The hardware would not fetch the rung WQE either: the record says it does not exist yet.
+    stats_.dbr_mismatches.fetch_add(1);
+    flag("QP " + std::to_string(qp->qpn) + ": UAR rung for WQE " + std::to_string(rung_index) +
+         " but the doorbell record is " + std::to_string(dbr) +
+         " (update the record, fence, then ring)");
+  } else if ((uint16_t)(rung_index - fetched) < pending) {
+    uint64_t first8;
+    std::memcpy(&first8, qp->sq_buf + (size_t)(rung_index & qp->sq_mask) * mlx5::kSendWqeBB, 8);
+    if (first8 != value) {
+      stats_.uar_mismatches.fetch_add(1);
+      flag("QP " + std::to_string(qp->qpn) + ": UAR value differs from WQE " +
+           std::to_string(rung_index) + "'s first 8 bytes");
+    }
+  }
+  for (uint32_t left = pending; left > 0;) left -= executeWqe(qp, left);
+}
+
+uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
+  ParsedWqe w;
+  parseWqe(qp->sq_buf, qp->sq_mask, qp->fetch_ci, qp->qpn, &w);
+  stats_.wqes.fetch_add(1);
+  if (w.num_bbs > left) {
+    // The WQE claims blocks the doorbell record does not cover: refuse it, stay in step.
+    w.num_bbs = left;
+    if (w.syndrome == 0) w.syndrome = mlx5::kSyndromeLocalLengthErr;
+  }
+  const uint32_t consumed = w.num_bbs;
+  InFlight e;
+  e.wqe_counter = (uint16_t)qp->fetch_ci;
+  e.opcode = w.opcode;
+  e.signaled = w.signaled();
+  qp->fetch_ci += w.num_bbs;
+
+  uint8_t syndrome = w.syndrome;
+  if (syndrome == 0) {
+    const uint32_t access =
+        w.opcode == mlx5::kOpcodeAtomicMaskedFa ? kAccessLocalWrite : kAccessLocalRead;
+    for (int i = 0; i < w.num_sge && syndrome == 0; ++i)
+      if (!regions_->check(w.sge[i].lkey, w.sge[i].addr, w.sge[i].length, access))
+        syndrome = mlx5::kSyndromeLocalProtErr;
+  }
+  const int peer = qp->peer_rank.load();
+  OutConn* conn = (peer >= 0 && (size_t)peer < out_.size()) ? out_[peer].get() : nullptr;
+  if (syndrome == 0 && w.opcode != mlx5::kOpcodeNop && conn == nullptr)
+    syndrome = mlx5::kSyndromeLocalQpOpErr;  // a QP that is not connected (not in RTS)
+  if (syndrome != 0) stats_.local_errors.fetch_add(1);
+  if (syndrome != 0 || w.opcode == mlx5::kOpcodeNop) {
+    e.done = true;
+    e.syndrome = syndrome;
+    qp->push(e);
+    qp->retire(&stats_);
+    return consumed;
+  }
+  if (w.opcode == mlx5::kOpcodeAtomicMaskedFa) {
+    e.has_fetch = true;
+    e.fetch_addr = w.sge[0].addr;
+    e.byte_count = 4;
+  }
+  if (!qp->push(e)) {
+    qp->retire(&stats_);
+    return consumed;
+  }
+  Frame f;
+  f.src_qpn = qp->qpn;
+  f.dst_qpn = qp->peer_qpn.load();
+  f.seq = e.wqe_counter;
+  f.rkey = w.rkey;
+  f.raddr = w.raddr;
+  int rc = 0;
+  if (w.opcode == mlx5::kOpcodeRdmaWrite) {
+    f.type = kFrameWrite;
+    f.length = (uint32_t)w.total_length;
+    if (port_->direct() && w.num_sge <= 1) {
+      const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
+      rc = sendFrame(conn->fd, f, src, f.length);
+    } else {
+      staging_.resize(f.length);
+      std::string err;
+      size_t at = 0;
+      for (int i = 0; i < w.num_sge && rc == 0; ++i) {
+        rc = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err);
+        at += w.sge[i].length;
+      }
+      if (rc != 0) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
+      else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
+    }
+  } else {
+    f.type = kFrameMaskedFa32;
+    f.arg0 = w.add;
+    f.arg1 = w.field_boundary;
+    rc = sendFrame(conn->fd, f, nullptr, 0);
+  }
+  if (rc != 0) {
+    conn->broken.store(true);
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+    qp->retire(&stats_);
+  }
+  return consumed;
+}
+
+// ---- requester side: responses -------------------------------------------------------------
+
+void SoftNic::readerLoop(OutConn* conn) {
+  while (waitReadable(conn->fd, conn->closing)) {
+    Frame f;
+    const char* why = "";
+    if (recvFrame(conn->fd, &f, &why) != 0) {
+      if (!conn->closing.load()) flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
+      break;
+    }
+    auto it = conn->qps.find(f.src_qpn);
+    bool has_fetch = false;
+    uint64_t fetch_addr = 0;
+    const uint8_t syndrome = (uint8_t)f.arg0;
+    if (f.type != kFrameResponse || it == conn->qps.end() || f.arg0 > 0xff ||
+        !it->second->answer((uint16_t)f.seq, syndrome, &stats_, &has_fetch, &fetch_addr)) {
+      stats_.bad_frames.fetch_add(1);
+      flag("rank " + std::to_string(conn->rank) + " sent a response out of order or for no QP");
+      break;
+    }
+    if (syndrome == 0 && has_fetch) {
+      std::string err;
+      if (port_->write(fetch_addr, &f.arg1, 4, &err) != 0) flag("storing a fetched value: " + err);
+    }
+    it->second->retire(&stats_);
+  }
+  conn->broken.store(true);
+  // Requests without an answer never completed at the responder: as on a lost link, the first
+  // one fails with "transport retry exceeded" and the rest are flushed.
+  for (auto& entry : conn->qps) {
+    if (entry.second->pending() == 0) continue;
+    entry.second->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+    entry.second->retire(&stats_);
+  }
+}
+
+// ---- responder side ------------------------------------------------------------------------
+
+void SoftNic::acceptLoop() {
+  while (!stopping_.load(std::memory_order_acquire)) {
+    const int fd = tcpAccept(listen_fd_, kIdlePollMs);
+    if (fd < 0) continue;
+    auto conn = std::make_unique<InConn>();
+    conn->fd = fd;
+    InConn* raw = conn.get();
+    std::lock_guard<std::mutex> lock(in_mu_);
+    // Reap responders whose peer went away, so reconnects do not accumulate threads.
+    for (auto it = in_.begin(); it != in_.end();) {
+      if ((*it)->done.load()) {
+        (*it)->thread.join();
+        close((*it)->fd);
+        it = in_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    conn->thread = std::thread([this, raw] { responderLoop(raw); });
+    in_.push_back(std::move(conn));
+  }
+}
+
+void SoftNic::responderLoop(InConn* conn) {
+  const int fd = conn->fd;
+  Frame hello;
+  const char* why = "";
+  if (!waitReadable(fd, stopping_) || recvFrame(fd, &hello, &why) != 0 || hello.type != kFrameHello) {
+    stats_.bad_frames.fetch_add(1);
+    conn->done.store(true);
+    return;
+  }
+  const int src_rank = (int)hello.seq;
+  const int me = local_rank_.load();
+  Frame ack;
+  ack.type = kFrameHelloAck;
+  ack.seq = hello.rkey;
+  ack.rkey = (me >= 0 && (uint32_t)me != hello.rkey) ? 1u : 0u;  // 1: not the rank you wanted
+  if (sendFrame(fd, ack, nullptr, 0) != 0 || ack.rkey != 0) {
+    conn->done.store(true);
+    return;
+  }
+  std::map<uint32_t, bool> errored;  // requester QPs whose requests are flushed from now on
+  std::vector<uint8_t> staging;
+  while (waitReadable(fd, stopping_)) {
+    Frame f;
+    const int r = recvFrame(fd, &f, &why);
+    if (r != 0) {
+      if (r == -2) {
+        stats_.bad_frames.fetch_add(1);
+        flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
+      }
+      break;
+    }
+    if (f.type != kFrameWrite && f.type != kFrameMaskedFa32) {
+      stats_.bad_frames.fetch_add(1);
+      flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
+      break;
+    }
+    uint8_t syndrome = 0;
+    {
+      std::lock_guard<std::mutex> lock(qpmap_mu_);
+      auto it = qp_by_qpn_.find(f.dst_qpn);
+      // No QP, or one not connected to this requester: hardware drops the packets, and the
+      // requester gives up after its retries.
+      if (it == qp_by_qpn_.end() || it->second->peer_rank.load() != src_rank ||
+          it->second->peer_qpn.load() != f.src_qpn)
+        syndrome = mlx5::kSyndromeTransportRetryExcErr;
+    }
+    if (syndrome == 0 && errored[f.src_qpn]) syndrome = mlx5::kSyndromeWrFlushErr;
+    uint32_t old_value = 0;
+    if (f.type == kFrameWrite) {
+      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, f.length, kAccessRemoteWrite))
+        syndrome = mlx5::kSyndromeRemoteAccessErr;
+      int io = 0;
+      if (syndrome != 0) {
+        io = drain(fd, f.length);
+      } else if (port_->direct()) {
+        io = readFull(fd, (void*)(uintptr_t)f.raddr, f.length, kIoTimeoutMs);
+        // The data is placed before any later request's effect (an atomic) becomes visible.
+        __atomic_thread_fence(__ATOMIC_RELEASE);
+      } else {
+        staging.resize(f.length);
+        std::string err;
+        io = readFull(fd, staging.data(), f.length, kIoTimeoutMs);
+        if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
+          flag("placing a WRITE: " + err);
+          syndrome = mlx5::kSyndromeRemoteOpErr;
+        }
+      }
+      if (io != 0) break;
+      if (syndrome == 0) stats_.bytes_written.fetch_add(f.length);
+    } else {
+      if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, 4, kAccessRemoteAtomic))
+        syndrome = mlx5::kSyndromeRemoteAccessErr;
+      if (syndrome == 0) {
+        std::string err;
+        if (port_->fetchAddMasked32(f.raddr, f.arg0, f.arg1, &old_value, &err) != 0) {
+          flag("applying an atomic: " + err);
+          syndrome = mlx5::kSyndromeRemoteOpErr;
+        } else {
+          stats_.atomics.fetch_add(1);
+        }
+      }
+    }
+    if (syndrome != 0) {
+      stats_.rejected.fetch_add(1);
+      errored[f.src_qpn] = true;
+    }
+    Frame resp;
+    resp.type = kFrameResponse;
+    resp.src_qpn = f.src_qpn;
+    resp.dst_qpn = f.dst_qpn;
+    resp.seq = f.seq;
+    resp.arg0 = syndrome;
+    resp.arg1 = old_value;
+    if (sendFrame(fd, resp, nullptr, 0) != 0) break;
+  }
+  conn->done.store(true);
+}
+
+}  // namespace rdma
+}  // namespace te4j

@@ -1,0 +1,114 @@
+// wire_format.h — the software NIC's TCP frame format, version 1.
+//
+// Ranks may run on different hosts, so every field has a fixed offset, size and byte order
+// (little-endian), written and read field by field, never as a raw struct.
+//
+//   offset size field        HELLO            HELLO_ACK      WRITE / MASKED_FA32   RESPONSE
+//   0      4    magic        0x464e5354 ("TSNF" in memory)
+//   4      2    version      kWireVersion; a receiver closes on any other value
+//   6      2    type         kFrame*
+//   8      4    src_qpn      -                -              requester QP          requester QP
+//   12     4    dst_qpn      -                -              responder QP          responder QP
+//   16     4    seq          src rank         accepted rank  wqe_counter           wqe_counter
+//   20     4    rkey         dst rank         status (0 ok)  responder key         -
+//   24     8    raddr        num ranks        -              responder address     -
+//   32     4    length       0                0              WRITE: payload bytes  0
+//   36     4    arg0         -                -              FA: add operand       syndrome (0 ok)
+//   40     4    arg1         -                -              FA: field boundary    FA: old value
+//   44     4    reserved     0
+//   48     ...  payload (WRITE only: `length` bytes of data)
+//
+// Requests of one connection are executed in order and answered in order, one RESPONSE each.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace te4j {
+namespace rdma {
+
+constexpr uint32_t kWireMagic = 0x464e5354u;
+constexpr uint16_t kWireVersion = 1;
+constexpr size_t kFrameHeaderBytes = 48;
+constexpr uint32_t kMaxFramePayload = 1u << 30;  // one WQE's largest message
+
+enum FrameType : uint16_t {
+  kFrameHello = 1,
+  kFrameHelloAck = 2,
+  kFrameWrite = 3,
+  kFrameMaskedFa32 = 4,
+  kFrameResponse = 5,
+};
+
+struct Frame {
+  uint16_t version = kWireVersion;
+  uint16_t type = 0;
+  uint32_t src_qpn = 0;
+  uint32_t dst_qpn = 0;
+  uint32_t seq = 0;
+  uint32_t rkey = 0;
+  uint64_t raddr = 0;
+  uint32_t length = 0;
+  uint32_t arg0 = 0;
+  uint32_t arg1 = 0;
+};
+
+inline void putLe32(uint8_t* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+inline void putLe64(uint8_t* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
+}
+inline uint32_t getLe32(const uint8_t* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= (uint32_t)p[i] << (8 * i);
+  return v;
+}
+inline uint64_t getLe64(const uint8_t* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+inline void encodeFrame(const Frame& f, uint8_t out[kFrameHeaderBytes]) {
+  putLe32(out + 0, kWireMagic);
+  out[4] = (uint8_t)f.version;
+  out[5] = (uint8_t)(f.version >> 8);
+  out[6] = (uint8_t)f.type;
+  out[7] = (uint8_t)(f.type >> 8);
+  putLe32(out + 8, f.src_qpn);
+  putLe32(out + 12, f.dst_qpn);
+  putLe32(out + 16, f.seq);
+  putLe32(out + 20, f.rkey);
+  putLe64(out + 24, f.raddr);
+  putLe32(out + 32, f.length);
+  putLe32(out + 36, f.arg0);
+  putLe32(out + 40, f.arg1);
+  putLe32(out + 44, 0);
+}
+
+/// Decodes a header; false (with *why) for a foreign magic, another version, an unknown type
+/// or a payload length the type does not allow.
+inline bool decodeFrame(const uint8_t in[kFrameHeaderBytes], Frame* f, const char** why) {
+  if (getLe32(in) != kWireMagic) { *why = "bad magic"; return false; }
+  f->version = (uint16_t)(in[4] | (in[5] << 8));
+  if (f->version != kWireVersion) { *why = "unsupported wire version"; return false; }
+  f->type = (uint16_t)(in[6] | (in[7] << 8));
+  f->src_qpn = getLe32(in + 8);
+  f->dst_qpn = getLe32(in + 12);
+  f->seq = getLe32(in + 16);
+  f->rkey = getLe32(in + 20);
+  f->raddr = getLe64(in + 24);
+  f->length = getLe32(in + 32);
+  f->arg0 = getLe32(in + 36);
+  f->arg1 = getLe32(in + 40);
+  if (f->type < kFrameHello || f->type > kFrameResponse) { *why = "unknown frame type"; return false; }
+  if (f->type == kFrameWrite ? f->length > kMaxFramePayload : f->length != 0) {
+    *why = "bad payload length";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace rdma
+}  // namespace te4j

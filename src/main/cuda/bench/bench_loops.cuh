@@ -1,0 +1,176 @@
+// bench/bench_loops.cuh — the device-side loops of te4j-bench, single source: nvcc runs them in
+// one kernel per sample (cuda_ping_pong.cu), g++ on the calling thread (host_ping_pong.cpp).
+//
+// A "side" is one warp on CUDA (lane = threadIdx.x, 32 lanes) and one thread on the host (lane
+// 0 of 1). Lane 0 does the waits and the signals; the others only help copy. Every spin is
+// bounded by a deadline on mc_globaltimer_ns() and records why it stopped in a BenchLoopResult.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+
+#include "transport/device/comm_device.cuh"
+#include "transport/device/detail/copy.cuh"
+
+namespace te4j {
+namespace bench {
+
+/// Why a loop stopped (BenchLoopResult::status).
+enum : uint32_t {
+  kLoopOk = 0,
+  kLoopTimeout = 1,  // a wait passed the deadline: the peer is gone, slow or out of step
+  kLoopNoRoute = 2,  // mc_route_put / mc_signal found no route to the peer
+};
+
+/// Written by lane 0 when a loop ends; read by the host after the kernel (mapped host memory).
+struct BenchLoopResult {
+  uint32_t status;
+  uint32_t done;      // round trips completed
+  uint32_t expected;  // value awaited when a wait timed out
+  uint32_t seen;      // last value read then
+};
+
+/// The device CommCtx of a window given as plain addresses (no RDMA: a zeroed IbgdaContext).
+inline mooncake::device::CommCtx bench_window_ctx(void* local_base, void* available,
+                                                  void* peer_ptrs, int rank) {
+  mooncake::device::P2PContext p2p;
+  p2p.available = (int*)available;
+  p2p.peer_ptrs = (void**)peer_ptrs;
+  p2p.local_base = local_base;
+  mooncake::device::IbgdaContext ibgda = {};
+  return mooncake::device::make_comm_ctx(p2p, ibgda, rank);
+}
+
+// The warp-level steps of a side; on the host a side is one thread and they vanish.
+#if defined(MC_PLATFORM_CUDA)
+MC_DEVICE_INLINE void bench_side_sync() { __syncwarp(); }
+MC_DEVICE_INLINE uint32_t bench_side_bcast(uint32_t v) { return __shfl_sync(0xffffffffu, v, 0); }
+#else
+MC_DEVICE_INLINE void bench_side_sync() {}
+MC_DEVICE_INLINE uint32_t bench_side_bcast(uint32_t v) { return v; }
+#endif
+
+MC_DEVICE_INLINE void bench_record(BenchLoopResult* out, uint32_t status, uint32_t done,
+                                   uint32_t expected, uint32_t seen) {
+  out->status = status;
+  out->done = done;
+  out->expected = expected;
+  out->seen = seen;
+}
+
+/// Handshake before a timed loop: signal the peer's ready word, wait until the own one reaches
+/// `expected`. Lane 0 only.
+MC_DEVICE_INLINE void bench_meet(const mooncake::device::CommCtx& ctx, int peer, uint32_t* ready,
+                                 uint32_t expected, uint64_t deadline, BenchLoopResult* out) {
+  using namespace mooncake::device;
+  if (mc_signal(ctx, peer, 0, 1, ready, 1u) != kMcRouteOk) {
+    bench_record(out, kLoopNoRoute, 0, expected, 0);
+    return;
+  }
+  uint32_t seen = 0;
+  if (!mc_wait_signal(ready, expected, deadline, &seen)) {
+    bench_record(out, kLoopTimeout, 0, expected, seen);
+    return;
+  }
+  bench_record(out, kLoopOk, 0, expected, seen);
+}
+
+/// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst (the whole
+/// side copies), then lane 0 signals the peer's sig word (+1, release) and/or waits for its own
+/// to reach base + round. The initiator sends first.
+MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int peer,
+                                      bool initiator, void* dst, const void* src, size_t bytes,
+                                      uint32_t* sig, uint32_t base, uint32_t iters,
+                                      uint64_t deadline, unsigned lane, unsigned lanes,
+                                      BenchLoopResult* out) {
+  using namespace mooncake::device;
+  for (uint32_t round = 1; round <= iters; ++round) {
+    const uint32_t expected = base + round;
+    uint32_t failed = 0;
+    uint32_t seen = 0;
+    if (!initiator) {
+      if (lane == 0 && !mc_wait_signal(sig, expected, deadline, &seen)) failed = kLoopTimeout;
+      failed = bench_side_bcast(failed);
+      if (failed != 0) {
+        if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
+        return;
+      }
+    }
+    void* remote = mc_route_put(ctx, peer, dst);
+    if (remote == nullptr) {  // uniform across the side: every lane computed the same route
+      if (lane == 0) bench_record(out, kLoopNoRoute, round - 1, expected, 0);
+      return;
+    }
+    mc_copy_cooperative(remote, src, bytes, lane, lanes);
+    // The lanes' stores happen before lane 0's release add (warp barrier, then release).
+    bench_side_sync();
+    if (lane == 0 && mc_signal(ctx, peer, 0, 1, sig, 1u) != kMcRouteOk) failed = kLoopNoRoute;
+    if (initiator && failed == 0 && lane == 0 && !mc_wait_signal(sig, expected, deadline, &seen)) {
+      failed = kLoopTimeout;
+    }
+    failed = bench_side_bcast(failed);
+    if (failed != 0) {
+      if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
+      return;
+    }
+  }
+  if (lane == 0) bench_record(out, kLoopOk, iters, base + iters, base + iters);
+}
+
+/// Spin of the raw baseline: acquire loads, no back-off; the clock is read every 1024 polls.
+MC_DEVICE_INLINE bool bench_raw_wait(const uint32_t* flag, uint32_t expected, uint64_t deadline,
+                                     uint32_t* seen) {
+  using namespace mooncake::device;
+  uint32_t v = mc_ld_acquire_u32(flag);
+  for (uint32_t polls = 1; !mc_signal_reached(v, expected); ++polls) {
+    if ((polls & 1023u) == 0 && mc_globaltimer_ns() > deadline) {
+      *seen = v;
+      return false;
+    }
+    v = mc_ld_acquire_u32(flag);
+  }
+  *seen = v;
+  return true;
+}
+
+/// One side of the raw flag ping-pong (one thread): store base + round to the peer's flag with
+/// release order, spin with acquire loads on the own flag. No te4j routing, no data.
+MC_DEVICE_INLINE void bench_raw_side(uint32_t* flag, uint32_t* peer_flag, bool initiator,
+                                     uint32_t base, uint32_t iters, uint64_t deadline,
+                                     BenchLoopResult* out) {
+  using namespace mooncake::device;
+  for (uint32_t round = 1; round <= iters; ++round) {
+    const uint32_t expected = base + round;
+    uint32_t seen = 0;
+    if (!initiator && !bench_raw_wait(flag, expected, deadline, &seen)) {
+      bench_record(out, kLoopTimeout, round - 1, expected, seen);
+      return;
+    }
+    mc_st_release_u32(peer_flag, expected);
+    if (initiator && !bench_raw_wait(flag, expected, deadline, &seen)) {
+      bench_record(out, kLoopTimeout, round - 1, expected, seen);
+      return;
+    }
+  }
+  bench_record(out, kLoopOk, iters, base + iters, base + iters);
+}
+
+/// Host-side text of a failed loop, for lastError(): what stopped, at which round, and why.
+inline std::string bench_loop_failure(const char* what, const BenchLoopResult& r) {
+  std::string m = std::string(what) + ": ";
+  if (r.status == kLoopTimeout) {
+    m += "timed out after " + std::to_string(r.done) + " round trips waiting for the word to reach " +
+         std::to_string(r.expected) + " (it holds " + std::to_string(r.seen) +
+         "): the peer is gone, slow, or running another case";
+  } else if (r.status == kLoopNoRoute) {
+    m += "no route to the peer (not P2P-mapped in this window)";
+  } else {
+    m += "the loop did not report (status " + std::to_string(r.status) + ")";
+  }
+  return m;
+}
+
+}  // namespace bench
+}  // namespace te4j

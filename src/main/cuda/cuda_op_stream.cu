@@ -1,0 +1,475 @@
+// cuda_op_stream.cu — te4j::OpStream on the CUDA platform: te4j kernels on one stream.
+//
+// The stream is te4j's own (cudaStreamNonBlocking, so it never serialises with the legacy
+// default stream) or a user's non-default stream (wrapCuda). Every op is one kernel launch and
+// nothing else — no host synchronisation, no pageable copies — so every op can be captured into
+// a CUDA graph. Errors found on the device (a waitSignal past its deadline, a rank with no route)
+// are recorded in the per-stream state of kernels/stream_state.cuh and returned by synchronize().
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <thread>
+
+#include "te4j/api.h"
+#include "transport/device/comm_device.cuh"
+#include "kernels/put_kernels.cuh"
+#include "kernels/signal_kernels.cuh"
+#include "kernels/wait_kernels.cuh"
+
+using mooncake::device::CommCtx;
+
+namespace te4j {
+namespace cuda {
+namespace {
+
+// Default put launch: 16 blocks x 512 threads saturate an NVLink peer copy on H100/H200 while
+// leaving SMs to the application; smaller puts get fewer threads/blocks (1 per 16-byte word).
+constexpr int kDefaultBlocks = 16;
+constexpr int kDefaultThreads = 512;
+constexpr int kMaxThreads = 1024;
+// Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
+constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
+// synchronize() polls cudaStreamQuery flat out this long, then sleeps between polls.
+constexpr int64_t kSpinPhaseNs = 50000;
+constexpr int64_t kParkNs = 20000;
+// How long the destructor lets queued work drain before it leaks the per-stream state instead
+// of freeing memory a kernel may still touch.
+constexpr int64_t kCloseDrainNs = 10000000000LL;
+
+std::string cudaText(const char* what, cudaError_t e) {
+  return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+}
+
+const char* opName(uint32_t op) {
+  switch (op) {
+    case kMcOpPut: return "put";
+    case kMcOpPutWithSignal: return "putWithSignal";
+    case kMcOpSignal: return "signal";
+    case kMcOpRedAdd: return "redAdd";
+    case kMcOpWaitSignal: return "waitSignal";
+  }
+  return "op";
+}
+
+// Makes `device` current for one call and restores the caller's device (JNI threads are shared
+// with the application, which may use another device).
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    status_ = cudaGetDevice(&previous_);
+    if (status_ == cudaSuccess && previous_ != device) {
+      status_ = cudaSetDevice(device);
+      switched_ = status_ == cudaSuccess;
+    }
+  }
+  ~DeviceScope() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  cudaError_t status() const { return status_; }
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+  cudaError_t status_;
+};
+
+struct LaunchShape {
+  unsigned blocks;
+  unsigned threads;
+};
+
+class CudaOpStream final : public OpStream {
+ public:
+  CudaOpStream(int device, void* stream, bool owned) : device_(device), owned_(owned) {
+    init_status_ = init(stream);
+    init_error_ = last_error_;
+  }
+
+  ~CudaOpStream() override {
+    DeviceScope scope(device_);
+    if (stream_ != nullptr) {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream_, &capture) == cudaSuccess &&
+          capture != cudaStreamCaptureStatusNone) {
+        cudaGraph_t graph = nullptr;
+        if (cudaStreamEndCapture(stream_, &graph) == cudaSuccess && graph != nullptr) {
+          cudaGraphDestroy(graph);
+        }
+      }
+    }
+    const bool idle = stream_ == nullptr || waitIdle(kCloseDrainNs) == cudaSuccess;
+    if (idle) {
+      if (scratch_ != nullptr) cudaFree(scratch_);
+      if (status_host_ != nullptr) cudaFreeHost(status_host_);
+    }  // else: deliberately leaked (256 B + 64 B): a running kernel may still write them.
+    if (owned_ && stream_ != nullptr) cudaStreamDestroy(stream_);
+    cudaGetLastError();  // leave no error of ours behind on the caller's thread
+  }
+
+  int platform() const override { return kPlatformCuda; }
+  void* nativeHandle() const override { return stream_; }
+
+  int put(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
+          std::size_t nbytes, int blocks, int threads) override {
+    LaunchShape shape;
+    int rc = checkPut("put", ctx, dst_rank, recv_ptr, send_ptr, nbytes, blocks, threads, &shape);
+    if (rc != kOk) return rc;
+    if (nbytes == 0) return ok();
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("put: cudaSetDevice", scope.status()));
+    }
+    mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
+                                                                nbytes, scratch_, status_dev_);
+    return checkLaunch("put");
+  }
+
+  int putWithSignal(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
+                    std::size_t nbytes, uint32_t* sig_ptr, uint32_t value, int blocks,
+                    int threads) override {
+    LaunchShape shape;
+    int rc = checkPut("putWithSignal", ctx, dst_rank, recv_ptr, send_ptr, nbytes, blocks, threads,
+                      &shape);
+    if (rc == kOk) rc = checkWord("putWithSignal", sig_ptr);
+    if (rc != kOk) return rc;
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("putWithSignal: cudaSetDevice", scope.status()));
+    }
+    mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
+        *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, scratch_, status_dev_);
+    return checkLaunch("putWithSignal");
+  }
+
+  int signal(const CommCtx* ctx, int dst_rank, uint32_t* sig_ptr, uint32_t value) override {
+    return launchAdd(kMcOpSignal, ctx, dst_rank, sig_ptr, value);
+  }
+
+  int redAdd(const CommCtx* ctx, int dst_rank, uint32_t* ptr, uint32_t value) override {
+    return launchAdd(kMcOpRedAdd, ctx, dst_rank, ptr, value);
+  }
+
+  int waitSignal(uint32_t* sig_ptr, uint32_t expected, int64_t timeout_ns) override {
+    int rc = checkUsable("waitSignal");
+    if (rc == kOk) rc = checkWord("waitSignal", sig_ptr);
+    if (rc != kOk) return rc;
+    if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("waitSignal: cudaSetDevice", scope.status()));
+    }
+    mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(sig_ptr, expected,
+                                                (uint64_t)std::min(timeout_ns, kMaxWaitNs),
+                                                scratch_, status_dev_);
+    return checkLaunch("waitSignal");
+  }
+
+  int synchronize(int64_t timeout_ns) override {
+    int rc = checkUsable("synchronize");
+    if (rc != kOk) return rc;
+    if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("synchronize: cudaSetDevice", scope.status()));
+    }
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing(stream_, &capture);
+    if (e != cudaSuccess) {
+      return fail(kCudaError, cudaText("synchronize: cudaStreamIsCapturing", e));
+    }
+    if (capture != cudaStreamCaptureStatusNone) {
+      return fail(kIllegalState, "synchronize: the stream is capturing a graph (call endCapture)");
+    }
+    e = waitIdle(std::min(timeout_ns, kMaxWaitNs));
+    if (e == cudaErrorNotReady) {
+      return fail(kTimeout, "synchronize timed out after " + std::to_string(timeout_ns / 1000000) +
+                                " ms: work still running on the stream (each te4j waitSignal "
+                                "is bounded by its own timeout)");
+    }
+    if (e != cudaSuccess) {
+      return fail(kCudaError, cudaText("synchronize: cudaStreamQuery", e) +
+                                  " (a sticky device error leaves the CUDA context unusable)");
+    }
+    // Idle stream: every kernel's writes to the mapped status word are visible here.
+    if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) == kMcStreamOk) return ok();
+    McStreamStatus recorded;
+    memcpy(&recorded, status_host_, sizeof(recorded));
+    std::string message = describe(recorded);
+    // Clear: host word now (nothing runs), device scratch in stream order before any later op.
+    memset(status_host_, 0, sizeof(McStreamStatus));
+    e = cudaMemsetAsync(scratch_, 0, sizeof(McStreamScratch), stream_);
+    if (e != cudaSuccess) {
+      message += "; and clearing the stream state failed: " + cudaText("cudaMemsetAsync", e);
+    }
+    return fail(statusOf(recorded), message);
+  }
+
+  int beginCapture() override {
+    int rc = checkUsable("beginCapture");
+    if (rc != kOk) return rc;
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("beginCapture: cudaSetDevice", scope.status()));
+    }
+    // ThreadLocal: only this thread's unsafe calls (e.g. a legacy-stream sync) break the capture.
+    cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamBeginCapture", e));
+    return ok();
+  }
+
+  int endCapture(void** graph_exec) override {
+    if (graph_exec == nullptr) return fail(kInvalidArgument, "endCapture: graph_exec is null");
+    *graph_exec = nullptr;
+    int rc = checkUsable("endCapture");
+    if (rc != kOk) return rc;
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("endCapture: cudaSetDevice", scope.status()));
+    }
+    cudaGraph_t graph = nullptr;
+    cudaError_t e = cudaStreamEndCapture(stream_, &graph);
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamEndCapture", e));
+    cudaGraphExec_t exec = nullptr;
+    e = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);  // the executable graph keeps what it needs
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphInstantiate", e));
+    *graph_exec = exec;
+    return ok();
+  }
+
+  int launchGraph(void* graph_exec) override {
+    if (graph_exec == nullptr) return fail(kInvalidArgument, "launchGraph: graph_exec is null");
+    int rc = checkUsable("launchGraph");
+    if (rc != kOk) return rc;
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("launchGraph: cudaSetDevice", scope.status()));
+    }
+    cudaError_t e = cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), stream_);
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphLaunch", e));
+    return ok();
+  }
+
+  int destroyGraph(void* graph_exec) override {
+    if (graph_exec == nullptr) return fail(kInvalidArgument, "destroyGraph: graph_exec is null");
+    DeviceScope scope(device_);
+    cudaError_t e = cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_exec));
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphExecDestroy", e));
+    return ok();
+  }
+
+ private:
+  int init(void* user_stream) {
+    if (!owned_) {
+      // The legacy default stream implicitly synchronises with every blocking stream, and the
+      // per-thread default stream belongs to whichever thread calls: neither is a stream te4j
+      // can own the order of.
+      if (user_stream == nullptr || user_stream == (void*)cudaStreamLegacy ||
+          user_stream == (void*)cudaStreamPerThread) {
+        return fail(kInvalidArgument,
+                    "wrapCuda: refusing the default stream (nullptr / cudaStreamLegacy / "
+                    "cudaStreamPerThread); pass a stream from cudaStreamCreateWithFlags(..., "
+                    "cudaStreamNonBlocking)");
+      }
+    }
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+      return fail(kUnavailable, cudaText("OpStream(CUDA): cudaGetDeviceCount", e));
+    }
+    if (device_ < 0 || device_ >= count) {
+      return fail(kInvalidArgument, "OpStream(CUDA): device " + std::to_string(device_) +
+                                        " out of range (" + std::to_string(count) + " devices)");
+    }
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("OpStream(CUDA): cudaSetDevice", scope.status()));
+    }
+    if (owned_) {
+      cudaStream_t s = nullptr;
+      e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamCreateWithFlags", e));
+      stream_ = s;
+    } else {
+      cudaStream_t s = static_cast<cudaStream_t>(user_stream);
+      int stream_device = -1;
+      e = cudaStreamGetDevice(s, &stream_device);
+      if (e != cudaSuccess) {
+        return fail(kInvalidArgument, cudaText("wrapCuda: cudaStreamGetDevice", e));
+      }
+      if (stream_device != device_) {
+        return fail(kInvalidArgument, "wrapCuda: the stream belongs to device " +
+                                          std::to_string(stream_device) + ", not " +
+                                          std::to_string(device_));
+      }
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      e = cudaStreamIsCapturing(s, &capture);
+      if (e != cudaSuccess) return fail(kCudaError, cudaText("wrapCuda: cudaStreamIsCapturing", e));
+      if (capture != cudaStreamCaptureStatusNone) {
+        return fail(kIllegalState, "wrapCuda: the stream is capturing a graph");
+      }
+      stream_ = s;
+    }
+    void* scratch = nullptr;
+    e = cudaMalloc(&scratch, sizeof(McStreamScratch));
+    if (e != cudaSuccess) {
+      return fail(e == cudaErrorMemoryAllocation ? kOutOfMemory : kCudaError,
+                  cudaText("OpStream(CUDA): cudaMalloc of the stream scratch", e));
+    }
+    scratch_ = static_cast<McStreamScratch*>(scratch);
+    void* status = nullptr;
+    e = cudaHostAlloc(&status, sizeof(McStreamStatus), cudaHostAllocMapped);
+    if (e != cudaSuccess) {
+      return fail(e == cudaErrorMemoryAllocation ? kOutOfMemory : kCudaError,
+                  cudaText("OpStream(CUDA): cudaHostAlloc of the status word", e));
+    }
+    status_host_ = static_cast<McStreamStatus*>(status);
+    memset(status_host_, 0, sizeof(McStreamStatus));
+    void* status_dev = nullptr;
+    e = cudaHostGetDevicePointer(&status_dev, status_host_, 0);
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaHostGetDevicePointer", e));
+    status_dev_ = static_cast<McStreamStatus*>(status_dev);
+    // In stream order: the zeroed scratch precedes every te4j kernel on this stream.
+    e = cudaMemsetAsync(scratch_, 0, sizeof(McStreamScratch), stream_);
+    if (e != cudaSuccess) return fail(kCudaError, cudaText("OpStream(CUDA): cudaMemsetAsync", e));
+    return ok();
+  }
+
+  int checkUsable(const char* what) {
+    if (init_status_ != kOk) {
+      return fail(init_status_, std::string(what) + ": unusable CUDA OpStream: " + init_error_);
+    }
+    return kOk;
+  }
+
+  int checkWord(const char* what, const uint32_t* word) {
+    if (word == nullptr) return fail(kInvalidArgument, std::string(what) + ": word is null");
+    if (reinterpret_cast<uintptr_t>(word) % 4 != 0) {
+      return fail(kInvalidArgument, std::string(what) + ": word is not 4-byte aligned");
+    }
+    return kOk;
+  }
+
+  int checkPut(const char* what, const CommCtx* ctx, int dst_rank, void* recv_ptr,
+               const void* send_ptr, std::size_t nbytes, int blocks, int threads,
+               LaunchShape* shape) {
+    int rc = checkUsable(what);
+    if (rc != kOk) return rc;
+    const std::string name(what);
+    if (ctx == nullptr) return fail(kInvalidArgument, name + ": ctx is null");
+    if (dst_rank < 0) return fail(kInvalidArgument, name + ": dst_rank < 0");
+    if (nbytes > 0 && (recv_ptr == nullptr || send_ptr == nullptr)) {
+      return fail(kInvalidArgument, name + ": null buffer with nbytes > 0");
+    }
+    if (blocks < 0 || threads < 0 || threads > kMaxThreads) {
+      return fail(kInvalidArgument, name + ": launch shape " + std::to_string(blocks) + " x " +
+                                        std::to_string(threads) +
+                                        " (blocks >= 0, 0 <= threads <= 1024; 0 = default)");
+    }
+    // One thread per 16-byte word up to the default shape.
+    const std::size_t words = std::max<std::size_t>(1, (nbytes + 15) / 16);
+    std::size_t t = threads > 0 ? (std::size_t)threads
+                                : std::min<std::size_t>(kDefaultThreads, (words + 31) / 32 * 32);
+    std::size_t b = blocks > 0 ? (std::size_t)blocks
+                               : std::min<std::size_t>(kDefaultBlocks, (words + t - 1) / t);
+    shape->threads = (unsigned)t;
+    shape->blocks = (unsigned)std::max<std::size_t>(1, b);
+    return kOk;
+  }
+
+  int launchAdd(McStreamOp op, const CommCtx* ctx, int dst_rank, uint32_t* ptr, uint32_t value) {
+    int rc = checkUsable(opName(op));
+    if (rc != kOk) return rc;
+    if (ctx == nullptr) return fail(kInvalidArgument, std::string(opName(op)) + ": ctx is null");
+    if (dst_rank < 0) return fail(kInvalidArgument, std::string(opName(op)) + ": dst_rank < 0");
+    rc = checkWord(opName(op), ptr);
+    if (rc != kOk) return rc;
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      return fail(kCudaError, cudaText("cudaSetDevice", scope.status()));
+    }
+    mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, ptr, value, op, scratch_,
+                                               status_dev_);
+    return checkLaunch(opName(op));
+  }
+
+  int checkLaunch(const char* what) {
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) {
+      return fail(kCudaError, cudaText((std::string(what) + ": kernel launch").c_str(), e));
+    }
+    return ok();
+  }
+
+  // Polls cudaStreamQuery until idle or timeout_ns passes: never blocks without a bound.
+  // Returns cudaSuccess, cudaErrorNotReady (timed out) or the stream's error.
+  cudaError_t waitIdle(int64_t timeout_ns) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + std::chrono::nanoseconds(timeout_ns);
+    for (;;) {
+      const cudaError_t e = cudaStreamQuery(stream_);
+      if (e != cudaErrorNotReady) return e;
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) return cudaErrorNotReady;
+      if (now - start >= std::chrono::nanoseconds(kSpinPhaseNs)) {
+        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+            std::chrono::nanoseconds(kParkNs), deadline - now));
+      }
+    }
+  }
+
+  // Wait timeouts and RDMA timeouts are kTimeout, RDMA QP errors kRemoteError, the rest
+  // (no route) kDeviceFault.
+  static int statusOf(const McStreamStatus& s) {
+    if (s.code == kMcStreamWaitTimeout) return kTimeout;
+    if (s.code == kMcStreamNoRoute && s.route == mooncake::device::kMcRdmaTimeout) return kTimeout;
+    if (s.code == kMcStreamNoRoute && (s.route == mooncake::device::kMcRdmaQpError ||
+                                       s.route == mooncake::device::kMcRdmaFatal)) {
+      return kRemoteError;
+    }
+    return kDeviceFault;
+  }
+
+  static std::string describe(const McStreamStatus& s) {
+    char buf[256];
+    if (s.code == kMcStreamWaitTimeout) {
+      snprintf(buf, sizeof(buf),
+               "waitSignal timed out after %.3f ms at 0x%llx expected>=%u seen %u "
+               "(timeout %.3f ms)",
+               (double)s.waited_ns / 1e6, (unsigned long long)s.addr, s.expected, s.seen,
+               (double)s.timeout_ns / 1e6);
+    } else if (s.code == kMcStreamNoRoute) {
+      snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)",
+               opName(s.op), s.rank, (unsigned long long)s.addr,
+               mooncake::device::mc_route_status_text(s.route), s.route);
+    } else {
+      snprintf(buf, sizeof(buf), "device error code %u recorded by %s", s.code, opName(s.op));
+    }
+    return buf;
+  }
+
+  int device_;
+  bool owned_;
+  std::string init_error_;  // why init failed, repeated by every later call
+  cudaStream_t stream_ = nullptr;
+  McStreamScratch* scratch_ = nullptr;     // device memory
+  McStreamStatus* status_host_ = nullptr;  // mapped pinned host memory, host address
+  McStreamStatus* status_dev_ = nullptr;   // the same memory, device address
+};
+
+}  // namespace
+}  // namespace cuda
+}  // namespace te4j
+
+/// CUDA factory used by OpStream::create / wrapCuda (op_stream_factory.cpp). owned=true with
+/// stream=nullptr creates te4j's own non-blocking stream; owned=false wraps `stream`. nullptr
+/// only when memory is exhausted; otherwise check status().
+te4j::OpStream* te4j_create_cuda_op_stream(int device, void* stream, bool owned) {
+  return new (std::nothrow) te4j::cuda::CudaOpStream(device, stream, owned);
+}

@@ -1,0 +1,113 @@
+// detail/routing.cuh — which path reaches a rank, and the signal primitives built on it.
+// Included at the end of comm_device.cuh (needs CommCtx); do not include directly.
+//
+// Route of a symmetric address for dst_rank:
+//   own rank              the local address itself
+//   P2P-available peer    the peer-mapped address (NVLink / shared-memory segment)
+//   anything else         RDMA (IBGDA): mc_route_put returns nullptr and the caller posts a WQE
+//
+// Signal semantics (everywhere): a release-ordered 32-bit atomic add on the destination word;
+// waiters compare wrap-aware with mc_signal_reached.
+#pragma once
+
+#include <stdint.h>
+
+#include "transport/device/comm_device.cuh"
+
+namespace mooncake {
+namespace device {
+
+/// Status of mc_signal / mc_red_add (positive; the RDMA route adds negative kMcRdma* codes).
+enum : int {
+  kMcRouteOk = 0,
+  kMcNoRoute = 1,           // rank neither local, P2P-mapped nor reachable over RDMA
+  kMcRdmaUnsupported = 2,   // only RDMA reaches the rank and this operation has no RDMA path
+};
+
+/// The address to write dst_rank's copy of recv_ptr with plain stores, or nullptr when only
+/// RDMA reaches dst_rank.
+MC_DEVICE_INLINE void* mc_route_put(const CommCtx& ctx, int dst_rank, void* recv_ptr) {
+  if (dst_rank == ctx.rank) return recv_ptr;
+  if (mc_p2p_available(ctx.p2p, dst_rank)) return mc_p2p_peer_ptr(ctx.p2p, dst_rank, recv_ptr);
+  return nullptr;
+}
+
+/// The RDMA branch of an atomic add: HOOK filled by the RDMA work (issue 3). When
+/// ibgda_device.cuh defines MC_HAVE_RDMA_ATOMIC_ADD it provides
+///   int mc_rdma_atomic_add(const IbgdaContext&, int channel, int dst_rank, int qps_per_rank,
+///                          uint32_t* local_ptr, uint32_t val)   // kMcRdmaOk (0) = posted
+/// whose failures are negative kMcRdma* codes (ibgda/status.cuh); without it an RDMA-only rank
+/// reports kMcRdmaUnsupported.
+MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, int channel,
+                                              int qps_per_rank, uint32_t* ptr, uint32_t val) {
+  if (!mc_rdma_available(ctx.ibgda)) return kMcNoRoute;
+#if defined(MC_HAVE_RDMA_ATOMIC_ADD)
+  return mc_rdma_atomic_add(ctx.ibgda, channel, dst_rank, qps_per_rank, ptr, val);
+#else
+  (void)dst_rank; (void)channel; (void)qps_per_rank; (void)ptr; (void)val;
+  return kMcRdmaUnsupported;
+#endif
+}
+
+/// Release-ordered 32-bit atomic add of val on dst_rank's copy of ptr (any 32-bit word).
+/// Everything this thread wrote (and observed) before is visible to whoever acquires the word.
+/// Returns kMcRouteOk (0); kMcNoRoute / kMcRdmaUnsupported (> 0); or, on the RDMA route, the
+/// negative kMcRdma* status of mc_rdma_atomic_add. channel / qps_per_rank pick the RDMA QP
+/// (ignored on self/P2P).
+MC_DEVICE_INLINE int mc_red_add(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                                uint32_t* ptr, uint32_t val) {
+  uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  if (target != nullptr) {
+    mc_atomic_add_release_u32(target, val);
+    return kMcRouteOk;
+  }
+  return mc_rdma_atomic_add_route(ctx, dst_rank, channel, qps_per_rank, ptr, val);
+}
+
+/// The signal of a put: the same operation as mc_red_add, on a signal word.
+MC_DEVICE_INLINE int mc_signal(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                               uint32_t* sig_ptr, uint32_t val) {
+  return mc_red_add(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
+}
+
+/// Text of a mc_signal / mc_red_add status, for host-side error messages.
+MC_HOST_DEVICE inline const char* mc_route_status_text(int status) {
+  switch (status) {
+    case kMcRouteOk: return "ok";
+    case kMcNoRoute: return "not P2P-available and no RDMA context";
+    case kMcRdmaUnsupported: return "RDMA-only rank; this operation has no RDMA path in this build";
+    case kMcRdmaInvalid: return "RDMA: no QP for this rank/channel";
+    case kMcRdmaTimeout: return "RDMA: timed out on the QP lock or a send-ring slot";
+    case kMcRdmaQpError: return "RDMA: the QP is in the error state";
+    case kMcRdmaFatal: return "RDMA: unexpected completion (fatal)";
+  }
+  return "unknown route status";
+}
+
+/// value >= expected modulo 2^32: true while value is at most 2^31 - 1 ahead of expected, so
+/// counters may wrap as long as waiters stay within half the range of the writers.
+MC_HOST_DEVICE inline bool mc_signal_reached(uint32_t value, uint32_t expected) {
+  return (int32_t)(value - expected) >= 0;
+}
+
+/// Spins (acquire loads) until the local *sig_ptr reaches expected or mc_globaltimer_ns() passes
+/// deadline_ns. Returns whether it was reached; *seen (optional) receives the last value read.
+/// Checks at least once, even with a deadline in the past.
+MC_DEVICE_INLINE bool mc_wait_signal(const uint32_t* sig_ptr, uint32_t expected,
+                                     uint64_t deadline_ns, uint32_t* seen = nullptr) {
+  uint32_t v = mc_ld_acquire_u32(sig_ptr);
+  // The clock is read every 64 polls: it is far slower than the load it bounds.
+  for (uint32_t polls = 1; !mc_signal_reached(v, expected); ++polls) {
+    if ((polls & 63u) == 0 && mc_globaltimer_ns() > deadline_ns) {
+      if (seen != nullptr) *seen = v;
+      return false;
+    }
+    mc_pause();
+    v = mc_ld_acquire_u32(sig_ptr);
+  }
+  if (seen != nullptr) *seen = v;
+  return true;
+}
+
+}  // namespace device
+}  // namespace mooncake

@@ -1,0 +1,27 @@
+// kernels/signal_kernels.cuh — signal and redAdd: one thread, one release-ordered atomic add.
+// Launched <<<1, 1>>>: the op is a single atomic; more threads would only add launch cost.
+#pragma once
+
+#include <stdint.h>
+
+#include "stream_state.cuh"
+#include "transport/device/comm_device.cuh"
+
+namespace te4j {
+namespace cuda {
+
+/// op: kMcOpSignal (mc_signal) or kMcOpRedAdd (mc_red_add); the same add, named by the caller.
+__global__ void mc_atomic_add_kernel(mooncake::device::CommCtx ctx, int dst_rank, uint32_t* ptr,
+                                     uint32_t value, uint32_t op, McStreamScratch* scratch,
+                                     McStreamStatus* status) {
+  using namespace mooncake::device;
+  if (mc_stream_aborted(scratch)) return;
+  const int rc = op == kMcOpSignal ? mc_signal(ctx, dst_rank, 0, 1, ptr, value)
+                                   : mc_red_add(ctx, dst_rank, 0, 1, ptr, value);
+  if (rc != kMcRouteOk) {
+    mc_stream_record(scratch, status, mc_no_route_error((McStreamOp)op, dst_rank, ptr, rc));
+  }
+}
+
+}  // namespace cuda
+}  // namespace te4j

@@ -1,0 +1,314 @@
+package io.github.te4j;
+
+import io.github.te4j.internal.NativeApi;
+import io.github.te4j.internal.NativeOpStream;
+import java.time.Duration;
+import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.Pointer;
+
+/**
+ * An ordered queue of transfer operations: puts, signals, waits. On CUDA it is a non-blocking
+ * CUDA stream (te4j's own, or one made elsewhere, e.g. with the JavaCPP Presets for CUDA); on the
+ * host platform an executor thread. Calls return once the operation is enqueued; errors that
+ * happen later (a wait that timed out, a device fault) are thrown by the next
+ * {@link #synchronize(Duration)}.
+ *
+ * <p>Signals are release-ordered 32-bit atomic adds on the destination rank's word, on every
+ * route; {@link #waitSignal} waits until the local word is {@code >=} the expected value
+ * (wrap-around aware). {@link #putWithSignal} signals once for the whole put, after all of its
+ * data (every block) is visible.
+ */
+public final class OpStream extends NativeResource
+{
+    /** Default blocks per put on CUDA (0: te4j's choice, sized from the message). */
+    public static final int DEFAULT_BLOCKS = 0;
+
+    private final TransferEngine engine;
+    private final NativeOpStream peer;
+    private volatile int blocks = DEFAULT_BLOCKS;
+    private volatile int threads = 0;
+
+    OpStream(final TransferEngine engine, final NativeOpStream peer)
+    {
+        super("OpStream");
+        this.engine = engine;
+        if (peer == null || peer.isNull())
+        {
+            throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "OpStream.create returned null");
+        }
+        if (peer.status() != 0)
+        {
+            final Te4jException e = Errors.toException(peer.status(), "OpStream.create(" + engine.platform() + ")",
+                peer.lastError());
+            NativeApi.destroyObject(peer);
+            throw e;
+        }
+        this.peer = peer;
+    }
+
+    public Platform platform()
+    {
+        return engine.platform();
+    }
+
+    /** The CUDA stream handle ({@code cudaStream_t}) or 0 on the host platform. */
+    public long nativeHandle()
+    {
+        final Lock l = enter();
+        try
+        {
+            return peer.nativeHandle();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Launch shape of puts on CUDA: {@code blocks} (0 = te4j's choice) of {@code threads} (0 = te4j's
+     * choice, else a multiple of 32 up to 1024). Ignored on the host platform.
+     */
+    public OpStream launchShape(final int blocks, final int threads)
+    {
+        Errors.checkArgument(blocks >= 0 && blocks <= 65535, "blocks=" + blocks + " outside [0, 65535]");
+        Errors.checkArgument(threads == 0 || (threads % 32 == 0 && threads <= 1024),
+            "threads=" + threads + " must be 0 or a multiple of 32 up to 1024");
+        this.blocks = blocks;
+        this.threads = threads;
+        return this;
+    }
+
+    /** Copies {@code bytes} from {@code src} at {@code srcOffset} to rank {@code dstRank}'s window at {@code dstOffset}. */
+    public void put(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
+        final long srcOffset, final long bytes)
+    {
+        checkPut(ctx, dstRank, dstOffset, src, srcOffset, bytes);
+        final Lock[] locks = enterAll(this, ctx, src);
+        try
+        {
+            Errors.check(peer.put(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + dstOffset,
+                src.address() + srcOffset, bytes, blocks, threads), "put", peer::lastError);
+        }
+        finally
+        {
+            exitAll(locks);
+        }
+    }
+
+    /** {@link #put} with the source in the window's own buffer. */
+    public void put(final CommContext ctx, final int dstRank, final long dstOffset, final long srcOffset,
+        final long bytes)
+    {
+        put(ctx, dstRank, dstOffset, ctx.localBuffer(), srcOffset, bytes);
+    }
+
+    /**
+     * {@link #put}, then adds {@code value} to the 32-bit word at {@code signalOffset} of rank
+     * {@code dstRank}'s window, release-ordered after all of the put's data: once per operation.
+     */
+    public void putWithSignal(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
+        final long srcOffset, final long bytes, final long signalOffset, final int value)
+    {
+        checkPut(ctx, dstRank, dstOffset, src, srcOffset, bytes);
+        checkWord(ctx, signalOffset);
+        final Lock[] locks = enterAll(this, ctx, src);
+        try
+        {
+            final long base = ctx.localBuffer().address();
+            Errors.check(peer.putWithSignal(ctx.nativeCtx(), dstRank, base + dstOffset, src.address() + srcOffset,
+                bytes, base + signalOffset, value, blocks, threads), "putWithSignal", peer::lastError);
+        }
+        finally
+        {
+            exitAll(locks);
+        }
+    }
+
+    /** Release-ordered 32-bit atomic add of {@code value} on rank {@code dstRank}'s word at {@code signalOffset}. */
+    public void signal(final CommContext ctx, final int dstRank, final long signalOffset, final int value)
+    {
+        checkRemote(ctx, dstRank);
+        checkWord(ctx, signalOffset);
+        final Lock[] locks = enterAll(this, ctx);
+        try
+        {
+            Errors.check(peer.signal(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + signalOffset, value),
+                "signal", peer::lastError);
+        }
+        finally
+        {
+            exitAll(locks);
+        }
+    }
+
+    /** The seed's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window. */
+    public void redAdd(final CommContext ctx, final int dstRank, final long offset, final int value)
+    {
+        checkRemote(ctx, dstRank);
+        checkWord(ctx, offset);
+        final Lock[] locks = enterAll(this, ctx);
+        try
+        {
+            Errors.check(peer.redAdd(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + offset, value),
+                "redAdd", peer::lastError);
+        }
+        finally
+        {
+            exitAll(locks);
+        }
+    }
+
+    /**
+     * Enqueues a wait until this rank's word at {@code signalOffset} is {@code >= expected}
+     * (wrap-around aware). If it does not happen within {@code timeout}, the next
+     * {@link #synchronize(Duration)} throws {@link Te4jTimeoutException}.
+     */
+    public void waitSignal(final CommContext ctx, final long signalOffset, final int expected, final Duration timeout)
+    {
+        Errors.checkArgument(ctx != null, "ctx is null");
+        checkWord(ctx, signalOffset);
+        final long ns = checkTimeout(timeout);
+        final Lock[] locks = enterAll(this, ctx);
+        try
+        {
+            Errors.check(peer.waitSignal(ctx.localBuffer().address() + signalOffset, expected, ns), "waitSignal",
+                peer::lastError);
+        }
+        finally
+        {
+            exitAll(locks);
+        }
+    }
+
+    /** Waits for everything enqueued; throws the first error recorded since the last call. */
+    public void synchronize(final Duration timeout)
+    {
+        final long ns = checkTimeout(timeout);
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.synchronize(ns), "synchronize", peer::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Starts capturing the operations enqueued from now on into a CUDA graph (CUDA only). */
+    public void beginCapture()
+    {
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.beginCapture(), "beginCapture", peer::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Ends the capture; the graph replays the captured operations on this stream. */
+    public CapturedGraph endCapture()
+    {
+        final Lock l = enter();
+        try
+        {
+            final long[] out = new long[1];
+            Errors.check(peer.endCapture(out), "endCapture", peer::lastError);
+            return new CapturedGraph(this, out[0]);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    void launchGraph(final long graph)
+    {
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.launchGraph(graph), "launchGraph", peer::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    void destroyGraph(final long graph)
+    {
+        if (isClosed())
+        {
+            return;
+        }
+        final Lock l = enter();
+        try
+        {
+            peer.destroyGraph(graph);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    private void checkRemote(final CommContext ctx, final int dstRank)
+    {
+        Errors.checkArgument(ctx != null, "ctx is null");
+        Errors.checkRank(dstRank, ctx.numRanks());
+        Errors.checkArgument(ctx.isActive(dstRank), "rank " + dstRank + " is not active in " + ctx);
+        Errors.checkArgument(ctx.platform() == platform(),
+            ctx + " is " + ctx.platform() + ", this stream is " + platform());
+    }
+
+    private void checkPut(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
+        final long srcOffset, final long bytes)
+    {
+        checkRemote(ctx, dstRank);
+        Errors.checkArgument(src != null, "src is null");
+        Errors.checkArgument(src.platform() == platform() && src.device() == engine.device(),
+            src + " is not on this stream's device");
+        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        Errors.checkRange("put destination", dstOffset, bytes, ctx.size());
+        Errors.checkRange("put source", srcOffset, bytes, src.size());
+    }
+
+    private static void checkWord(final CommContext ctx, final long offset)
+    {
+        Errors.checkArgument((offset & 3) == 0, "signal offset " + offset + " is not 4-byte aligned");
+        Errors.checkRange("signal word", offset, 4, ctx.size());
+    }
+
+    private static long checkTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null, "timeout is null");
+        Errors.checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout " + timeout + " must be positive");
+        try
+        {
+            return timeout.toNanos();
+        }
+        catch (final ArithmeticException e)
+        {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    /** Wraps a CUDA stream made elsewhere (e.g. a JavaCPP Presets {@code CUstream_st}); not owned. */
+    static NativeOpStream wrap(final int device, final Pointer cudaStream)
+    {
+        return NativeOpStream.wrapCuda(device, cudaStream.address());
+    }
+
+    @Override
+    void release()
+    {
+        // Drain first so that no kernel still reads tables that the transport frees next.
+        peer.synchronize(Duration.ofSeconds(10).toNanos());
+        NativeApi.destroyObject(peer);
+        engine.streamClosed(this);
+    }
+}

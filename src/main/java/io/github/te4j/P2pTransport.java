@@ -1,0 +1,316 @@
+package io.github.te4j;
+
+import io.github.te4j.internal.NativeApi;
+import io.github.te4j.internal.NativeP2pTransport;
+import io.github.te4j.rendezvous.HandleExchange;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * The seed's P2pTransport: symmetric buffers, exported handles and imported peer tables, over
+ * NVLink/PCIe between GPUs ({@link Platform#CUDA}) or shared memory between processes
+ * ({@link Platform#HOST}). One instance per {@link TransferEngine}
+ * ({@link TransferEngine#getOrCreateP2pTransport(int)}).
+ *
+ * <p>The usual sequence on every rank: {@link #allocateBuffer(long)} (same size everywhere),
+ * {@link #exportHandle(DeviceBuffer)}, all-gather the handles, {@link #importPeerHandles}; or all of
+ * that at once with {@link #connect(DeviceBuffer, int, HandleExchange, Duration)}.
+ */
+public final class P2pTransport extends NativeResource
+{
+    private final TransferEngine engine;
+    private final NativeP2pTransport peer;
+    private final int numRanks;
+    private final List<DeviceBuffer> buffers = new ArrayList<>();
+    private final List<CommContext> contexts = new ArrayList<>();
+
+    P2pTransport(final TransferEngine engine, final int numRanks)
+    {
+        super("P2pTransport");
+        this.engine = engine;
+        this.numRanks = numRanks;
+        final NativeP2pTransport p = NativeP2pTransport.create(engine.platform().nativeId(), engine.device(), numRanks);
+        if (p == null || p.isNull())
+        {
+            throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "P2pTransport.create returned null");
+        }
+        if (p.status() != 0)
+        {
+            final Te4jException e = Errors.toException(p.status(), "P2pTransport.create(" + engine.platform()
+                + ", device " + engine.device() + ")", p.lastError());
+            NativeApi.destroyObject(p);
+            throw e;
+        }
+        this.peer = p;
+    }
+
+    public Platform platform()
+    {
+        return engine.platform();
+    }
+
+    public int device()
+    {
+        return engine.device();
+    }
+
+    /** Number of ranks this transport was made for. */
+    public int numRanks()
+    {
+        return numRanks;
+    }
+
+    /** Allocates {@code bytes} of zeroed platform memory, exportable to peers. */
+    public DeviceBuffer allocateBuffer(final long bytes)
+    {
+        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        final Lock l = enter();
+        try
+        {
+            final long[] out = new long[1];
+            Errors.check(peer.allocateBuffer(bytes, out), "allocateBuffer(" + bytes + ")", peer::lastError);
+            final DeviceBuffer b = new DeviceBuffer(this, out[0], bytes, false);
+            synchronized (buffers)
+            {
+                buffers.add(b);
+            }
+            return b;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Registers device memory allocated elsewhere (for example with the JavaCPP Presets for CUDA's
+     * {@code cudaMalloc}): it must be a whole {@code cudaMalloc} allocation or lie inside one;
+     * pool ({@code cudaMallocAsync}) and managed memory are refused. CUDA only.
+     */
+    public DeviceBuffer registerBuffer(final long address, final long bytes)
+    {
+        Errors.checkArgument(address != 0, "address is null");
+        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        Errors.checkArgument(platform() == Platform.CUDA,
+            "registerBuffer is for CUDA memory allocated elsewhere; on the host platform use allocateBuffer");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.registerBuffer(address, bytes), "registerBuffer", peer::lastError);
+            final DeviceBuffer b = new DeviceBuffer(this, address, bytes, true);
+            synchronized (buffers)
+            {
+                buffers.add(b);
+            }
+            return b;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
+    public IpcHandle exportHandle(final DeviceBuffer buffer)
+    {
+        checkOwn(buffer);
+        final Lock l = enter();
+        try
+        {
+            final int cap = peer.handleInts();
+            final int[] blob = new int[cap];
+            final int n = Errors.check(peer.exportIpcHandle(buffer.address(), blob, cap), "exportIpcHandle",
+                peer::lastError);
+            return IpcHandle.local(platform(), buffer.size(), java.util.Arrays.copyOf(blob, n));
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Maps the peers' buffers and builds the peer tables for {@code local}.
+     *
+     * @param local            this rank's buffer (same size on every rank)
+     * @param rank             this rank, in [0, numRanks)
+     * @param handles          one handle per rank (own entry and inactive ranks may be null)
+     * @param activeRanksMask  bit r set when rank r takes part (numRanks bits at most)
+     */
+    public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
+        final long activeRanksMask)
+    {
+        checkOwn(local);
+        Errors.checkRank(rank, numRanks);
+        Errors.checkArgument(handles != null && handles.size() == numRanks,
+            "handles must hold one entry per rank: " + (handles == null ? "null" : handles.size() + " entries")
+                + " for " + numRanks + " ranks");
+        Errors.checkArgument(numRanks == 64 || (activeRanksMask >>> numRanks) == 0,
+            "activeRanksMask 0x" + Long.toHexString(activeRanksMask) + " has bits past " + numRanks + " ranks");
+        Errors.checkArgument((activeRanksMask & (1L << rank)) != 0, "activeRanksMask must include own rank " + rank);
+        final int ints = peer.handleInts();
+        final int[] flat = new int[numRanks * ints];
+        for (int r = 0; r < numRanks; r++)
+        {
+            if (r == rank || (activeRanksMask & (1L << r)) == 0)
+            {
+                continue;
+            }
+            final IpcHandle h = handles.get(r);
+            if (h == null)
+            {
+                throw new BadHandleException("handle of active rank " + r + " is null");
+            }
+            if (h.platform() != platform())
+            {
+                throw new BadHandleException("rank " + r + " exported a " + h.platform() + " handle, this transport is "
+                    + platform());
+            }
+            if (!h.isFromThisHost())
+            {
+                throw new BadHandleException("rank " + r + "'s handle comes from another host: P2P needs all ranks"
+                    + " on one host (fix: use RDMA between hosts)");
+            }
+            if (h.bufferSize() != local.size())
+            {
+                throw new BadHandleException("rank " + r + " exported " + h.bufferSize() + " B, this rank's buffer is "
+                    + local.size() + " B (symmetric buffers must have the same size)");
+            }
+            final int[] blob = h.blob();
+            if (blob.length != ints)
+            {
+                throw new BadHandleException("rank " + r + "'s handle has " + blob.length + " ints, expected " + ints);
+            }
+            System.arraycopy(blob, 0, flat, r * ints, ints);
+        }
+        final Lock l = enter();
+        try
+        {
+            final Lock lb = local.enter();
+            try
+            {
+                final int window = Errors.check(
+                    peer.importPeerHandles(local.address(), rank, numRanks, flat, activeRanksMask),
+                    "importPeerHandles(rank " + rank + " of " + numRanks + ")", peer::lastError);
+                final CommContext ctx = new CommContext(this, peer, window, local, rank, numRanks, activeRanksMask);
+                synchronized (contexts)
+                {
+                    contexts.add(ctx);
+                }
+                return ctx;
+            }
+            finally
+            {
+                lb.unlock();
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Export, all-gather through {@code exchange}, import: the whole handshake for one buffer.
+     * Every rank must call this with a buffer of the same size.
+     */
+    public CommContext connect(final DeviceBuffer local, final int numActive, final HandleExchange exchange,
+        final Duration timeout)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(exchange.worldSize() == numRanks,
+            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
+        final IpcHandle mine = exportHandle(local);
+        final List<byte[]> all = exchange.allGather(mine.toBytes(), timeout);
+        final List<IpcHandle> handles = new ArrayList<>();
+        for (final byte[] bytes : all)
+        {
+            handles.add(IpcHandle.fromBytes(bytes));
+        }
+        final long mask = numActive >= 64 ? -1L : (1L << numActive) - 1;
+        final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask);
+        // Nobody may free its buffer before every peer has mapped it.
+        exchange.barrier(timeout);
+        return ctx;
+    }
+
+    /** Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active. */
+    public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout)
+    {
+        return connect(local, numRanks, exchange, timeout);
+    }
+
+    private void checkOwn(final DeviceBuffer buffer)
+    {
+        Errors.checkArgument(buffer != null, "buffer is null");
+        Errors.checkArgument(buffer.owner() == this, buffer + " belongs to another transport");
+        buffer.checkOpen();
+    }
+
+    void freeBufferInternal(final DeviceBuffer buffer)
+    {
+        final List<CommContext> dependent = new ArrayList<>();
+        synchronized (contexts)
+        {
+            for (final CommContext c : contexts)
+            {
+                if (c.localBuffer() == buffer)
+                {
+                    dependent.add(c);
+                }
+            }
+        }
+        dependent.forEach(CommContext::close);
+        synchronized (buffers)
+        {
+            buffers.remove(buffer);
+        }
+        if (isClosed())
+        {
+            return;
+        }
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.freeBuffer(buffer.address()), "freeBuffer", peer::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    void contextClosed(final CommContext ctx)
+    {
+        synchronized (contexts)
+        {
+            contexts.remove(ctx);
+        }
+    }
+
+    @Override
+    void release()
+    {
+        // Children first: contexts unmap peers, buffers free memory; then the transport itself.
+        final List<CommContext> cs;
+        synchronized (contexts)
+        {
+            cs = new ArrayList<>(contexts);
+        }
+        cs.forEach(CommContext::close);
+        final List<DeviceBuffer> bs;
+        synchronized (buffers)
+        {
+            bs = new ArrayList<>(buffers);
+        }
+        for (final DeviceBuffer b : bs)
+        {
+            peer.freeBuffer(b.address());
+            b.close();
+        }
+        NativeApi.destroyObject(peer);
+        engine.transportClosed(this);
+    }
+}

@@ -1,0 +1,36 @@
+package io.github.te4j;
+
+/** Where te4j's "device" memory and operations live. */
+public enum Platform
+{
+    /** CPU only: shared-memory segments between processes, operations on executor threads. */
+    HOST(0),
+    /** NVIDIA GPUs: device memory, CUDA IPC between processes, kernels on a non-blocking stream. */
+    CUDA(1);
+
+    private final int nativeId;
+
+    Platform(final int nativeId)
+    {
+        this.nativeId = nativeId;
+    }
+
+    /** The value of {@code te4j::Platform} in the native API. */
+    public int nativeId()
+    {
+        return nativeId;
+    }
+
+    /** The platform with the given native id. */
+    public static Platform fromNativeId(final int id)
+    {
+        for (final Platform p : values())
+        {
+            if (p.nativeId == id)
+            {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("unknown platform id " + id);
+    }
+}

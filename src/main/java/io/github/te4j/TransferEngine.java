@@ -1,0 +1,213 @@
+package io.github.te4j;
+
+import io.github.te4j.internal.NativeOpStream;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.Pointer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The facade: one engine per rank and device. It owns the transports and streams it hands out
+ * and closes them, in the right order, when closed.
+ *
+ * <pre>{@code
+ * try (TransferEngine engine = TransferEngine.builder().platform(Platform.CUDA).device(0).build()) {
+ *     P2pTransport p2p = engine.getOrCreateP2pTransport(2);
+ *     DeviceBuffer buf = p2p.allocateBuffer(1 << 20);
+ *     CommContext ctx = p2p.connect(buf, exchange, Duration.ofSeconds(30));
+ *     OpStream stream = engine.createStream();
+ *     stream.putWithSignal(ctx, 1, 0, buf, 0, 4096, SIGNAL_OFFSET, 1);
+ *     stream.synchronize(Duration.ofSeconds(10));
+ * }
+ * }</pre>
+ */
+public final class TransferEngine extends NativeResource
+{
+    private static final Logger LOG = LoggerFactory.getLogger(TransferEngine.class);
+
+    private final Platform platform;
+    private final int device;
+    private final List<OpStream> streams = new ArrayList<>();
+    private P2pTransport p2p;
+
+    private TransferEngine(final Platform platform, final int device)
+    {
+        super("TransferEngine");
+        this.platform = platform;
+        this.device = device;
+    }
+
+    /** A builder; defaults: {@link Platform#HOST}, device 0. */
+    public static Builder builder()
+    {
+        return new Builder();
+    }
+
+    public Platform platform()
+    {
+        return platform;
+    }
+
+    /** CUDA device ordinal (0 on the host platform). */
+    public int device()
+    {
+        return device;
+    }
+
+    /** The engine's P2P transport for {@code numRanks} ranks, made on first call. */
+    public P2pTransport getOrCreateP2pTransport(final int numRanks)
+    {
+        Errors.checkArgument(numRanks >= 1 && numRanks <= 64, "numRanks=" + numRanks + " must be in [1, 64]");
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                if (p2p != null && !p2p.isClosed())
+                {
+                    Errors.checkArgument(p2p.numRanks() == numRanks,
+                        "this engine's P2pTransport has " + p2p.numRanks() + " ranks, asked for " + numRanks);
+                    return p2p;
+                }
+                p2p = new P2pTransport(this, numRanks);
+                LOG.debug("P2pTransport for {} ranks on {}:{}", numRanks, platform, device);
+                return p2p;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread). */
+    public OpStream createStream()
+    {
+        final Lock l = enter();
+        try
+        {
+            return register(new OpStream(this, NativeOpStream.create(platform.nativeId(), device)));
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Wraps a CUDA stream created elsewhere, e.g. {@code org.bytedeco.cuda.cudart.CUstream_st} from
+     * the JavaCPP Presets for CUDA. The stream stays the caller's; it must not be the legacy
+     * default stream, where a spinning wait could deadlock.
+     */
+    public OpStream wrapStream(final Pointer cudaStream)
+    {
+        Errors.checkArgument(cudaStream != null && !cudaStream.isNull(),
+            "cudaStream is null: the legacy default stream is refused (fix: cudaStreamCreateWithFlags(..., cudaStreamNonBlocking))");
+        return wrapStream(cudaStream.address());
+    }
+
+    /** Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value. */
+    public OpStream wrapStream(final long cudaStreamHandle)
+    {
+        Errors.checkArgument(platform == Platform.CUDA, "wrapStream needs the CUDA platform, this engine is " + platform);
+        Errors.checkArgument(cudaStreamHandle != 0 && cudaStreamHandle != 1 && cudaStreamHandle != 2,
+            "cudaStream 0x" + Long.toHexString(cudaStreamHandle) + " is a default stream: refused"
+                + " (fix: cudaStreamCreateWithFlags(..., cudaStreamNonBlocking))");
+        final Lock l = enter();
+        try
+        {
+            return register(new OpStream(this, NativeOpStream.wrapCuda(device, cudaStreamHandle)));
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    private OpStream register(final OpStream s)
+    {
+        synchronized (streams)
+        {
+            streams.add(s);
+        }
+        return s;
+    }
+
+    void streamClosed(final OpStream s)
+    {
+        synchronized (streams)
+        {
+            streams.remove(s);
+        }
+    }
+
+    synchronized void transportClosed(final P2pTransport t)
+    {
+        if (p2p == t)
+        {
+            p2p = null;
+        }
+    }
+
+    @Override
+    void release()
+    {
+        // Streams drain first (kernels may still read peer tables), then transports unmap and free.
+        final List<OpStream> ss;
+        synchronized (streams)
+        {
+            ss = new ArrayList<>(streams);
+        }
+        ss.forEach(OpStream::close);
+        final P2pTransport t;
+        synchronized (this)
+        {
+            t = p2p;
+        }
+        if (t != null)
+        {
+            t.close();
+        }
+    }
+
+    /** Builds a {@link TransferEngine}. */
+    public static final class Builder
+    {
+        private Platform platform = Platform.HOST;
+        private int device;
+
+        private Builder()
+        {
+        }
+
+        /** The platform; {@link Platform#HOST} by default. */
+        public Builder platform(final Platform platform)
+        {
+            Errors.checkArgument(platform != null, "platform is null");
+            this.platform = platform;
+            return this;
+        }
+
+        /** The CUDA device ordinal (ignored on the host platform). */
+        public Builder device(final int device)
+        {
+            Errors.checkArgument(device >= 0, "device=" + device + " is negative");
+            this.device = device;
+            return this;
+        }
+
+        /** Checks availability and builds; throws {@link UnavailableException} naming the cause. */
+        public TransferEngine build()
+        {
+            Availability.ensureAvailability(platform);
+            if (platform == Platform.CUDA)
+            {
+                final int n = Availability.cudaDeviceCount();
+                Errors.checkArgument(device < n, "device=" + device + " but this machine has " + n + " CUDA devices");
+            }
+            return new TransferEngine(platform, platform == Platform.HOST ? 0 : device);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.github.te4j.examples;
+
+import io.github.te4j.Availability;
+import io.github.te4j.CommContext;
+import io.github.te4j.DeviceBuffer;
+import io.github.te4j.OpStream;
+import io.github.te4j.P2pTransport;
+import io.github.te4j.Platform;
+import io.github.te4j.TransferEngine;
+import io.github.te4j.launcher.RankProcesses;
+import io.github.te4j.rendezvous.FileExchange;
+import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.rendezvous.Rendezvous;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The Java counterpart of the seed's device_transport_example: rank 0 puts a known pattern into
+ * rank 1's buffer and signals; rank 1 waits for the signal and verifies; a barrier comes before
+ * anyone frees memory.
+ *
+ * <pre>
+ * java -cp te4j.jar io.github.te4j.examples.TwoRankExample            # starts both ranks itself
+ * java -cp te4j.jar io.github.te4j.examples.TwoRankExample --platform cuda
+ * java -cp te4j.jar ... TwoRankExample --rank 1 --rendezvous 127.0.0.1:29600   # one rank by hand
+ * java -cp te4j.jar ... TwoRankExample --rank 0 --exchange-dir /tmp/te4j-xchg  # file exchange
+ * </pre>
+ * Without --platform it picks CUDA when two GPUs can reach each other, else the host platform.
+ */
+public final class TwoRankExample
+{
+    static final int DATA_BYTES = 1 << 20;
+    /** The signal word sits after the data, 16-byte aligned. */
+    static final int SIGNAL_OFFSET = DATA_BYTES;
+    static final int WINDOW_BYTES = DATA_BYTES + 64;
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+    private TwoRankExample()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        int rank = -1;
+        String rendezvous = null;
+        String exchangeDir = null;
+        String platformName = "auto";
+        for (int i = 0; i < args.length; i++)
+        {
+            switch (args[i])
+            {
+                case "--rank": rank = Integer.parseInt(args[++i]); break;
+                case "--rendezvous": rendezvous = args[++i]; break;
+                case "--exchange-dir": exchangeDir = args[++i]; break;
+                case "--platform": platformName = args[++i]; break;
+                default:
+                    System.err.println("unknown argument " + args[i]
+                        + "; usage: [--platform auto|host|cuda] [--rank 0|1 (--rendezvous host:port | --exchange-dir DIR)]");
+                    System.exit(64);
+            }
+        }
+        final Platform platform = choosePlatform(platformName);
+        if (rank < 0)
+        {
+            System.exit(launchBoth(platform));
+        }
+        final int code;
+        try (HandleExchange exchange = exchangeDir != null
+            ? FileExchange.builder().directory(Path.of(exchangeDir)).rank(rank).worldSize(2).build()
+            : Rendezvous.builder().rank(rank).worldSize(2).endpoint(rendezvous == null ? "127.0.0.1:29600" : rendezvous)
+                .defaultTimeout(TIMEOUT).connectTimeout(TIMEOUT).build())
+        {
+            code = runRank(platform, rank, exchange);
+        }
+        System.exit(code);
+    }
+
+    static Platform choosePlatform(final String name)
+    {
+        if (!"auto".equals(name))
+        {
+            return Platform.valueOf(name.toUpperCase());
+        }
+        return Availability.isAvailable(Platform.CUDA) && Availability.cudaCanAccessPeer(0, 1)
+            ? Platform.CUDA : Platform.HOST;
+    }
+
+    /** Starts rank 0 and rank 1 as child JVMs and reports their output. */
+    static int launchBoth(final Platform platform) throws InterruptedException
+    {
+        final int port = RankProcesses.freePort();
+        System.out.println("te4j two-rank example on " + platform + ", rendezvous 127.0.0.1:" + port);
+        try (RankProcesses ranks = new RankProcesses())
+        {
+            ranks.start(2, TwoRankExample.class.getName(), List.of(), r -> new ArrayList<>(List.of(
+                "--rank", "" + r, "--platform", platform.name().toLowerCase(), "--rendezvous", "127.0.0.1:" + port)));
+            int worst = 0;
+            for (final RankProcesses.Result r : ranks.await(Duration.ofMinutes(3)))
+            {
+                System.out.print(r.output);
+                worst = Math.max(worst, r.exitCode == 0 ? 0 : 1);
+            }
+            System.out.println(worst == 0 ? "example passed" : "example FAILED");
+            return worst;
+        }
+    }
+
+    /** One rank of the example; returns the exit code. */
+    static int runRank(final Platform platform, final int rank, final HandleExchange exchange)
+    {
+        try (TransferEngine engine = TransferEngine.builder().platform(platform).device(rank).build())
+        {
+            final P2pTransport p2p = engine.getOrCreateP2pTransport(2);
+            final DeviceBuffer window = p2p.allocateBuffer(WINDOW_BYTES);
+            final CommContext ctx = p2p.connect(window, exchange, TIMEOUT);
+            final OpStream stream = engine.createStream();
+            int status = 0;
+            if (rank == 0)
+            {
+                final byte[] pattern = pattern();
+                window.write(0, pattern);
+                stream.putWithSignal(ctx, 1, 0, window, 0, DATA_BYTES, SIGNAL_OFFSET, 1);
+                stream.synchronize(TIMEOUT);
+                System.out.println("[rank 0] put " + DATA_BYTES + " bytes + signal to rank 1 on " + platform);
+            }
+            else
+            {
+                stream.waitSignal(ctx, SIGNAL_OFFSET, 1, TIMEOUT);
+                stream.synchronize(TIMEOUT);
+                final byte[] got = window.read(0, DATA_BYTES);
+                final byte[] want = pattern();
+                int mismatches = 0;
+                for (int i = 0; i < DATA_BYTES; i++)
+                {
+                    if (got[i] != want[i])
+                    {
+                        mismatches++;
+                    }
+                }
+                System.out.println("[rank 1] signal received; verified " + DATA_BYTES + " bytes: " + mismatches
+                    + " mismatches");
+                status = mismatches == 0 ? 0 : 1;
+            }
+            // rank 0 must not free its buffer while rank 1 still has it mapped, and the reverse
+            exchange.barrier(TIMEOUT);
+            return status;
+        }
+    }
+
+    /** The known pattern: byte i = (i * 7 + 3) mod 251. */
+    static byte[] pattern()
+    {
+        final byte[] p = new byte[DATA_BYTES];
+        for (int i = 0; i < DATA_BYTES; i++)
+        {
+            p[i] = (byte)((i * 7L + 3) % 251);
+        }
+        return p;
+    }
+}

@@ -1,0 +1,49 @@
+package io.github.te4j.internal;
+
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.annotation.Cast;
+import org.bytedeco.javacpp.annotation.Namespace;
+import org.bytedeco.javacpp.annotation.Properties;
+import org.bytedeco.javacpp.annotation.StdString;
+
+/**
+ * Peer of the free functions of {@code te4j/api.h}. Addresses travel as {@code long}.
+ * Callers ({@link io.github.te4j}) validate every argument first.
+ */
+@Properties(inherit = NativeConfig.class)
+@Namespace("te4j")
+public final class NativeApi
+{
+    static
+    {
+        Loader.load();
+    }
+
+    private NativeApi()
+    {
+    }
+
+    /** Lines "key=value" describing what works here. */
+    public static native @StdString String availabilityReport();
+
+    /** Message of the last failed free function on this thread. */
+    public static native @Cast("const char*") String lastThreadError();
+
+    public static native int cudaDeviceCount();
+
+    public static native int cudaCanAccessPeer(int device, int peerDevice);
+
+    public static native int copyMemory(
+        int platform, int device, @Cast("void*") long dst, @Cast("const void*") long src, @Cast("size_t") long bytes);
+
+    public static native int fillMemory(
+        int platform, int device, @Cast("void*") long dst, int byteValue, @Cast("size_t") long bytes);
+
+    /** A zeroed CommCtx in host memory; free with {@link #deleteCommCtx(NativeCommCtx)}. */
+    public static native NativeCommCtx newCommCtx();
+
+    public static native void deleteCommCtx(NativeCommCtx ctx);
+
+    /** Deletes any te4j native object (virtual destructor). */
+    public static native void destroyObject(@Cast("te4j::NativeObject*") org.bytedeco.javacpp.Pointer object);
+}

@@ -1,0 +1,62 @@
+package io.github.te4j.internal;
+
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.annotation.Cast;
+import org.bytedeco.javacpp.annotation.Name;
+import org.bytedeco.javacpp.annotation.Namespace;
+import org.bytedeco.javacpp.annotation.Properties;
+
+/** Peer of {@code te4j::P2pTransport}; see {@code te4j/api.h} for each method's contract. */
+@Properties(inherit = NativeConfig.class)
+@Namespace("te4j")
+@Name("P2pTransport")
+public final class NativeP2pTransport extends Pointer
+{
+    static
+    {
+        Loader.load();
+    }
+
+    public NativeP2pTransport(final Pointer p)
+    {
+        super(p);
+    }
+
+    public static native NativeP2pTransport create(int platform, int device, int numRanks);
+
+    public native int status();
+
+    public native @Cast("const char*") String lastError();
+
+    public native int platform();
+
+    public native int device();
+
+    /** Allocates; the address lands in {@code out[0]}. */
+    public native int allocateBuffer(@Cast("size_t") long bytes, @Cast("void**") long[] out);
+
+    public native int freeBuffer(@Cast("void*") long ptr);
+
+    public native int registerBuffer(@Cast("void*") long ptr, @Cast("size_t") long bytes);
+
+    public native int exportIpcHandle(@Cast("void*") long ptr, @Cast("int32_t*") int[] blob, int capacity);
+
+    public native int handleInts();
+
+    public native int importPeerHandles(
+        @Cast("void*") long localPtr, int rank, int numRanks,
+        @Cast("const int32_t*") int[] remoteHandles, @Cast("uint64_t") long activeRanksMask);
+
+    public native int closeWindow(int window);
+
+    public native @Cast("intptr_t") long availableTablePtr(int window);
+
+    public native @Cast("intptr_t") long peerPtrsTablePtr(int window);
+
+    public native @Cast("bool") boolean allPeersAccessible(int window);
+
+    public native int verifyPeerAccess(int window);
+
+    public native int makeCommCtx(int window, NativeCommCtx ctx);
+}

@@ -1,0 +1,49 @@
+package io.github.te4j.rendezvous;
+
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * A bounded wait of the handle exchange ran out: it says what it waited for and which ranks had
+ * not arrived.
+ */
+public final class RendezvousTimeoutException extends RendezvousException {
+    private static final long serialVersionUID = 1L;
+
+    /** What the wait was for. */
+    private final String waitingFor;
+    /** Ranks that had not arrived. */
+    private final List<Integer> missingRanks;
+    /** The limit that ran out. */
+    private final Duration timeout;
+
+    /**
+     * @param peer the other side waited on, or {@code null}
+     * @param waitingFor what the wait was for, e.g. {@code "allGather #3"}
+     * @param missingRanks the ranks that had not arrived when the wait ended
+     * @param timeout the limit that ran out
+     */
+    public RendezvousTimeoutException(String peer, String waitingFor, List<Integer> missingRanks,
+                                      Duration timeout) {
+        super(peer, "timed out after " + timeout + " waiting for " + waitingFor
+                + "; missing ranks " + missingRanks);
+        this.waitingFor = waitingFor;
+        this.missingRanks = List.copyOf(missingRanks);
+        this.timeout = timeout;
+    }
+
+    /** @return what the wait was for */
+    public String waitingFor() {
+        return waitingFor;
+    }
+
+    /** @return the ranks that had not arrived, ascending */
+    public List<Integer> missingRanks() {
+        return missingRanks;
+    }
+
+    /** @return the limit that ran out */
+    public Duration timeout() {
+        return timeout;
+    }
+}

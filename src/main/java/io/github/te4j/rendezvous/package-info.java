@@ -1,0 +1,14 @@
+/**
+ * Exchange of small byte blobs (IPC handles, RDMA metadata) between the ranks of a job, which are
+ * separate processes, possibly on different hosts.
+ *
+ * <p>{@link io.github.te4j.rendezvous.HandleExchange} is the interface: allGather, barrier and a
+ * broadcast built on allGather, each with a deadline. Two implementations:
+ * {@link io.github.te4j.rendezvous.Rendezvous}, an embedded TCP rendezvous in which rank 0 is the
+ * hub (optionally authenticated with a shared secret), and
+ * {@link io.github.te4j.rendezvous.FileExchange}, which goes through a shared directory.
+ * Failures are {@link io.github.te4j.rendezvous.RendezvousException}s:
+ * {@link io.github.te4j.rendezvous.RendezvousTimeoutException} names the ranks that did not arrive,
+ * {@link io.github.te4j.rendezvous.PeerLostException} the rank whose connection ended.
+ */
+package io.github.te4j.rendezvous;

@@ -1,0 +1,174 @@
+// test_rdma_wqe_format.cpp — te4j's mlx5 WQE/CQE bytes against independent sources.
+//
+//   ctrl / data segments    byte-compared with rdma-core's mlx5dv_set_ctrl_seg / _data_seg
+//   raddr segment           against struct mlx5_wqe_raddr_seg filled field by field
+//   masked FA 32-bit WQE    golden bytes from the PRM (opcode 0x15, opmod 0x08 | log2(4)-2)
+//   CQE field offsets and opcode/syndrome values against struct mlx5_cqe64 / mlx5_err_cqe
+// The rdma-core parts need <infiniband/mlx5dv.h> (Debian: libibverbs-dev); without it they
+// print SKIP with the reason. The PRM golden bytes always run.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+
+#include "transport/device/ibgda_device.cuh"
+
+#if __has_include(<infiniband/mlx5dv.h>)
+#include <endian.h>
+#include <infiniband/mlx5dv.h>
+#define TE4J_HAVE_MLX5DV 1
+#endif
+
+using namespace mooncake::device;
+
+static int failures = 0;
+
+static void expectBytes(const char* what, const void* got, const void* want, size_t n) {
+  if (std::memcmp(got, want, n) == 0) return;
+  ++failures;
+  std::printf("FAIL %s\n  got: ", what);
+  for (size_t i = 0; i < n; ++i) std::printf("%02x", ((const uint8_t*)got)[i]);
+  std::printf("\n want: ");
+  for (size_t i = 0; i < n; ++i) std::printf("%02x", ((const uint8_t*)want)[i]);
+  std::printf("\n");
+}
+
+static void expectEq(const char* what, long long got, long long want) {
+  if (got == want) return;
+  ++failures;
+  std::printf("FAIL %s: got %lld want %lld\n", what, got, want);
+}
+
+// PRM-derived golden bytes of a complete masked FA 32-bit WQE (one WQEBB).
+static void testMaskedFaGolden() {
+  alignas(64) uint8_t wqe[64];
+  std::memset(wqe, 0xee, sizeof(wqe));
+  ibgda_build_masked_fa32(wqe, 0x1234, 0x00abcd, 0x1122334455667788ull, 0xdeadbeefu,
+                          0x0102030405060708ull, 0xcafef00du, 5u, 0u);
+  const uint8_t golden[64] = {
+      0x08, 0x12, 0x34, 0x15,  // opmod 0x08 (ext atomic, 4 bytes) | wqe index | opcode 0x15
+      0x00, 0xab, 0xcd, 0x04,  // qpn | ds = 4 (ctrl, raddr, atomic, data)
+      0x00, 0x00, 0x00, 0x08,  // signature, dci stream id, fm_ce_se = CQ_UPDATE
+      0x00, 0x00, 0x00, 0x00,  // imm
+      0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,  // raddr
+      0xde, 0xad, 0xbe, 0xef, 0x00, 0x00, 0x00, 0x00,  // rkey, reserved
+      0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00,  // add data, field boundary
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,  // reserved (pads the segment to 16 B)
+      0x00, 0x00, 0x00, 0x04, 0xca, 0xfe, 0xf0, 0x0d,  // byte count 4, lkey
+      0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // fetch address
+  };
+  expectBytes("masked FA 32 WQE vs PRM golden bytes", wqe, golden, 64);
+}
+
+// RDMA WRITE: ds = 3, and the unused last 16 bytes of the WQEBB are left alone.
+static void testWriteShape() {
+  alignas(64) uint8_t wqe[64];
+  std::memset(wqe, 0xee, sizeof(wqe));
+  ibgda_build_rdma_write(wqe, 7, 0x123, 0xa0, 0x55, 0xb0, 0x66, 100);
+  const uint8_t ctrl[8] = {0x00, 0x00, 0x07, 0x08, 0x00, 0x01, 0x23, 0x03};
+  expectBytes("WRITE ctrl first 8 bytes", wqe, ctrl, 8);
+  uint8_t tail[16];
+  std::memset(tail, 0xee, sizeof(tail));
+  expectBytes("WRITE leaves bytes 48..63", wqe + 48, tail, 16);
+}
+
+#if defined(TE4J_HAVE_MLX5DV)
+static void testAgainstRdmaCore() {
+  std::mt19937_64 rng(42);
+  for (int i = 0; i < 1000; ++i) {
+    const uint16_t pi = (uint16_t)rng();
+    const uint8_t opcode = (uint8_t)rng(), opmod = (uint8_t)rng(), fm = (uint8_t)rng();
+    const uint8_t ds = (uint8_t)(rng() & 0x3f), sig = (uint8_t)rng();
+    const uint32_t qpn = (uint32_t)rng() & 0xffffffu, imm = (uint32_t)rng();
+    struct mlx5_wqe_ctrl_seg theirs;
+    std::memset(&theirs, 0, sizeof(theirs));
+    mlx5dv_set_ctrl_seg(&theirs, pi, opcode, opmod, qpn, fm, ds, sig, imm);
+    mlx5::CtrlSeg ours;
+    mlx5::set_ctrl_seg(&ours, pi, opcode, opmod, qpn, fm, ds, sig, imm);
+    expectBytes("ctrl segment vs mlx5dv_set_ctrl_seg", &ours, &theirs, 16);
+
+    const uint32_t len = (uint32_t)rng(), lkey = (uint32_t)rng();
+    const uint64_t addr = rng();
+    struct mlx5_wqe_data_seg dtheirs;
+    mlx5dv_set_data_seg(&dtheirs, len, lkey, (uintptr_t)addr);
+    mlx5::DataSeg dours;
+    mlx5::set_data_seg(&dours, len, lkey, addr);
+    expectBytes("data segment vs mlx5dv_set_data_seg", &dours, &dtheirs, 16);
+
+    const uint64_t raddr = rng();
+    const uint32_t rkey = (uint32_t)rng();
+    struct mlx5_wqe_raddr_seg rtheirs;
+    rtheirs.raddr = htobe64(raddr);
+    rtheirs.rkey = htobe32(rkey);
+    rtheirs.reserved = 0;
+    mlx5::RaddrSeg rours;
+    mlx5::set_raddr_seg(&rours, raddr, rkey);
+    expectBytes("raddr segment vs struct mlx5_wqe_raddr_seg", &rours, &rtheirs, 16);
+  }
+  expectEq("sizeof ctrl", sizeof(mlx5::CtrlSeg), sizeof(struct mlx5_wqe_ctrl_seg));
+  expectEq("sizeof data", sizeof(mlx5::DataSeg), sizeof(struct mlx5_wqe_data_seg));
+  expectEq("sizeof raddr", sizeof(mlx5::RaddrSeg), sizeof(struct mlx5_wqe_raddr_seg));
+  expectEq("atomic seg is 16 B", sizeof(mlx5::MaskedFa32Seg), sizeof(struct mlx5_wqe_atomic_seg));
+
+  // CQE layout: te4j reads words 11, 13, 14, 15.
+  expectEq("byte_cnt offset", offsetof(struct mlx5_cqe64, byte_cnt), mlx5::kCqeDwByteCnt * 4);
+  expectEq("sop_drop_qpn offset", offsetof(struct mlx5_cqe64, sop_drop_qpn), mlx5::kCqeDwOpcodeQpn * 4);
+  expectEq("wqe_counter offset", offsetof(struct mlx5_cqe64, wqe_counter), mlx5::kCqeDwOwner * 4);
+  expectEq("op_own offset", offsetof(struct mlx5_cqe64, op_own), 63);
+  expectEq("err syndrome offset", offsetof(struct mlx5_err_cqe, syndrome), mlx5::kCqeDwSyndrome * 4 + 3);
+  expectEq("err vendor offset", offsetof(struct mlx5_err_cqe, vendor_err_synd), mlx5::kCqeDwSyndrome * 4 + 2);
+  // A CQE as rdma-core's consumer sees it, decoded by te4j.
+  struct mlx5_err_cqe e;
+  std::memset(&e, 0, sizeof(e));
+  e.syndrome = MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR;
+  e.vendor_err_synd = 0x77;
+  e.wqe_counter = htobe16(0xbeef);
+  e.op_own = (MLX5_CQE_REQ_ERR << 4) | 1;
+  mlx5::Cqe64 c;
+  std::memcpy(&c, &e, 64);
+  expectEq("decoded opcode", mlx5::cqe_opcode(c.dw[15]), MLX5_CQE_REQ_ERR);
+  expectEq("decoded wqe_counter", mlx5::cqe_wqe_counter(c.dw[15]), 0xbeef);
+  expectEq("decoded syndrome", mlx5::cqe_syndrome(c.dw[13]), MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  expectEq("decoded vendor syndrome", mlx5::cqe_vendor_syndrome(c.dw[13]), 0x77);
+  expectEq("owner bit ready on pass 1", mlx5::cqe_ready(c.dw[15], 64, 64), 1);
+  expectEq("owner bit not ready on pass 0", mlx5::cqe_ready(c.dw[15], 0, 64), 0);
+  const uint32_t dw15 = mlx5::cqe_make_dw15(0x1234, MLX5_CQE_REQ, 1);
+  struct mlx5_cqe64 produced;
+  std::memcpy((uint8_t*)&produced + 60, &dw15, 4);
+  expectEq("produced wqe_counter", be16toh(produced.wqe_counter), 0x1234);
+  expectEq("produced op_own", produced.op_own, (MLX5_CQE_REQ << 4) | 1);
+
+  // Constants.
+  expectEq("WRITE", mlx5::kOpcodeRdmaWrite, MLX5_OPCODE_RDMA_WRITE);
+  expectEq("MASKED_FA", mlx5::kOpcodeAtomicMaskedFa, MLX5_OPCODE_ATOMIC_MASKED_FA);
+  expectEq("NOP", mlx5::kOpcodeNop, MLX5_OPCODE_NOP);
+  expectEq("CQ_UPDATE", mlx5::kCtrlCqUpdate, MLX5_WQE_CTRL_CQ_UPDATE);
+  expectEq("FENCE", mlx5::kCtrlFence, MLX5_WQE_CTRL_FENCE);
+  expectEq("WQEBB", mlx5::kSendWqeBB, MLX5_SEND_WQE_BB);
+  expectEq("CQE_REQ", mlx5::kCqeReq, MLX5_CQE_REQ);
+  expectEq("CQE_REQ_ERR", mlx5::kCqeReqErr, MLX5_CQE_REQ_ERR);
+  expectEq("CQE_INVALID", mlx5::kCqeInvalid, MLX5_CQE_INVALID);
+  expectEq("REMOTE_ACCESS", mlx5::kSyndromeRemoteAccessErr, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
+  expectEq("REMOTE_OP", mlx5::kSyndromeRemoteOpErr, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
+  expectEq("REMOTE_INVAL_REQ", mlx5::kSyndromeRemoteInvalReqErr, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+  expectEq("LOCAL_PROT", mlx5::kSyndromeLocalProtErr, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
+  expectEq("LOCAL_QP_OP", mlx5::kSyndromeLocalQpOpErr, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
+  expectEq("LOCAL_LENGTH", mlx5::kSyndromeLocalLengthErr, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
+  expectEq("WR_FLUSH", mlx5::kSyndromeWrFlushErr, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+  expectEq("TRANSPORT_RETRY", mlx5::kSyndromeTransportRetryExcErr, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+  expectEq("SND_DBR", mlx5::kSndDbr, MLX5_SND_DBR);
+}
+#endif
+
+int main() {
+  testMaskedFaGolden();
+  testWriteShape();
+#if defined(TE4J_HAVE_MLX5DV)
+  testAgainstRdmaCore();
+#else
+  std::printf("SKIP rdma-core comparisons: <infiniband/mlx5dv.h> not found (install libibverbs-dev)\n");
+#endif
+  std::printf("%s test_rdma_wqe_format (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
