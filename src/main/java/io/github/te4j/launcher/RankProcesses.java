@@ -27,6 +27,9 @@ public final class RankProcesses implements AutoCloseable
         "NVSHMEM_DISABLE_NVLS", "1",
         "TORCH_SYMM_MEM_DISABLE_MULTICAST", "1");
 
+    /** How long the other ranks may run on after one rank failed. */
+    public static final Duration FAIL_FAST_GRACE = Duration.ofSeconds(5);
+
     private final List<Process> processes = new ArrayList<>();
     private final List<StringBuilder> outputs = new ArrayList<>();
     private final List<Thread> pumps = new ArrayList<>();
@@ -146,26 +149,42 @@ public final class RankProcesses implements AutoCloseable
     }
 
     /**
-     * Waits for every child until {@code timeout}; children still running then are killed and
-     * reported with exit code -1.
+     * Waits for every child until {@code timeout}. Fails fast: once one child exits non-zero, the
+     * others get a short grace period (their own error reports) and are then killed, so a dead
+     * rank never leaves its peers waiting out their timeouts. Children killed are reported with
+     * exit code -1.
      */
     public List<Result> await(final Duration timeout) throws InterruptedException
     {
         final long deadline = System.nanoTime() + timeout.toNanos();
-        final List<Result> results = new ArrayList<>();
         final List<Process> ps = processes();
+        long killAt = deadline;
+        String killReason = "still running after " + timeout;
+        while (ps.stream().anyMatch(Process::isAlive) && System.nanoTime() < killAt)
+        {
+            for (int r = 0; r < ps.size(); r++)
+            {
+                final Process p = ps.get(r);
+                if (!p.isAlive() && p.exitValue() != 0 && killAt == deadline)
+                {
+                    killAt = Math.min(deadline, System.nanoTime() + FAIL_FAST_GRACE.toNanos());
+                    killReason = "rank " + r + " failed with exit code " + p.exitValue();
+                }
+            }
+            Thread.sleep(20);
+        }
+        final List<Result> results = new ArrayList<>();
         for (int r = 0; r < ps.size(); r++)
         {
             final Process p = ps.get(r);
-            final long left = deadline - System.nanoTime();
             int code = -1;
-            if (p.waitFor(Math.max(0, left), TimeUnit.NANOSECONDS))
+            if (p.isAlive())
             {
-                code = p.exitValue();
+                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
             else
             {
-                p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                code = p.exitValue();
             }
             pumps.get(r).join(5000);
             final String out;
@@ -173,7 +192,7 @@ public final class RankProcesses implements AutoCloseable
             {
                 out = outputs.get(r).toString();
             }
-            results.add(new Result(r, code, code == -1 ? out + "\n[killed: still running after " + timeout + "]" : out));
+            results.add(new Result(r, code, code == -1 ? out + "\n[killed: " + killReason + "]" : out));
         }
         return results;
     }

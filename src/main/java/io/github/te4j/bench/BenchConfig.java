@@ -1,0 +1,240 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Availability;
+import io.github.te4j.Platform;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * The validated settings of one benchmark run (made by {@link BenchMain} from the command line).
+ * Everything here has been checked; sizes left null take the platform's defaults.
+ */
+public final class BenchConfig
+{
+    /** Default bandwidth sweep on CUDA: every power of two from 8 B to 1 GiB. */
+    static final List<Long> CUDA_SWEEP = Sizes.parseSweep("8:1G");
+    /** Default bandwidth sweep on the host platform: small enough for a laptop or a CI box. */
+    static final List<Long> HOST_SWEEP = Sizes.parseSweep("8:64M");
+    static final List<Long> DEFAULT_LATENCY_SIZES = List.of(8L);
+    static final List<Long> DEFAULT_RATE_SIZES = List.of(64L << 10);
+
+    TransportKind transport = TransportKind.P2P;
+    /** "auto", "cuda" or "host". */
+    String platformChoice = "auto";
+    Set<Mode> modes = EnumSet.of(Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE);
+    List<Long> bandwidthSizes;
+    List<Long> latencySizes;
+    List<Long> rateSizes;
+    int warmup = 2;
+    int iterations = 20;
+    Duration duration;
+    int batch;
+    int ranks = 2;
+    int[] gpus;
+    List<Integer> blocks = List.of(16);
+    int threads = 512;
+    OutputFormat format = OutputFormat.TABLE;
+    Path output;
+    Path chart;
+    boolean peers;
+    Path peersDir = Path.of("..", "shared", "peers");
+    boolean targets;
+    int rank = -1;
+    String rendezvous = "127.0.0.1:29600";
+    String bindAddress;
+    Duration timeout = Duration.ofSeconds(120);
+    Path resultFile;
+    /** Tests only: the receiver flips one byte before its first data check. */
+    boolean corruptForTest;
+
+    BenchConfig()
+    {
+    }
+
+    public TransportKind transport()
+    {
+        return transport;
+    }
+
+    public Set<Mode> modes()
+    {
+        return Collections.unmodifiableSet(modes);
+    }
+
+    /** Whether this process is one rank (started by hand or by the launcher). */
+    public boolean isRank()
+    {
+        return rank >= 0;
+    }
+
+    /** The platform: the one asked for, or with "auto" CUDA where two GPUs reach each other, else host. */
+    public Platform resolvePlatform()
+    {
+        switch (platformChoice)
+        {
+            case "cuda":
+                return Platform.CUDA;
+            case "host":
+                return Platform.HOST;
+            default:
+                return Availability.isAvailable(Platform.CUDA) && Availability.cudaDeviceCount() >= 2
+                    && Availability.cudaCanAccessPeer(0, 1) ? Platform.CUDA : Platform.HOST;
+        }
+    }
+
+    /** Sizes of a mode on a platform (the defaults when none were given). */
+    public List<Long> sizes(final Mode mode, final Platform platform)
+    {
+        switch (mode)
+        {
+            case LATENCY:
+                return latencySizes != null ? latencySizes : DEFAULT_LATENCY_SIZES;
+            case RATE:
+                return rateSizes != null ? rateSizes : DEFAULT_RATE_SIZES;
+            default:
+                return bandwidthSizes != null ? bandwidthSizes : platform == Platform.CUDA ? CUDA_SWEEP : HOST_SWEEP;
+        }
+    }
+
+    /** CUDA device of a rank: --gpus entry, else the rank number. */
+    public int deviceOf(final int r)
+    {
+        return gpus != null ? gpus[r] : r;
+    }
+
+    /** Operations per timed sample for a case (--batch, or sized so a sample is neither tiny nor huge). */
+    public int batchFor(final Mode mode, final long bytes)
+    {
+        if (batch > 0)
+        {
+            return batch;
+        }
+        final long target = mode == Mode.LATENCY ? 1L << 24 : 1L << 28;
+        return (int)Math.max(1, Math.min(1000, target / bytes));
+    }
+
+    /**
+     * The command line of one launched rank: everything that shapes the measurements, explicit,
+     * so that every rank computes the same plan.
+     */
+    List<String> childArgs(final Platform platform, final int r, final String endpoint, final Path rows)
+    {
+        final List<String> a = new ArrayList<>();
+        a.add("--transport=" + transport.label());
+        a.add("--platform=" + platform.name().toLowerCase(Locale.ROOT));
+        a.add("--mode=" + String.join(",", modes.stream().map(Mode::label).toArray(String[]::new)));
+        a.add("--sizes=" + join(sizes(Mode.BANDWIDTH, platform)));
+        a.add("--latency-sizes=" + join(sizes(Mode.LATENCY, platform)));
+        a.add("--rate-sizes=" + join(sizes(Mode.RATE, platform)));
+        a.add("--warmup=" + warmup);
+        if (duration != null)
+        {
+            a.add("--duration=" + duration.toMillis() + "ms");
+        }
+        else
+        {
+            a.add("--iterations=" + iterations);
+        }
+        a.add("--batch=" + batch);
+        a.add("--ranks=" + ranks);
+        if (gpus != null)
+        {
+            final StringBuilder g = new StringBuilder();
+            for (final int d : gpus)
+            {
+                g.append(g.length() == 0 ? "" : ",").append(d);
+            }
+            a.add("--gpus=" + g);
+        }
+        a.add("--blocks=" + String.join(",", blocks.stream().map(String::valueOf).toArray(String[]::new)));
+        a.add("--threads=" + threads);
+        a.add("--timeout=" + timeout.toMillis() + "ms");
+        a.add("--rank=" + r);
+        a.add("--rendezvous=" + endpoint);
+        if (rows != null)
+        {
+            a.add("--result-file=" + rows);
+        }
+        if (corruptForTest)
+        {
+            a.add("--corrupt-for-test");
+        }
+        return a;
+    }
+
+    private static String join(final List<Long> sizes)
+    {
+        return String.join(",", sizes.stream().map(Sizes::compact).toArray(String[]::new));
+    }
+
+    /** Parses {@code 10s}, {@code 500ms}, {@code 2m}, {@code 1h}; plain digits are seconds. */
+    static Duration parseDuration(final String text)
+    {
+        final String t = text.trim().toLowerCase(Locale.ROOT);
+        try
+        {
+            final Duration d;
+            if (t.endsWith("ms"))
+            {
+                d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+            }
+            else if (t.endsWith("s"))
+            {
+                d = Duration.ofSeconds(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            else if (t.endsWith("m"))
+            {
+                d = Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            else if (t.endsWith("h"))
+            {
+                d = Duration.ofHours(Long.parseLong(t.substring(0, t.length() - 1)));
+            }
+            else
+            {
+                d = Duration.ofSeconds(Long.parseLong(t));
+            }
+            if (d.isNegative() || d.isZero())
+            {
+                throw new IllegalArgumentException("duration '" + text + "' must be positive");
+            }
+            return d;
+        }
+        catch (final NumberFormatException e)
+        {
+            throw new IllegalArgumentException("bad duration '" + text + "' (examples: 500ms, 10s, 2m)");
+        }
+    }
+
+    /** Parses a comma-separated list of non-negative ints. */
+    static List<Integer> parseInts(final String option, final String text)
+    {
+        final List<Integer> out = new ArrayList<>();
+        for (final String part : text.split(","))
+        {
+            try
+            {
+                final int v = Integer.parseInt(part.trim());
+                if (v < 0)
+                {
+                    throw new NumberFormatException();
+                }
+                if (!out.contains(v))
+                {
+                    out.add(v);
+                }
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new IllegalArgumentException(option + ": '" + part.trim() + "' is not a non-negative integer");
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,199 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Availability;
+import io.github.te4j.Platform;
+import io.github.te4j.launcher.RankProcesses;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.RandomAccessFile;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The no-argument path: picks the platform, starts every rank as a child JVM (same java, same
+ * class path; NVLink multicast kept off by {@link RankProcesses}), follows rank 0's result file
+ * for progress, and prints the report once the ranks are done.
+ */
+final class BenchLauncher
+{
+    private static final long POLL_MS = 200;
+
+    private final BenchConfig config;
+    private final PrintStream out = System.out;
+
+    BenchLauncher(final BenchConfig config)
+    {
+        this.config = config;
+    }
+
+    int run() throws IOException, InterruptedException
+    {
+        final Platform platform = config.resolvePlatform();
+        final String unavailable = unavailable(platform);
+        if (unavailable != null)
+        {
+            System.err.println("te4j-bench: " + unavailable);
+            return BenchMain.EXIT_UNAVAILABLE;
+        }
+        final List<BenchCase> plan = BenchPlan.of(config, platform);
+        final Path rowsFile = Files.createTempFile("te4j-bench-", ".rows");
+        final String endpoint = "127.0.0.1:" + RankProcesses.freePort();
+        out.println("te4j-bench: " + BenchMain.platformName(platform) + " platform, " + config.ranks
+            + " ranks as child JVMs, " + plan.size() + " cases");
+        out.flush();
+        final List<Row> rows = new ArrayList<>();
+        final List<String> infos = new ArrayList<>();
+        final Progress progress = Progress.forTerminal(plan.size(), out);
+        boolean ranksFailed = false;
+        try (RankProcesses ranks = new RankProcesses(); RandomAccessFile follow = new RandomAccessFile(rowsFile.toFile(), "r"))
+        {
+            ranks.start(config.ranks, BenchMain.class.getName(), childJvmArgs(),
+                r -> config.childArgs(platform, r, endpoint, r == 0 ? rowsFile : null));
+            // Every wait inside a case is bounded by --timeout; this bounds the whole run.
+            final long deadline = System.nanoTime() + config.timeout.toNanos() * (plan.size() + 4L);
+            final StringBuilder partial = new StringBuilder();
+            while (System.nanoTime() < deadline && ranks.processes().stream().anyMatch(Process::isAlive))
+            {
+                readLines(follow, partial, rows, infos, progress);
+                if (crashed(ranks))
+                {
+                    break;  // a rank died: the others would only wait for it until their timeouts
+                }
+                Thread.sleep(POLL_MS);
+            }
+            final List<RankProcesses.Result> results = ranks.await(Duration.ofSeconds(30));
+            readLines(follow, partial, rows, infos, progress);
+            progress.finish();
+            for (final RankProcesses.Result r : results)
+            {
+                // Rank 0 exits 1 when a row failed its check: that is in the rows, not a crash.
+                final boolean ok = r.exitCode == 0 || r.rank == 0 && r.exitCode == BenchMain.EXIT_FAILED
+                    && rows.size() == plan.size();
+                if (!ok)
+                {
+                    ranksFailed = true;
+                    System.err.println("te4j-bench: rank " + r.rank + " failed (exit " + r.exitCode + "); its output:");
+                    System.err.println(r.output.isBlank() ? "(none)" : r.output);
+                }
+            }
+        }
+        finally
+        {
+            Files.deleteIfExists(rowsFile);
+        }
+        if (config.peers)
+        {
+            if (platform == Platform.CUDA)
+            {
+                rows.addAll(PeerPrograms.run(config.peersDir, Duration.ofMinutes(15), out));
+            }
+            else
+            {
+                out.println("peers: the peer programs need GPUs; skipped on the host platform");
+            }
+        }
+        if (!rows.isEmpty() || !ranksFailed)
+        {
+            new Report(config, platform, infos, rows).print(out);
+        }
+        if (rows.size() < plan.size())
+        {
+            System.err.println("te4j-bench: only " + rows.size() + " of " + plan.size() + " cases reported");
+            return BenchMain.EXIT_FAILED;
+        }
+        return ranksFailed || !rows.stream().allMatch(Row::ok) ? BenchMain.EXIT_FAILED : 0;
+    }
+
+    /** Why the run cannot start on {@code platform}, or null. */
+    private String unavailable(final Platform platform)
+    {
+        final Throwable cause = Availability.unavailabilityCause(platform);
+        if (cause != null)
+        {
+            return cause.getMessage();
+        }
+        if (platform == Platform.CUDA)
+        {
+            final int n = Availability.cudaDeviceCount();
+            for (int r = 0; r < config.ranks; r++)
+            {
+                if (config.deviceOf(r) >= n)
+                {
+                    return "rank " + r + " needs CUDA device " + config.deviceOf(r) + " but " + n
+                        + " are visible (set --gpus or --ranks)";
+                }
+            }
+            if (!Availability.cudaCanAccessPeer(config.deviceOf(0), config.deviceOf(1)))
+            {
+                return "CUDA devices " + config.deviceOf(0) + " and " + config.deviceOf(1)
+                    + " cannot access each other (no NVLink/PCIe P2P): use --platform host";
+            }
+        }
+        return null;
+    }
+
+    private static List<String> childJvmArgs()
+    {
+        final List<String> a = new ArrayList<>();
+        a.add("-Dorg.slf4j.simpleLogger.defaultLogLevel="
+            + System.getProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn"));
+        final String cache = System.getProperty("org.bytedeco.javacpp.cachedir");
+        if (cache != null)
+        {
+            a.add("-Dorg.bytedeco.javacpp.cachedir=" + cache);
+        }
+        return a;
+    }
+
+    /** Whether a rank exited with an error while the run goes on. */
+    private static boolean crashed(final RankProcesses ranks)
+    {
+        final List<Process> ps = ranks.processes();
+        for (int r = 0; r < ps.size(); r++)
+        {
+            final Process p = ps.get(r);
+            if (!p.isAlive() && p.exitValue() != 0 && !(r == 0 && p.exitValue() == BenchMain.EXIT_FAILED))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Reads the complete lines rank 0 has appended since the last call. */
+    private static void readLines(final RandomAccessFile f, final StringBuilder partial, final List<Row> rows,
+        final List<String> infos, final Progress progress) throws IOException
+    {
+        final long len = f.length();
+        if (len <= f.getFilePointer())
+        {
+            return;
+        }
+        final byte[] b = new byte[(int)Math.min(Integer.MAX_VALUE, len - f.getFilePointer())];
+        f.readFully(b);
+        partial.append(new String(b, StandardCharsets.UTF_8));
+        int nl;
+        while ((nl = partial.indexOf("\n")) >= 0)
+        {
+            final String line = partial.substring(0, nl);
+            partial.delete(0, nl + 1);
+            switch (RowCodec.kind(line))
+            {
+                case RowCodec.ROW:
+                    final Row row = RowCodec.decode(line);
+                    rows.add(row);
+                    progress.update(rows.size(), row);
+                    break;
+                case RowCodec.INFO:
+                    infos.add(RowCodec.rest(line));
+                    break;
+                default:
+                    break;  // TOTAL: the launcher already knows the plan
+            }
+        }
+    }
+}

@@ -1,0 +1,348 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Platform;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * te4j-bench: how fast te4j moves data here, and against what. With no arguments it picks the
+ * platform (CUDA P2P with two GPUs that reach each other, else the host platform), starts the
+ * ranks as child JVMs, and prints bandwidth, latency and message-rate tables with the baselines
+ * measured in the same run.
+ *
+ * <pre>
+ * java -jar te4j-&lt;version&gt;-bench.jar
+ * java -jar te4j-&lt;version&gt;-bench.jar --mode bandwidth --sweep 8:1G --blocks 16,132 --chart bw.svg
+ * java -jar te4j-&lt;version&gt;-bench.jar --rank 1 --world-size 2 --rendezvous 10.0.0.1:29600   (by hand)
+ * </pre>
+ * Exit codes: 0 every check held; 1 a check failed or a rank failed; 2 bad usage; 3 unavailable.
+ */
+@Command(name = "te4j-bench", mixinStandardHelpOptions = true, versionProvider = BenchMain.Version.class,
+    sortOptions = false, usageHelpAutoWidth = true,
+    description = {"Bandwidth, latency and message rate of te4j, with baselines measured side by side.",
+        "Every size is verified after its timed runs; a mismatch is a FAILED row and exit code 1."})
+public final class BenchMain implements Callable<Integer>
+{
+    /** Exit code: a check failed or a rank failed. */
+    public static final int EXIT_FAILED = 1;
+    /** Exit code: bad usage. */
+    public static final int EXIT_USAGE = 2;
+    /** Exit code: the platform or transport asked for is not available here. */
+    public static final int EXIT_UNAVAILABLE = 3;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--transport", paramLabel = "p2p|rdma-soft|rdma-hw", description = "Transport (default: p2p).")
+    String transport = "p2p";
+
+    @Option(names = "--platform", paramLabel = "auto|cuda|host",
+        description = "Platform; auto = CUDA with >= 2 GPUs that reach each other, else host (default: auto).")
+    String platform = "auto";
+
+    @Option(names = "--mode", paramLabel = "MODE[,MODE]",
+        description = "bandwidth, latency, rate or all (default: all).")
+    String mode = "all";
+
+    @Option(names = "--sizes", paramLabel = "LIST",
+        description = "Sizes, e.g. 8,4K,1M,1G (bandwidth; and latency/rate when that is the only mode).")
+    String sizes;
+
+    @Option(names = "--sweep", paramLabel = "MIN:MAX",
+        description = "Powers of two from MIN to MAX, e.g. 8:1G (default: 8:1G on CUDA, 8:64M on host).")
+    String sweep;
+
+    @Option(names = "--latency-sizes", paramLabel = "LIST", description = "Ping-pong message sizes (default: 8).")
+    String latencySizes;
+
+    @Option(names = "--rate-sizes", paramLabel = "LIST", description = "Message-rate sizes (default: 64K).")
+    String rateSizes;
+
+    @Option(names = "--warmup", paramLabel = "N", description = "Untimed samples before timing (default: 2).")
+    int warmup = 2;
+
+    @Option(names = "--iterations", paramLabel = "N", description = "Timed samples per case (default: 20).")
+    Integer iterations;
+
+    @Option(names = "--duration", paramLabel = "TIME",
+        description = "Time each case for about this long instead of --iterations, e.g. 500ms, 2s.")
+    String duration;
+
+    @Option(names = "--batch", paramLabel = "N",
+        description = "Operations per timed sample; 0 = auto, up to 1000 (default: 0).")
+    int batch;
+
+    @Option(names = {"--ranks", "--world-size"}, paramLabel = "N",
+        description = "Ranks; ranks 0 and 1 are measured, others only join (default: 2).")
+    int ranks = 2;
+
+    @Option(names = "--gpus", paramLabel = "LIST", description = "CUDA device of each rank (default: rank r uses r).")
+    String gpus;
+
+    @Option(names = "--blocks", paramLabel = "LIST",
+        description = "Blocks (SMs) per put and SM-copy launch, e.g. 16,32,132; 0 = te4j's choice (default: 16).")
+    String blocks = "16";
+
+    @Option(names = "--threads", paramLabel = "N", description = "Threads per block of a put (default: 512).")
+    int threads = 512;
+
+    @Option(names = "--format", paramLabel = "table|csv|json", description = "Output format (default: table).")
+    String format = "table";
+
+    @Option(names = "--output", paramLabel = "FILE", description = "Write the results there (the table still goes to the terminal).")
+    Path output;
+
+    @Option(names = "--chart", paramLabel = "FILE.svg",
+        description = "Bandwidth and latency against size, baselines included: SVG, or PNG where java.desktop exists.")
+    Path chart;
+
+    @Option(names = "--targets", description = "Also print the issue-5 performance targets with this run's ratios.")
+    boolean targets;
+
+    @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present.")
+    boolean peers;
+
+    @Option(names = "--peers-dir", paramLabel = "DIR", description = "Where run-peers.sh is (default: ../shared/peers).")
+    Path peersDir;
+
+    @Option(names = "--rank", paramLabel = "R", description = "Run as rank R only (ranks started by hand).")
+    Integer rank;
+
+    @Option(names = "--rendezvous", paramLabel = "HOST:PORT",
+        description = "Rank 0's rendezvous endpoint for ranks started by hand (default: 127.0.0.1:29600).")
+    String rendezvous;
+
+    @Option(names = "--bind", paramLabel = "ADDR",
+        description = "Address rank 0 listens on (default: loopback; 0.0.0.0 for other hosts).")
+    String bind;
+
+    @Option(names = "--timeout", paramLabel = "TIME",
+        description = "Bound of every wait: rendezvous, device loops, synchronize (default: 120s).")
+    String timeout = "120s";
+
+    @Option(names = "--result-file", hidden = true, description = "Launched rank 0: where its rows go.")
+    Path resultFile;
+
+    @Option(names = "--corrupt-for-test", hidden = true,
+        description = "Tests only: flip one received byte before the first check, to prove checks fail loudly.")
+    boolean corruptForTest;
+
+    /** Entry point of the bench jar. */
+    public static void main(final String[] args)
+    {
+        System.exit(run(args));
+    }
+
+    /** Runs the command line and returns the exit code (for tests and embedding). */
+    public static int run(final String... args)
+    {
+        final CommandLine cl = new CommandLine(new BenchMain());
+        cl.setCaseInsensitiveEnumValuesAllowed(true);
+        return cl.execute(args);
+    }
+
+    @Override
+    public Integer call() throws Exception
+    {
+        final BenchConfig config;
+        try
+        {
+            config = toConfig();
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+        final String unavailable = config.transport().unavailableReason();
+        if (unavailable != null)
+        {
+            System.err.println("te4j-bench: " + unavailable);
+            return EXIT_UNAVAILABLE;
+        }
+        return config.isRank() ? new BenchRank(config).run() : new BenchLauncher(config).run();
+    }
+
+    /** Checks every option and builds the run's settings; IllegalArgumentException names the bad one. */
+    BenchConfig toConfig()
+    {
+        final BenchConfig c = new BenchConfig();
+        c.transport = TransportKind.parse(transport);
+        c.platformChoice = platform.toLowerCase(Locale.ROOT);
+        if (!List.of("auto", "cuda", "host").contains(c.platformChoice))
+        {
+            throw new IllegalArgumentException("--platform: '" + platform + "' (expected auto, cuda or host)");
+        }
+        c.modes = parseModes(mode);
+        if (sizes != null && sweep != null)
+        {
+            throw new IllegalArgumentException("--sizes and --sweep exclude each other");
+        }
+        final List<Long> main = sizes != null ? Sizes.parseList(sizes) : sweep != null ? Sizes.parseSweep(sweep) : null;
+        c.bandwidthSizes = main;
+        c.latencySizes = latencySizes != null ? Sizes.parseList(latencySizes) : null;
+        c.rateSizes = rateSizes != null ? Sizes.parseList(rateSizes) : null;
+        // With one mode, --sizes/--sweep are that mode's sizes.
+        if (main != null && c.modes.size() == 1)
+        {
+            if (c.modes.contains(Mode.LATENCY) && c.latencySizes == null)
+            {
+                c.latencySizes = main;
+            }
+            if (c.modes.contains(Mode.RATE) && c.rateSizes == null)
+            {
+                c.rateSizes = main;
+            }
+        }
+        check(warmup >= 0 && warmup <= 1000, "--warmup must be 0..1000, got " + warmup);
+        c.warmup = warmup;
+        if (iterations != null && duration != null)
+        {
+            throw new IllegalArgumentException("--iterations and --duration exclude each other");
+        }
+        if (iterations != null)
+        {
+            check(iterations >= 1 && iterations <= 100000, "--iterations must be 1..100000, got " + iterations);
+            c.iterations = iterations;
+        }
+        if (duration != null)
+        {
+            c.duration = BenchConfig.parseDuration(duration);
+        }
+        check(batch >= 0 && batch <= 1000000, "--batch must be 0 (auto) .. 1000000, got " + batch);
+        c.batch = batch;
+        check(ranks >= 2 && ranks <= 64, "--ranks must be 2..64, got " + ranks);
+        c.ranks = ranks;
+        if (gpus != null)
+        {
+            final List<Integer> g = new ArrayList<>();
+            for (final String part : gpus.split(","))
+            {
+                try
+                {
+                    g.add(Integer.parseInt(part.trim()));
+                }
+                catch (final NumberFormatException e)
+                {
+                    throw new IllegalArgumentException("--gpus: '" + part + "' is not a device number");
+                }
+            }
+            check(g.size() == ranks, "--gpus lists " + g.size() + " devices for " + ranks + " ranks");
+            check(g.stream().allMatch(d -> d >= 0), "--gpus: device numbers must be >= 0");
+            c.gpus = g.stream().mapToInt(Integer::intValue).toArray();
+        }
+        c.blocks = BenchConfig.parseInts("--blocks", blocks);
+        check(c.blocks.stream().allMatch(b -> b <= 65535), "--blocks: at most 65535 blocks");
+        check(threads >= 32 && threads <= 1024 && threads % 32 == 0,
+            "--threads must be a multiple of 32 from 32 to 1024, got " + threads);
+        c.threads = threads;
+        try
+        {
+            c.format = OutputFormat.valueOf(format.toUpperCase(Locale.ROOT));
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException("--format: '" + format + "' (expected table, csv or json)");
+        }
+        c.output = output;
+        if (chart != null)
+        {
+            final String name = chart.getFileName().toString().toLowerCase(Locale.ROOT);
+            check(name.endsWith(".svg") || name.endsWith(".png"), "--chart: the file must end in .svg or .png");
+            check(name.endsWith(".svg") || Charts.pngSupported(),
+                "--chart: PNG needs the java.desktop module, which this Java runtime lacks; use .svg");
+        }
+        c.chart = chart;
+        c.targets = targets;
+        c.peers = peers;
+        if (peersDir != null)
+        {
+            c.peersDir = peersDir;
+        }
+        if (rank != null)
+        {
+            check(rank >= 0 && rank < ranks, "--rank " + rank + " outside 0.." + (ranks - 1));
+            c.rank = rank;
+        }
+        if (rendezvous != null)
+        {
+            final int colon = rendezvous.lastIndexOf(':');
+            check(colon > 0, "--rendezvous: expected HOST:PORT, got '" + rendezvous + "'");
+            try
+            {
+                final int port = Integer.parseInt(rendezvous.substring(colon + 1));
+                check(port > 0 && port < 65536, "--rendezvous: port " + port + " outside 1..65535");
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new IllegalArgumentException("--rendezvous: bad port in '" + rendezvous + "'");
+            }
+            c.rendezvous = rendezvous;
+        }
+        c.bindAddress = bind;
+        c.timeout = BenchConfig.parseDuration(timeout);
+        c.resultFile = resultFile;
+        c.corruptForTest = corruptForTest;
+        check(resultFile == null || rank != null, "--result-file is for launched ranks only");
+        return c;
+    }
+
+    private static EnumSet<Mode> parseModes(final String text)
+    {
+        final EnumSet<Mode> out = EnumSet.noneOf(Mode.class);
+        for (final String part : text.split(","))
+        {
+            final Mode m;
+            try
+            {
+                m = Mode.valueOf(part.trim().toUpperCase(Locale.ROOT));
+            }
+            catch (final IllegalArgumentException e)
+            {
+                throw new IllegalArgumentException("--mode: '" + part.trim() + "' (expected bandwidth, latency, rate or all)");
+            }
+            if (m == Mode.ALL)
+            {
+                out.addAll(EnumSet.of(Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE));
+            }
+            else
+            {
+                out.add(m);
+            }
+        }
+        return out;
+    }
+
+    private static void check(final boolean ok, final String message)
+    {
+        if (!ok)
+        {
+            throw new IllegalArgumentException(message);
+        }
+    }
+
+    /** Version from the jar manifest (or "dev" when run from classes). */
+    static final class Version implements CommandLine.IVersionProvider
+    {
+        @Override
+        public String[] getVersion()
+        {
+            final String v = BenchMain.class.getPackage().getImplementationVersion();
+            return new String[] {"te4j-bench " + (v == null ? "dev" : v)};
+        }
+    }
+
+    /** The platform's name in output. */
+    static String platformName(final Platform p)
+    {
+        return p.name().toLowerCase(Locale.ROOT);
+    }
+}

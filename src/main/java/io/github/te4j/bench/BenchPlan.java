@@ -1,0 +1,87 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Platform;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The ordered cases of a run. Within a size, te4j and its baselines run one after another, so
+ * every figure has its comparison from the same minute of the same run.
+ */
+public final class BenchPlan
+{
+    /** The raw flag moves no data: its row carries the 4-byte flag word as its size. */
+    static final long FLAG_BYTES = 4;
+
+    private BenchPlan()
+    {
+    }
+
+    /** The cases of {@code config} on {@code platform}. */
+    public static List<BenchCase> of(final BenchConfig config, final Platform platform)
+    {
+        final boolean cuda = platform == Platform.CUDA;
+        final int threads = cuda ? config.threads : 1;
+        // On the host one executor thread does a put: the launch shape does not apply.
+        final List<Integer> blocks = cuda ? config.blocks : List.of(1);
+        final List<BenchCase> out = new ArrayList<>();
+        if (config.modes.contains(Mode.BANDWIDTH))
+        {
+            for (final long size : config.sizes(Mode.BANDWIDTH, platform))
+            {
+                for (final int b : blocks)
+                {
+                    out.add(new BenchCase(Series.TE4J_PUT, size, b, threads));
+                }
+                if (cuda)
+                {
+                    out.add(new BenchCase(Series.COPY_ENGINE, size, -1, 0));
+                    for (final int b : blocks)
+                    {
+                        if (b > 0)  // a plain kernel has no "te4j's choice"
+                        {
+                            out.add(new BenchCase(Series.SM_COPY, size, b, threads));
+                        }
+                    }
+                }
+                else
+                {
+                    out.add(new BenchCase(Series.MEMCPY, size, 1, 1));
+                }
+            }
+        }
+        if (config.modes.contains(Mode.LATENCY))
+        {
+            for (final long size : config.sizes(Mode.LATENCY, platform))
+            {
+                out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1));
+            }
+            out.add(new BenchCase(Series.RAW_FLAG, FLAG_BYTES, 1, 1));
+        }
+        if (config.modes.contains(Mode.RATE))
+        {
+            for (final long size : config.sizes(Mode.RATE, platform))
+            {
+                for (final int b : blocks)
+                {
+                    out.add(new BenchCase(Series.TE4J_RATE_JAVA, size, b, threads));
+                    out.add(new BenchCase(Series.TE4J_RATE_CPP, size, b, threads));
+                }
+                out.add(cuda ? new BenchCase(Series.COPY_ENGINE_RATE, size, -1, 0)
+                    : new BenchCase(Series.MEMCPY_RATE, size, 1, 1));
+            }
+        }
+        return out;
+    }
+
+    /** The largest message of a plan (sizes the window). */
+    public static long maxBytes(final List<BenchCase> plan)
+    {
+        long max = Sizes.MIN_BYTES;
+        for (final BenchCase c : plan)
+        {
+            max = Math.max(max, c.bytes());
+        }
+        return max;
+    }
+}

@@ -1,0 +1,177 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Availability;
+import io.github.te4j.CommContext;
+import io.github.te4j.DeviceBuffer;
+import io.github.te4j.OpStream;
+import io.github.te4j.P2pTransport;
+import io.github.te4j.Platform;
+import io.github.te4j.TransferEngine;
+import io.github.te4j.rendezvous.Rendezvous;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardOpenOption;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One rank of a run, started by {@link BenchLauncher} or by hand ({@code --rank}). Sets up the
+ * engine, one symmetric window and one stream, then runs every case of the plan in step with the
+ * other ranks. Rank 0 reports: into the launcher's result file, or (started by hand) to the
+ * terminal and the output files itself.
+ */
+final class BenchRank
+{
+    private final BenchConfig config;
+
+    BenchRank(final BenchConfig config)
+    {
+        this.config = config;
+    }
+
+    /** Runs this rank; returns the exit code. */
+    int run() throws IOException
+    {
+        final Platform platform = config.resolvePlatform();
+        final Throwable cause = Availability.unavailabilityCause(platform);
+        if (cause != null)
+        {
+            System.err.println("te4j-bench rank " + config.rank + ": " + cause.getMessage());
+            return BenchMain.EXIT_UNAVAILABLE;
+        }
+        final List<BenchCase> plan = BenchPlan.of(config, platform);
+        final boolean reporter = config.rank == 0;
+        final List<Row> rows = new ArrayList<>();
+        final List<String> infos = new ArrayList<>();
+        final BufferedWriter sink = reporter && config.resultFile != null
+            ? Files.newBufferedWriter(config.resultFile, StandardCharsets.UTF_8, StandardOpenOption.APPEND,
+                StandardOpenOption.CREATE)
+            : null;
+        final Progress progress = reporter && sink == null ? Progress.forTerminal(plan.size(), System.out) : null;
+        try
+        {
+            emit(sink, RowCodec.total(plan.size()));
+            final int device = config.deviceOf(config.rank);
+            final Rendezvous.Builder rb = Rendezvous.builder().rank(config.rank).worldSize(config.ranks)
+                .endpoint(config.rendezvous).defaultTimeout(config.timeout).connectTimeout(config.timeout);
+            if (config.bindAddress != null)
+            {
+                rb.bindAddress(config.bindAddress);
+            }
+            try (Rendezvous rv = rb.build();
+                TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
+            {
+                final long session = agreeOnSession(rv);
+                final WindowLayout layout = new WindowLayout(BenchPlan.maxBytes(plan));
+                final P2pTransport p2p = engine.getOrCreateP2pTransport(config.ranks);
+                final DeviceBuffer window = p2p.allocateBuffer(layout.windowBytes());
+                final CommContext ctx = p2p.connect(window, rv, config.timeout);
+                final OpStream stream = engine.createStream();
+                final int partner = config.rank <= 1 ? 1 - config.rank : -1;
+                if (reporter)
+                {
+                    for (final String info : describe(platform, layout))
+                    {
+                        infos.add(info);
+                        emit(sink, RowCodec.info(info));
+                    }
+                }
+                try (BenchNatives natives = new BenchNatives(platform, device, ctx, stream, partner,
+                    config.timeout.toNanos()))
+                {
+                    final CaseRunner runner = new CaseRunner(config, platform, rv, ctx, stream, natives, layout, session);
+                    runner.writeSource();
+                    rv.barrier(config.timeout);
+                    int done = 0;
+                    for (final BenchCase k : plan)
+                    {
+                        final Row row = runner.run(k);
+                        done++;
+                        if (row != null)
+                        {
+                            rows.add(row);
+                            emit(sink, RowCodec.encode(row));
+                            if (progress != null)
+                            {
+                                progress.update(done, row);
+                            }
+                        }
+                    }
+                }
+                // Nobody unmaps or frees while a peer may still touch its window.
+                rv.barrier(config.timeout);
+            }
+        }
+        finally
+        {
+            if (progress != null)
+            {
+                progress.finish();
+            }
+            if (sink != null)
+            {
+                sink.close();
+            }
+        }
+        if (!reporter)
+        {
+            return 0;
+        }
+        if (sink == null)
+        {
+            new Report(config, platform, infos, rows).print(System.out);
+        }
+        return rows.stream().allMatch(Row::ok) ? 0 : BenchMain.EXIT_FAILED;
+    }
+
+    private List<String> describe(final Platform platform, final WindowLayout layout)
+    {
+        final List<String> out = new ArrayList<>();
+        out.add("platform " + BenchMain.platformName(platform) + ", transport " + config.transport.label() + ", "
+            + config.ranks + " ranks" + (config.ranks > 2 ? " (pair 0<->1 measured, the others join)" : ""));
+        if (platform == Platform.CUDA)
+        {
+            out.add("GPUs: rank 0 on device " + config.deviceOf(0) + ", rank 1 on device " + config.deviceOf(1)
+                + "; peer access " + Availability.cudaCanAccessPeer(config.deviceOf(0), config.deviceOf(1)));
+        }
+        else
+        {
+            out.add("host: " + Runtime.getRuntime().availableProcessors() + " CPUs; one executor thread per stream");
+        }
+        out.add("window " + Sizes.format(layout.windowBytes()) + " per rank; "
+            + (config.duration != null ? "about " + config.duration.toMillis() + " ms per case"
+                : config.iterations + " timed samples per case") + " after " + config.warmup + " warm-up samples");
+        return out;
+    }
+
+    /** Rank 0 draws the session (the pattern seeds); everyone takes its value. */
+    private static long agreeOnSession(final Rendezvous rv)
+    {
+        final long mine = new SecureRandom().nextLong();
+        final List<byte[]> all = rv.allGather(ByteBuffer.allocate(8).putLong(mine).array(), rv.defaultTimeout());
+        return ByteBuffer.wrap(all.get(0)).getLong();
+    }
+
+    private static void emit(final BufferedWriter sink, final String line)
+    {
+        if (sink == null)
+        {
+            return;
+        }
+        try
+        {
+            sink.write(line);
+            sink.newLine();
+            sink.flush();  // the launcher reads it as it grows (progress)
+        }
+        catch (final IOException e)
+        {
+            throw new UncheckedIOException("cannot write the result file", e);
+        }
+    }
+}

@@ -1,0 +1,385 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.CommContext;
+import io.github.te4j.DeviceBuffer;
+import io.github.te4j.OpStream;
+import io.github.te4j.Platform;
+import io.github.te4j.check.Patterns;
+import io.github.te4j.rendezvous.HandleExchange;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs one case on one rank, in lock step with the others. Every rank, measured or not, takes
+ * part in the same collectives:
+ * <pre>
+ *   poison the destination (receivers) .. barrier
+ *   [ping-pongs: warm up both sides .. agree on the sample count]
+ *   timed samples (rank 0; both sides for ping-pongs) .. all-gather run reports (ops sent, error)
+ *   verify data, guard and signal counts (receivers) .. all-gather verdicts
+ * </pre>
+ * Rank 0 then turns its samples and everyone's verdicts into a {@link Row}. A failure anywhere
+ * becomes that row's failure text; the run goes on with the next case.
+ */
+final class CaseRunner
+{
+    private static final int MAX_SAMPLES = 100000;
+
+    private final BenchConfig config;
+    private final Platform platform;
+    private final HandleExchange exchange;
+    private final CommContext ctx;
+    private final DeviceBuffer window;
+    private final OpStream stream;
+    private final BenchNatives natives;
+    private final WindowLayout layout;
+    private final int rank;
+    private final int partner;
+    private final long session;
+    private final Duration timeout;
+    private boolean corrupted;
+
+    CaseRunner(final BenchConfig config, final Platform platform, final HandleExchange exchange, final CommContext ctx,
+        final OpStream stream, final BenchNatives natives, final WindowLayout layout, final long session)
+    {
+        this.config = config;
+        this.platform = platform;
+        this.exchange = exchange;
+        this.ctx = ctx;
+        this.window = ctx.localBuffer();
+        this.stream = stream;
+        this.natives = natives;
+        this.layout = layout;
+        this.rank = ctx.rank();
+        this.partner = rank == 0 ? 1 : rank == 1 ? 0 : -1;
+        this.session = session;
+        this.timeout = config.timeout;
+    }
+
+    /** Ranks 0 and 1 write their pattern into the source region once: every message is a prefix of it. */
+    void writeSource()
+    {
+        if (partner >= 0)
+        {
+            Patterns.write(window, layout.src(), layout.maxBytes(), Patterns.seed(session, rank, partner, 0));
+        }
+    }
+
+    /** Runs {@code k}; returns its row on rank 0, null elsewhere. */
+    Row run(final BenchCase k)
+    {
+        final boolean receives = partner >= 0 && (rank == 1 || k.series().twoSided());
+        String error = null;
+        int signalBefore = 0;
+        try
+        {
+            if (receives && k.series() != Series.RAW_FLAG)
+            {
+                window.fill(layout.dst(), k.bytes() + WindowLayout.GUARD, Patterns.POISON);
+            }
+            if (rank == 1 && usesRateSignal(k.series()))
+            {
+                signalBefore = readWord(WindowLayout.RATE_SIGNAL);
+            }
+        }
+        catch (final RuntimeException e)
+        {
+            error = "rank " + rank + " could not prepare: " + e.getMessage();
+        }
+        exchange.barrier(timeout);
+
+        final List<Double> samples = new ArrayList<>();
+        final int batch = config.batchFor(k.series().mode(), k.bytes());
+        final long[] ops = new long[1];
+        if (k.series().twoSided())
+        {
+            error = runTwoSided(k, batch, samples, error);
+        }
+        else if (rank == 0 && error == null)
+        {
+            try
+            {
+                runOneSided(k, batch, samples, ops);
+            }
+            catch (final RuntimeException e)
+            {
+                error = "rank 0: " + e.getMessage();
+            }
+        }
+
+        final List<byte[]> reports = exchange.allGather(report(ops[0], error), timeout);
+        final String runError = firstText(reports, 8);
+        final long opsSent = ByteBuffer.wrap(reports.get(0)).getLong();
+
+        String verdict = null;
+        if (receives && runError == null)
+        {
+            try
+            {
+                verdict = verify(k, opsSent, signalBefore);
+            }
+            catch (final RuntimeException e)
+            {
+                verdict = "rank " + rank + " could not verify: " + e.getMessage();
+            }
+        }
+        final List<byte[]> verdicts = exchange.allGather(text(verdict), timeout);
+        if (rank != 0)
+        {
+            return null;
+        }
+        final String failure = runError != null ? runError : firstText(verdicts, 0);
+        final double[] v = samples.stream().mapToDouble(Double::doubleValue).toArray();
+        final Stats s = v.length == 0 ? null : Stats.of(v);
+        return new Row(k.series().mode(), k.series().label(), k.series().role(), BenchMain.platformName(platform),
+            k.bytes(), k.blocks(), k.threads(), batch, v.length, s == null ? Double.NaN : s.median(),
+            s == null ? Double.NaN : s.p99(), failure == null && s == null ? "no samples" : failure, note(k, batch));
+    }
+
+    private String note(final BenchCase k, final int batch)
+    {
+        final String clock = platform == Platform.CUDA ? "CUDA events" : "monotonic clock";
+        switch (k.series())
+        {
+            case TE4J_PING_PONG:
+            case RAW_FLAG:
+                return clock + " around " + (platform == Platform.CUDA ? "one kernel of " : "a loop of ") + batch
+                    + " round trips";
+            case TE4J_PUT:
+            case TE4J_RATE_JAVA:
+                return clock + ", " + batch + " Java-launched ops per sample";
+            case TE4J_RATE_CPP:
+                return clock + ", " + batch + " C++-launched ops per sample";
+            default:
+                return clock + ", " + batch + " ops per sample";
+        }
+    }
+
+    // ---- measuring
+
+    private void runOneSided(final BenchCase k, final int batch, final List<Double> samples, final long[] ops)
+    {
+        prepareShape(k);
+        final boolean signals = usesRateSignal(k.series());
+        for (int w = 0; w < config.warmup; w++)
+        {
+            sample(k, batch);
+            ops[0] += signals ? batch : 0;
+        }
+        final long end = config.duration == null ? 0 : System.nanoTime() + config.duration.toNanos();
+        for (int i = 0; i < MAX_SAMPLES; i++)
+        {
+            if (config.duration == null ? i >= config.iterations : i >= 3 && System.nanoTime() >= end)
+            {
+                break;
+            }
+            samples.add((double)sample(k, batch) / batch);
+            ops[0] += signals ? batch : 0;
+        }
+    }
+
+    private String runTwoSided(final BenchCase k, final int batch, final List<Double> samples, final String prepared)
+    {
+        String error = prepared;
+        final boolean active = partner >= 0;
+        // With --duration the sample count comes from a timed warm-up, so there is at least one.
+        final int warmups = config.duration != null ? Math.max(1, config.warmup) : config.warmup;
+        long probe = 1;
+        if (active && error == null)
+        {
+            try
+            {
+                for (int w = 0; w < warmups; w++)
+                {
+                    probe = Math.max(1, sample(k, batch));
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                error = "rank " + rank + ": " + e.getMessage();
+            }
+        }
+        // Rank 0 proposes the count; a rank that already failed vetoes (-1), so nobody waits for it.
+        int proposal = config.iterations;
+        if (config.duration != null)
+        {
+            proposal = (int)Math.max(3, Math.min(MAX_SAMPLES, config.duration.toNanos() / probe));
+        }
+        final List<byte[]> all = exchange.allGather(intBytes(error != null ? -1 : proposal), timeout);
+        int count = ByteBuffer.wrap(all.get(0)).getInt();
+        for (final byte[] b : all)
+        {
+            if (ByteBuffer.wrap(b).getInt() < 0)
+            {
+                count = 0;
+            }
+        }
+        if (active && error == null)
+        {
+            try
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    samples.add((double)sample(k, batch) / batch);
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                error = "rank " + rank + ": " + e.getMessage();
+            }
+        }
+        if (active && error == null && count == 0)
+        {
+            error = "the peer failed during warm-up (see its row)";
+        }
+        return error;
+    }
+
+    /** Launch shape of te4j's puts: 0 blocks = te4j's choice of everything; the host ignores it. */
+    private void prepareShape(final BenchCase k)
+    {
+        if (platform == Platform.CUDA && k.blocks() >= 0)
+        {
+            stream.launchShape(k.blocks(), k.blocks() == 0 ? 0 : k.threads());
+        }
+        else
+        {
+            stream.launchShape(0, 0);
+        }
+    }
+
+    /** One timed sample of {@code batch} operations: nanoseconds for the whole batch. */
+    private long sample(final BenchCase k, final int batch)
+    {
+        final long base = window.address();
+        final long src = base + layout.src();
+        final long dst = base + layout.dst();
+        final long peerDst = natives.peerBase() + layout.dst();
+        final boolean cuda = platform == Platform.CUDA;
+        switch (k.series())
+        {
+            case TE4J_PUT:
+                return javaLoop(batch, () -> stream.put(ctx, partner, layout.dst(), window, layout.src(), k.bytes()));
+            case TE4J_RATE_JAVA:
+                return javaLoop(batch, () -> stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(),
+                    k.bytes(), WindowLayout.RATE_SIGNAL, 1));
+            case TE4J_RATE_CPP:
+                return natives.cppPutWithSignalLoop(partner, dst, src, k.bytes(), base + WindowLayout.RATE_SIGNAL,
+                    cuda ? Math.max(0, k.blocks()) : 0, cuda && k.blocks() > 0 ? k.threads() : 0, batch);
+            case COPY_ENGINE:
+            case COPY_ENGINE_RATE:
+            case MEMCPY:
+            case MEMCPY_RATE:
+                return natives.copyEngine(peerDst, src, k.bytes(), batch);
+            case SM_COPY:
+                return natives.smCopy(peerDst, src, k.bytes(), k.blocks(), k.threads(), batch);
+            case TE4J_PING_PONG:
+                return natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
+            case RAW_FLAG:
+                return natives.rawFlagPingPong(rank == 0, batch);
+            default:
+                throw new IllegalStateException("no sampler for " + k.series());
+        }
+    }
+
+    /**
+     * Times {@code batch} operations enqueued from Java on the te4j stream. CUDA: events on the
+     * stream; host: the clock, stopped once the executor thread has finished (synchronize first).
+     */
+    private long javaLoop(final int batch, final Runnable op)
+    {
+        natives.timerStart();
+        for (int i = 0; i < batch; i++)
+        {
+            op.run();
+        }
+        if (platform == Platform.HOST)
+        {
+            stream.synchronize(timeout);
+        }
+        natives.timerStop();
+        stream.synchronize(timeout);
+        return natives.timerElapsedNs();
+    }
+
+    // ---- checking
+
+    private String verify(final BenchCase k, final long opsSent, final int signalBefore)
+    {
+        if (k.series() == Series.RAW_FLAG)
+        {
+            return null;  // no data; the native side checked the flag counts exactly
+        }
+        if (config.corruptForTest && !corrupted)
+        {
+            corrupted = true;
+            final long at = layout.dst() + k.bytes() / 2;
+            window.write(at, new byte[] {(byte)~window.read(at, 1)[0]});
+        }
+        final String data = Patterns.verify(window, layout.dst(), k.bytes(), Patterns.seed(session, partner, rank, 0));
+        if (data != null)
+        {
+            return "data check failed on rank " + rank + ": " + data;
+        }
+        final String guard = Patterns.verifyPoison(window, layout.dst() + k.bytes(), WindowLayout.GUARD);
+        if (guard != null)
+        {
+            return "overrun on rank " + rank + ": " + guard;
+        }
+        if (usesRateSignal(k.series()))
+        {
+            final int got = readWord(WindowLayout.RATE_SIGNAL) - signalBefore;
+            if (got != (int)opsSent)
+            {
+                return "signal check failed on rank " + rank + ": the signal word advanced by "
+                    + Integer.toUnsignedString(got) + ", rank 0 sent " + opsSent + " signals";
+            }
+        }
+        return null;
+    }
+
+    private static boolean usesRateSignal(final Series s)
+    {
+        return s == Series.TE4J_RATE_JAVA || s == Series.TE4J_RATE_CPP;
+    }
+
+    private int readWord(final long offset)
+    {
+        return ByteBuffer.wrap(window.read(offset, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt();
+    }
+
+    // ---- collective payloads
+
+    private static byte[] report(final long ops, final String error)
+    {
+        final byte[] t = error == null ? new byte[0] : error.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(8 + t.length).putLong(ops).put(t).array();
+    }
+
+    private static byte[] text(final String s)
+    {
+        return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static byte[] intBytes(final int v)
+    {
+        return ByteBuffer.allocate(4).putInt(v).array();
+    }
+
+    /** The first non-empty text among the blobs (after {@code skip} header bytes), or null. */
+    private static String firstText(final List<byte[]> blobs, final int skip)
+    {
+        for (final byte[] b : blobs)
+        {
+            if (b.length > skip)
+            {
+                return new String(b, skip, b.length - skip, StandardCharsets.UTF_8);
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,20 @@
+package io.github.te4j.bench;
+
+/** What a benchmark run measures. */
+public enum Mode
+{
+    /** Bulk put bandwidth against the copy engine, a plain SM copy kernel or memcpy. */
+    BANDWIDTH,
+    /** put + signal ping-pong round trip against a raw flag ping-pong. */
+    LATENCY,
+    /** putWithSignal launched back to back, from Java and from C++ (the JNI cost). */
+    RATE,
+    /** All three, each with its own sizes. */
+    ALL;
+
+    /** The name used on the command line and in output. */
+    public String label()
+    {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+}

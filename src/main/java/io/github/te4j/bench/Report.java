@@ -1,0 +1,69 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Platform;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The end of a run: the table on the terminal, the chosen format in --output, the chart in
+ * --chart, and the issue-5 targets with --targets.
+ */
+final class Report
+{
+    private final BenchConfig config;
+    private final Platform platform;
+    private final List<String> infos;
+    private final List<Row> rows;
+
+    Report(final BenchConfig config, final Platform platform, final List<String> infos, final List<Row> rows)
+    {
+        this.config = config;
+        this.platform = platform;
+        this.infos = new ArrayList<>(infos);
+        this.rows = new ArrayList<>(rows);
+    }
+
+    void print(final PrintStream out) throws IOException
+    {
+        final String table = TableWriter.write(infos, rows);
+        final String formatted;
+        switch (config.format)
+        {
+            case CSV:
+                formatted = CsvWriter.write(rows);
+                break;
+            case JSON:
+                formatted = JsonWriter.write(infos, rows);
+                break;
+            default:
+                formatted = table;
+        }
+        if (config.output != null)
+        {
+            Files.writeString(config.output, formatted, StandardCharsets.UTF_8);
+            out.print(table);
+            out.println("results written to " + config.output + " (" + config.format.name().toLowerCase() + ")");
+        }
+        else
+        {
+            out.print(formatted);
+        }
+        if (config.chart != null)
+        {
+            final String when = ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z"));
+            Charts.write(config.chart, rows, ChartRenderer.title(BenchMain.platformName(platform), when));
+            out.println("chart written to " + config.chart);
+        }
+        if (config.targets)
+        {
+            out.print(TargetReport.write(rows));
+        }
+        out.flush();
+    }
+}

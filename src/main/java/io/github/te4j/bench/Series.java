@@ -1,0 +1,60 @@
+package io.github.te4j.bench;
+
+/** The measurements te4j-bench runs itself, with the names shown in its output. */
+public enum Series
+{
+    /** OpStream.put launched from Java, back to back on one stream. */
+    TE4J_PUT("te4j put", Role.TE4J, Mode.BANDWIDTH),
+    /** cudaMemcpyPeerAsync into the peer's mapped buffer. */
+    COPY_ENGINE("copy engine (cudaMemcpyPeerAsync)", Role.BASELINE, Mode.BANDWIDTH),
+    /** A plain grid-stride kernel of 16-byte ld.global.nc / st.global. */
+    SM_COPY("SM copy kernel (16 B ld.nc/st)", Role.BASELINE, Mode.BANDWIDTH),
+    /** memcpy on one thread between the same shared-memory mappings. */
+    MEMCPY("memcpy (same mappings)", Role.BASELINE, Mode.BANDWIDTH),
+    /** put + signal round trips inside one kernel (one warp a side) or one host loop. */
+    TE4J_PING_PONG("te4j put+signal ping-pong", Role.TE4J, Mode.LATENCY),
+    /** st.release / ld.acquire flag round trips, one thread a side. */
+    RAW_FLAG("raw flag ping-pong", Role.BASELINE, Mode.LATENCY),
+    /** OpStream.putWithSignal launched from Java, back to back on one stream. */
+    TE4J_RATE_JAVA("te4j putWithSignal, Java loop", Role.TE4J, Mode.RATE),
+    /** The same loop in C++ against the native library (te4j::OpStream::putWithSignal). */
+    TE4J_RATE_CPP("te4j putWithSignal, C++ loop", Role.BASELINE, Mode.RATE),
+    /** cudaMemcpyPeerAsync back to back (rate mode). */
+    COPY_ENGINE_RATE("copy engine (cudaMemcpyPeerAsync)", Role.BASELINE, Mode.RATE),
+    /** memcpy back to back (rate mode, host). */
+    MEMCPY_RATE("memcpy (same mappings)", Role.BASELINE, Mode.RATE);
+
+    private final String label;
+    private final Role role;
+    private final Mode mode;
+
+    Series(final String label, final Role role, final Mode mode)
+    {
+        this.label = label;
+        this.role = role;
+        this.mode = mode;
+    }
+
+    /** The name shown in tables and charts. */
+    public String label()
+    {
+        return label;
+    }
+
+    public Role role()
+    {
+        return role;
+    }
+
+    /** The mode this series belongs to. */
+    public Mode mode()
+    {
+        return mode;
+    }
+
+    /** Whether both ranks of the pair take an active part (the ping-pongs). */
+    public boolean twoSided()
+    {
+        return mode == Mode.LATENCY;
+    }
+}

@@ -1,0 +1,66 @@
+package io.github.te4j.bench;
+
+import java.util.Locale;
+
+/**
+ * Which te4j transport carries the measured puts. Only {@link #P2P} exists today; the RDMA kinds
+ * are the hook for the RDMA transport (issue 3) and report why they cannot run yet.
+ */
+public enum TransportKind
+{
+    /** NVLink/PCIe between GPUs of one host, or shared memory on the host platform. */
+    P2P("p2p"),
+    /** RDMA through te4j's software NIC (one host, no RDMA hardware needed). */
+    RDMA_SOFT("rdma-soft"),
+    /** RDMA through a real NIC (IBGDA). */
+    RDMA_HW("rdma-hw");
+
+    /** The Java class of the RDMA transport, once issue 3 adds it. */
+    static final String RDMA_CLASS = "io.github.te4j.RdmaTransport";
+
+    private final String label;
+
+    TransportKind(final String label)
+    {
+        this.label = label;
+    }
+
+    /** The command-line name. */
+    public String label()
+    {
+        return label;
+    }
+
+    /** The kind named {@code text} (p2p, rdma-soft, rdma-hw). */
+    public static TransportKind parse(final String text)
+    {
+        for (final TransportKind k : values())
+        {
+            if (k.label.equals(text.toLowerCase(Locale.ROOT)))
+            {
+                return k;
+            }
+        }
+        throw new IllegalArgumentException("unknown transport '" + text + "' (expected p2p, rdma-soft or rdma-hw)");
+    }
+
+    /** Why this transport cannot be benchmarked in this build, or null when it can. */
+    public String unavailableReason()
+    {
+        if (this == P2P)
+        {
+            return null;
+        }
+        try
+        {
+            Class.forName(RDMA_CLASS);
+        }
+        catch (final ClassNotFoundException e)
+        {
+            return label + " is not yet available: this build has no RDMA Java API (" + RDMA_CLASS
+                + ", issue 3); use --transport p2p";
+        }
+        return label + " is not yet wired into te4j-bench: the RDMA Java API exists but the benchmark"
+            + " cases for it are still to be added (BenchRank)";
+    }
+}

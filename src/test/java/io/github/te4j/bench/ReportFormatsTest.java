@@ -1,0 +1,121 @@
+package io.github.te4j.bench;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.testng.Assert;
+import org.testng.annotations.Test;
+import org.w3c.dom.Document;
+
+/** Row encoding, CSV/JSON/table output, the SVG chart and the peer-output parser (no native code). */
+public class ReportFormatsTest
+{
+    static List<Row> sampleRows()
+    {
+        final List<Row> rows = new ArrayList<>();
+        for (long b = 8; b <= (1L << 20); b <<= 4)
+        {
+            rows.add(new Row(Mode.BANDWIDTH, Series.TE4J_PUT.label(), Role.TE4J, "cuda", b, 16, 512, 10, 20, b / 100.0 + 2000,
+                b / 90.0 + 2500, null, "CUDA events"));
+            rows.add(new Row(Mode.BANDWIDTH, Series.COPY_ENGINE.label(), Role.BASELINE, "cuda", b, -1, 0, 10, 20,
+                b / 120.0 + 6000, b / 110.0 + 6500, null, ""));
+        }
+        rows.add(new Row(Mode.LATENCY, Series.TE4J_PING_PONG.label(), Role.TE4J, "cuda", 8, 1, 32, 1000, 20, 2600, 2700,
+            null, ""));
+        rows.add(new Row(Mode.LATENCY, Series.RAW_FLAG.label(), Role.BASELINE, "cuda", 4, 1, 1, 1000, 20, 2520, 2600,
+            null, ""));
+        rows.add(new Row(Mode.RATE, "weird <&> \"name\", with comma", Role.TE4J, "cuda", 65536, 0, 0, 1000, 20, 2400,
+            2900, "data check failed: byte 3\tx", "note, \"quoted\""));
+        rows.addAll(PeerPrograms.parse(PEER_OUTPUT));
+        return rows;
+    }
+
+    static final String PEER_OUTPUT = String.join("\n",
+        "devices=2",
+        "CE memcpyPeer 1GiB: 395.9 GB/s",
+        "SM put blocks=16 1GiB: 321.8 GB/s",
+        "CE memcpyPeer 65536 B: 6.40 us/op",
+        "flag ping-pong round trip: 2.520 us (iters=10000)",
+        "NVSHMEM putmem_nbi_block blocks=16 1GiB: 319.1 GB/s",
+        "NVSHMEM putmem_on_stream 65536 B: 2.83 us/op, 23.2 GB/s",
+        "NVSHMEM putmem_signal ping-pong 8 B: round trip 4.260 us",
+        "NCCL send/recv 16777216 B: 56.36 us/op, 297.7 GB/s",
+        "torch not found: skipping the NCCL baseline");
+
+    @Test
+    public void rowCodecRoundTrips()
+    {
+        for (final Row r : sampleRows())
+        {
+            final Row back = RowCodec.decode(RowCodec.encode(r));
+            Assert.assertEquals(back.series(), RowCodec.clean(r.series()));
+            Assert.assertEquals(back.bytes(), r.bytes());
+            Assert.assertEquals(back.shape(), r.shape());
+            Assert.assertEquals(Double.doubleToLongBits(back.medianNs()), Double.doubleToLongBits(r.medianNs()));
+            Assert.assertEquals(Double.doubleToLongBits(back.p99Ns()), Double.doubleToLongBits(r.p99Ns()));
+            Assert.assertEquals(back.ok(), r.ok());
+            Assert.assertEquals(back.role(), r.role());
+            Assert.assertEquals(back.mode(), r.mode());
+        }
+    }
+
+    @Test
+    public void parsesPeerOutput()
+    {
+        final List<Row> peers = PeerPrograms.parse(PEER_OUTPUT);
+        Assert.assertEquals(peers.size(), 8);
+        final Row ce = peers.get(0);
+        Assert.assertEquals(ce.bytes(), 1L << 30);
+        Assert.assertEquals(ce.gbps(), 395.9, 1e-9);
+        Assert.assertEquals(ce.role(), Role.PEER);
+        final Row onStream = peers.stream().filter(r -> r.series().contains("putmem_on_stream")).findFirst().get();
+        Assert.assertEquals(onStream.medianNs(), 2830.0, 1e-9);
+        Assert.assertEquals(onStream.mode(), Mode.RATE);
+        Assert.assertTrue(peers.stream().allMatch(Row::ok));
+    }
+
+    @Test
+    public void csvAndJsonAndTable()
+    {
+        final List<Row> rows = sampleRows();
+        final String csv = CsvWriter.write(rows);
+        final String[] lines = csv.split("\n");
+        Assert.assertEquals(lines[0], CsvWriter.HEADER);
+        Assert.assertEquals(lines.length, rows.size() + 1);
+        Assert.assertTrue(csv.contains("\"weird <&> \"\"name\"\", with comma\""), csv);
+        final String json = JsonWriter.write(List.of("info \"1\""), rows);
+        Assert.assertTrue(json.startsWith("{") && json.trim().endsWith("}"), json);
+        Assert.assertTrue(json.contains("\"failure\": \"data check failed: byte 3\\tx\""), json);
+        Assert.assertTrue(json.contains("\"p99_ns\": null"), "peer rows have no p99: " + json);
+        final String table = TableWriter.write(List.of("platform cuda"), rows);
+        Assert.assertTrue(table.contains("1 of " + rows.size() + " rows FAILED"), table);
+        Assert.assertTrue(table.contains("== latency"), table);
+        final String targets = TargetReport.write(rows);
+        Assert.assertTrue(targets.contains("issue 5 targets"), targets);
+    }
+
+    @Test
+    public void svgChartIsWellFormedXml() throws Exception
+    {
+        final String svg = Charts.svg(sampleRows(), "te4j-bench <test> & chart");
+        final DocumentBuilderFactory f = DocumentBuilderFactory.newInstance();
+        f.setNamespaceAware(true);
+        final Document doc = f.newDocumentBuilder().parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
+        Assert.assertEquals(doc.getDocumentElement().getLocalName(), "svg");
+        Assert.assertEquals(doc.getDocumentElement().getNamespaceURI(), "http://www.w3.org/2000/svg");
+        Assert.assertTrue(doc.getElementsByTagName("polyline").getLength() >= 2, "te4j and copy-engine lines");
+        Assert.assertTrue(svg.contains("Round-trip latency"), "latency panel present");
+        Assert.assertTrue(svg.contains("peer: NVSHMEM putmem_nbi_block"), "peer figures in the legend");
+    }
+
+    @Test
+    public void svgChartOfNothingIsStillWellFormed() throws Exception
+    {
+        final String svg = Charts.svg(List.of(), "empty");
+        DocumentBuilderFactory.newInstance().newDocumentBuilder()
+            .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
+        Assert.assertTrue(svg.contains("no verified rows"));
+    }
+}
