@@ -25,7 +25,11 @@ echo "== availability"
 
 echo "== TestNG groups: $groups"
 out=$(mktemp -d)
-"$java" "${jopts[@]}" -cp "$cp" org.testng.TestNG -d "$out" -groups "$groups" -testjar "$tests" || rc=1
+"$java" "${jopts[@]}" -cp "$cp" org.testng.TestNG -verbose 2 -d "$out" -groups "$groups" -testjar "$tests"
+st=$?
+echo "TestNG exit $st (0 = all passed; 2 = some skipped; other = failures)"
+[ "$st" = 0 ] || rc=1
+[ -n "${OUT:-}" ] && cp "$out/testng-results.xml" "$OUT/" 2>/dev/null
 
 echo "== two-rank example"
 "$java" "${jopts[@]}" -cp "$cp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
@@ -36,7 +40,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     echo "== compute-sanitizer $tool (JVM, group cuda-inprocess)"
     "$cs" --tool "$tool" --target-processes all --error-exitcode 86 \
       "$java" "${jopts[@]}" -Dte4j.timeoutScale=20 -cp "$cp" org.testng.TestNG -d "$out/$tool" \
-      -groups cuda-inprocess -testjar "$tests" 2>&1 | tail -25
+      -verbose 2 -groups cuda-inprocess -testjar "$tests" 2>&1 | tail -25
     st=${PIPESTATUS[0]}
     echo "compute-sanitizer $tool exit $st"
     [ "$st" = 0 ] || rc=1

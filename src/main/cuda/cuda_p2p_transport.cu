@@ -648,7 +648,14 @@ class CudaP2pTransport final : public P2pTransport {
                std::to_string(peer_device) + " in this process";
         return kBadHandle;
       }
-      if (int st = checkRange(r, peer, 0, w->bytes, why)) return st;
+      {
+        // The driver resolves an address range only in the owning device's context.
+        cuda_detail::DeviceGuard guard;
+        if (cudaSetDevice(peer_device) != cudaSuccess) {
+          return cudaWhy(who + "cudaSetDevice(peer)", cudaGetLastError(), why);
+        }
+        if (int st = checkRange(r, peer, 0, w->bytes, why)) return st;
+      }
       if (peer_device != device_) {
         int can = 0;
         e = cudaDeviceCanAccessPeer(&can, device_, peer_device);
