@@ -18,6 +18,9 @@ for t in target/cmake/tests/*; do
   if ! timeout 600 "$t"; then echo "FAILED: $t"; failed=1; fi
 done
 
+echo "== separate Maven project using the installed jar"
+bash scripts/consumer-test.sh || failed=1
+
 echo "== surefire summary"
 grep -h "Tests run" target/surefire-reports/*.txt || true
 exit $failed
