@@ -76,6 +76,39 @@ public class CudaInProcessTest
         System.out.println("OK cuda put+signal sizes verified: " + verified);
     }
 
+    /**
+     * Ordering: the receiver's stream copies the received bytes away (a put to itself) right after
+     * its waitSignal completes on the device, with no host step in between; if any block's data
+     * could land after the signal, the snapshot would miss it.
+     */
+    @Test(timeOut = 300_000)
+    public void dataIsVisibleBeforeItsSignal()
+    {
+        final long size = Math.min(MAX, 8L << 20);
+        pair.streams[0].launchShape(132, 512);
+        try
+        {
+            for (int round = 1; round <= 40; round++)
+            {
+                final long seed = Patterns.seed(System.nanoTime(), 0, 1, round);
+                Patterns.write(src, 0, size, seed);
+                pair.windows[1].fill(0, size, Patterns.POISON);
+                pair.windows[1].fill(SLOT, size, Patterns.POISON);
+                pair.streams[1].waitSignal(pair.ctx[1], SIG + 32, round, T);
+                pair.streams[1].put(pair.ctx[1], 1, SLOT, pair.windows[1], 0, size);
+                pair.streams[0].putWithSignal(pair.ctx[0], 1, 0, src, 0, size, SIG + 32, 1);
+                pair.streams[0].synchronize(T);
+                pair.streams[1].synchronize(T);
+                Assert.assertNull(Patterns.verify(pair.windows[1], SLOT, size, seed), "snapshot of round " + round);
+            }
+        }
+        finally
+        {
+            pair.streams[0].launchShape(0, 0);
+        }
+        System.out.println("OK cuda ordering: 40 rounds of " + size + " B, snapshot taken on-device right after the signal");
+    }
+
     @Test(timeOut = 300_000)
     public void manyWriterTotals()
     {

@@ -47,6 +47,13 @@ public class P2pMultiProcessTest
         runRanks(4, Platform.HOST, "16,65536,1048577", 2);
     }
 
+    /** All-to-all among 8 ranks (issue 7's pattern on the CPU): every rank puts a distinct random block to every other and signals it. */
+    @Test(groups = "host", timeOut = 300_000)
+    public void eightHostRanksAllToAll() throws Exception
+    {
+        runRanks(8, Platform.HOST, "4096,65536", 1);
+    }
+
     @Test(groups = "cuda", timeOut = 600_000)
     public void twoCudaRanks() throws Exception
     {
