@@ -18,7 +18,9 @@
 
 #include "te4j/api.h"
 #include "transport/device/comm_device.cuh"
+#include "transport/device/ibgda/syndrome_text.cuh"
 #include "kernels/put_kernels.cuh"
+#include "kernels/put_variants.cuh"
 #include "kernels/signal_kernels.cuh"
 #include "kernels/wait_kernels.cuh"
 
@@ -125,6 +127,11 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("put: cudaSetDevice", scope.status()));
     }
+    // The variants know no RDMA route: contexts with RDMA tables take the production kernel.
+    if (ctx->ibgda.qps == nullptr &&
+        launchVariant(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0)) {
+      return checkLaunch("put");
+    }
     mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
                                                                 nbytes, scratch_, status_dev_);
     return checkLaunch("put");
@@ -141,6 +148,10 @@ class CudaOpStream final : public OpStream {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("putWithSignal: cudaSetDevice", scope.status()));
+    }
+    if (ctx->ibgda.qps == nullptr &&
+        launchVariant(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value)) {
+      return checkLaunch("putWithSignal");
     }
     mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
         *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, scratch_, status_dev_);
@@ -399,7 +410,27 @@ class CudaOpStream final : public OpStream {
     return checkLaunch(opName(op));
   }
 
+  // Issue-5 kernel variants (te4j/tuning.h, knob `put`): launches one and returns true, or
+  // returns false for the production kernels. A launch error stays for checkLaunch to report.
+  bool launchVariant(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
+                     const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr, uint32_t value) {
+    const int knob = tuning::get(tuning::kPut);
+    if (knob == tuning::kPutBase) return false;
+    const cudaError_t e = mc_launch_put_variant(
+        knob, tuning::get(tuning::kPdl) != 0, tuning::get(tuning::kSignal) == tuning::kSignalRed,
+        device_, shape.blocks, shape.threads, stream_, *ctx, dst_rank, recv_ptr, send_ptr, nbytes,
+        sig_ptr, value, scratch_, status_dev_);
+    if (e != cudaSuccess) variant_error_ = e;
+    return true;
+  }
+
   int checkLaunch(const char* what) {
+    if (variant_error_ != cudaSuccess) {
+      const cudaError_t v = variant_error_;
+      variant_error_ = cudaSuccess;
+      cudaGetLastError();
+      return fail(kCudaError, cudaText((std::string(what) + ": kernel variant launch").c_str(), v));
+    }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
       return fail(kCudaError, cudaText((std::string(what) + ": kernel launch").c_str(), e));
@@ -428,6 +459,11 @@ class CudaOpStream final : public OpStream {
   // (no route) kDeviceFault.
   static int statusOf(const McStreamStatus& s) {
     if (s.code == kMcStreamWaitTimeout) return kTimeout;
+    if (s.code == kMcStreamRdmaError) {
+      if (s.route == mooncake::device::kMcRdmaTimeout) return kTimeout;
+      if (s.route == mooncake::device::kMcRdmaInvalid) return kDeviceFault;
+      return kRemoteError;
+    }
     if (s.code == kMcStreamNoRoute && s.route == mooncake::device::kMcRdmaTimeout) return kTimeout;
     if (s.code == kMcStreamNoRoute && (s.route == mooncake::device::kMcRdmaQpError ||
                                        s.route == mooncake::device::kMcRdmaFatal)) {
@@ -437,13 +473,25 @@ class CudaOpStream final : public OpStream {
   }
 
   static std::string describe(const McStreamStatus& s) {
-    char buf[256];
+    char buf[512];
     if (s.code == kMcStreamWaitTimeout) {
       snprintf(buf, sizeof(buf),
                "waitSignal timed out after %.3f ms at 0x%llx expected>=%u seen %u "
                "(timeout %.3f ms)",
                (double)s.waited_ns / 1e6, (unsigned long long)s.addr, s.expected, s.seen,
                (double)s.timeout_ns / 1e6);
+    } else if (s.code == kMcStreamRdmaError) {
+      const uint32_t syndrome = s.expected & 0xffu;
+      snprintf(buf, sizeof(buf),
+               "%s to rank %d over RDMA (0x%llx): %s: error CQE syndrome 0x%02x (%s), vendor "
+               "syndrome 0x%02x%s",
+               opName(s.op), s.rank, (unsigned long long)s.addr,
+               mooncake::device::mc_route_status_text(s.route), syndrome,
+               mooncake::device::mc_rdma_syndrome_text(syndrome), (s.expected >> 8) & 0xffu,
+               s.route == mooncake::device::kMcRdmaQpError
+                   ? "; the QP stays in the error state until recreateQueuePairs + reconnect at "
+                     "both ends"
+                   : "");
     } else if (s.code == kMcStreamNoRoute) {
       snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)",
                opName(s.op), s.rank, (unsigned long long)s.addr,
@@ -461,6 +509,7 @@ class CudaOpStream final : public OpStream {
   McStreamScratch* scratch_ = nullptr;     // device memory
   McStreamStatus* status_host_ = nullptr;  // mapped pinned host memory, host address
   McStreamStatus* status_dev_ = nullptr;   // the same memory, device address
+  cudaError_t variant_error_ = cudaSuccess;  // launchVariant's failure, for checkLaunch
 };
 
 }  // namespace

@@ -23,10 +23,13 @@
 
 #include "te4j/api.h"
 #include "transport/device/comm_device.cuh"
+#include "transport/device/ibgda/syndrome_text.cuh"
 
 using mooncake::device::CommCtx;
 
 namespace te4j {
+void hostPutCopy(void* dst, const void* src, std::size_t n);  // host_copy.cpp (te4j/tuning.h)
+
 namespace {
 
 // Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
@@ -239,18 +242,22 @@ class HostOpStream final : public OpStream {
 
   int execute(const HostOp& op, std::string* message) {
     using namespace mooncake::device;
+    if (op.kind != OpKind::kWaitSignal && rdmaRoute(op.ctx, op.dst_rank)) {
+      return executeRdma(op, message);
+    }
     switch (op.kind) {
       case OpKind::kPut:
       case OpKind::kPutWithSignal: {
         if (op.nbytes > 0) {
           void* dst = mc_route_put(op.ctx, op.dst_rank, op.recv_ptr);
-          // RDMA puts from an OpStream are not wired yet (issue 3): only RDMA reaches dst.
+          // RDMA routes were taken in execute(): here no route reaches dst at all.
           if (dst == nullptr) {
             return noRoute(op, mc_rdma_available(op.ctx.ibgda) ? kMcRdmaUnsupported : kMcNoRoute,
                            message);
           }
-          // memmove: a put to the own rank may overlap its source.
-          memmove(dst, op.send_ptr, op.nbytes);
+          // memmove by default: a put to the own rank may overlap its source (hostPutCopy
+          // keeps memmove for overlaps; the knob hostcopy picks memcpy / non-temporal).
+          hostPutCopy(dst, op.send_ptr, op.nbytes);
         }
         if (op.kind == OpKind::kPut) return kOk;
         // The release add orders the copy above before the signal, for any acquiring reader.
@@ -269,6 +276,40 @@ class HostOpStream final : public OpStream {
         return waitFor(op, message);
     }
     return kOk;
+  }
+
+  // Only RDMA reaches dst_rank: not the own rank, P2P entry 0, and an RDMA context present.
+  static bool rdmaRoute(const CommCtx& ctx, int dst_rank) {
+    using namespace mooncake::device;
+    return dst_rank != ctx.rank && !mc_p2p_available(ctx.p2p, dst_rank) &&
+           mc_rdma_available(ctx.ibgda);
+  }
+
+  // put / signal / redAdd over RDMA: posted and quieted here, so the op is done (or its error
+  // CQE recorded) when it counts as completed, and synchronize() raises it.
+  int executeRdma(const HostOp& op, std::string* message) {
+    using namespace mooncake::device;
+    const bool has_put = op.kind == OpKind::kPut || op.kind == OpKind::kPutWithSignal;
+    const bool has_add = op.kind != OpKind::kPut;
+    uint32_t err_first = 0;
+    const int rc = mc_rdma_put_signal_quiet(op.ctx.ibgda, op.dst_rank, op.send_ptr, op.recv_ptr,
+                                            has_put ? op.nbytes : 0,
+                                            has_add ? op.sig_ptr : nullptr, op.value, &err_first);
+    if (rc == kMcRdmaOk) return kOk;
+    *message = std::string(opName(op.kind)) + " to rank " + std::to_string(op.dst_rank) +
+               " over RDMA: " + mc_route_status_text(rc);
+    if (rc == kMcRdmaQpError) {
+      char buf[200];
+      snprintf(buf, sizeof(buf), ": error CQE syndrome 0x%02x (%s), vendor syndrome 0x%02x",
+               err_first & 0xffu, mc_rdma_syndrome_text(err_first & 0xffu),
+               (err_first >> 8) & 0xffu);
+      *message += std::string(buf) + "; the QP stays in the error state until "
+                  "recreateQueuePairs + reconnect at both ends";
+      return kRemoteError;
+    }
+    if (rc == kMcRdmaTimeout) return kTimeout;
+    if (rc == kMcRdmaFatal) return kRemoteError;
+    return kDeviceFault;
   }
 
   // A signal/put that found no usable route: positive route codes are device faults, the

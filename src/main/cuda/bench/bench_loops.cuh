@@ -80,6 +80,16 @@ MC_DEVICE_INLINE void bench_meet(const mooncake::device::CommCtx& ctx, int peer,
 /// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst (the whole
 /// side copies), then lane 0 signals the peer's sig word (+1, release) and/or waits for its own
 /// to reach base + round. The initiator sends first.
+/// Variants (te4j/tuning.h): kSpin waits with mc_wait_signal_spin instead of mc_wait_signal
+/// (knob wait=spin); kRed signals with mc_signal_noret (knob signal=red).
+template <bool kSpin = false, bool kRed = false>
+MC_DEVICE_INLINE bool bench_wait(const uint32_t* sig, uint32_t expected, uint64_t deadline,
+                                 uint32_t* seen) {
+  return kSpin ? mooncake::device::mc_wait_signal_spin(sig, expected, deadline, seen)
+               : mooncake::device::mc_wait_signal(sig, expected, deadline, seen);
+}
+
+template <bool kSpin = false, bool kRed = false>
 MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int peer,
                                       bool initiator, void* dst, const void* src, size_t bytes,
                                       uint32_t* sig, uint32_t base, uint32_t iters,
@@ -91,7 +101,7 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
     uint32_t failed = 0;
     uint32_t seen = 0;
     if (!initiator) {
-      if (lane == 0 && !mc_wait_signal(sig, expected, deadline, &seen)) failed = kLoopTimeout;
+      if (lane == 0 && !bench_wait<kSpin>(sig, expected, deadline, &seen)) failed = kLoopTimeout;
       failed = bench_side_bcast(failed);
       if (failed != 0) {
         if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
@@ -106,8 +116,11 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
     mc_copy_cooperative(remote, src, bytes, lane, lanes);
     // The lanes' stores happen before lane 0's release add (warp barrier, then release).
     bench_side_sync();
-    if (lane == 0 && mc_signal(ctx, peer, 0, 1, sig, 1u) != kMcRouteOk) failed = kLoopNoRoute;
-    if (initiator && failed == 0 && lane == 0 && !mc_wait_signal(sig, expected, deadline, &seen)) {
+    if (lane == 0 && (kRed ? mc_signal_noret(ctx, peer, 0, 1, sig, 1u)
+                           : mc_signal(ctx, peer, 0, 1, sig, 1u)) != kMcRouteOk) {
+      failed = kLoopNoRoute;
+    }
+    if (initiator && failed == 0 && lane == 0 && !bench_wait<kSpin>(sig, expected, deadline, &seen)) {
       failed = kLoopTimeout;
     }
     failed = bench_side_bcast(failed);
@@ -137,9 +150,13 @@ MC_DEVICE_INLINE bool bench_raw_wait(const uint32_t* flag, uint32_t expected, ui
 
 /// One side of the raw flag ping-pong (one thread): store base + round to the peer's flag with
 /// release order, spin with acquire loads on the own flag. No te4j routing, no data.
+/// kData (knob rawdata=1): first a plain 8-byte store of the round to peer_data (another line of
+/// the peer's window), which the release then orders before the flag: the least a correctly
+/// ordered put(8 B)+signal can cost, since the release must wait for that store to complete.
+template <bool kData = false>
 MC_DEVICE_INLINE void bench_raw_side(uint32_t* flag, uint32_t* peer_flag, bool initiator,
                                      uint32_t base, uint32_t iters, uint64_t deadline,
-                                     BenchLoopResult* out) {
+                                     BenchLoopResult* out, uint64_t* peer_data = nullptr) {
   using namespace mooncake::device;
   for (uint32_t round = 1; round <= iters; ++round) {
     const uint32_t expected = base + round;
@@ -148,6 +165,7 @@ MC_DEVICE_INLINE void bench_raw_side(uint32_t* flag, uint32_t* peer_flag, bool i
       bench_record(out, kLoopTimeout, round - 1, expected, seen);
       return;
     }
+    if (kData) *(volatile uint64_t*)peer_data = (uint64_t)expected;
     mc_st_release_u32(peer_flag, expected);
     if (initiator && !bench_raw_wait(flag, expected, deadline, &seen)) {
       bench_record(out, kLoopTimeout, round - 1, expected, seen);

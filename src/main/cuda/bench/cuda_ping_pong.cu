@@ -14,6 +14,7 @@
 #include <string>
 
 #include "te4j/bench_api.h"
+#include "te4j/tuning.h"
 #include "bench_loops.cuh"
 #include "cuda_bench_common.cuh"
 
@@ -33,21 +34,25 @@ __global__ void bench_meet_kernel(CommCtx ctx, int peer, uint32_t* ready, uint32
   bench_meet(ctx, peer, ready, expected, deadline, out);
 }
 
+template <bool kSpin, bool kRed>
 __global__ void bench_te4j_kernel(CommCtx ctx, int peer, bool initiator, void* dst, const void* src,
                                   size_t bytes, uint32_t* sig, uint32_t base, uint32_t iters,
                                   uint64_t timeout_ns, BenchLoopResult* out) {
   __shared__ uint64_t deadline;  // one clock read for the whole warp
   if (threadIdx.x == 0) deadline = mooncake::device::mc_globaltimer_ns() + timeout_ns;
   __syncthreads();
-  bench_te4j_side(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
+  bench_te4j_side<kSpin, kRed>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
                   blockDim.x, out);
 }
 
+template <bool kData>
 __global__ void bench_raw_flag_kernel(uint32_t* flag, uint32_t* peer_flag, bool initiator,
                                       uint32_t base, uint32_t iters, uint64_t timeout_ns,
                                       BenchLoopResult* out) {
   const uint64_t deadline = mooncake::device::mc_globaltimer_ns() + timeout_ns;
-  bench_raw_side(flag, peer_flag, initiator, base, iters, deadline, out);
+  // kData: 8 bytes at the peer's window offset 64 (line 0; the raw flag sits at offset 128).
+  bench_raw_side<kData>(flag, peer_flag, initiator, base, iters, deadline, out,
+                        (uint64_t*)((uint8_t*)peer_flag - 64));
 }
 
 class CudaPingPong final : public PingPong {
@@ -94,9 +99,13 @@ class CudaPingPong final : public PingPong {
     if (e == cudaSuccess) e = launchMeet(timeout_ns);
     if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
     if (e == cudaSuccess) {
-      bench_te4j_kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_,
-                                               sig_base_, (uint32_t)iters, (uint64_t)timeout_ns,
-                                               results_dev_ + 1);
+      // Variants (te4j/tuning.h): wait=spin, signal=red.
+      const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
+      const bool red = tuning::get(tuning::kSignal) == tuning::kSignalRed;
+      auto kernel = spin ? (red ? bench_te4j_kernel<true, true> : bench_te4j_kernel<true, false>)
+                         : (red ? bench_te4j_kernel<false, true> : bench_te4j_kernel<false, false>);
+      kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
+                                    (uint32_t)iters, (uint64_t)timeout_ns, results_dev_ + 1);
       e = cudaGetLastError();
     }
     if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
@@ -114,7 +123,9 @@ class CudaPingPong final : public PingPong {
     if (e == cudaSuccess) e = launchMeet(timeout_ns);
     if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
     if (e == cudaSuccess) {
-      bench_raw_flag_kernel<<<1, 1, 0, stream_>>>(flag_, peer_flag_, initiator, flag_base_,
+      auto kernel = tuning::get(tuning::kRawData) != 0 ? bench_raw_flag_kernel<true>
+                                                        : bench_raw_flag_kernel<false>;
+      kernel<<<1, 1, 0, stream_>>>(flag_, peer_flag_, initiator, flag_base_,
                                                   (uint32_t)iters, (uint64_t)timeout_ns,
                                                   results_dev_ + 1);
       e = cudaGetLastError();

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdma_route.cuh"
 #include "stream_state.cuh"
 #include "transport/device/comm_device.cuh"
 #include "transport/device/detail/copy.cuh"
@@ -30,8 +31,7 @@ __device__ __forceinline__ void mc_grid_copy(void* dst, const void* src, size_t 
   mooncake::device::mc_copy_cooperative(dst, src, nbytes, tid, nthreads);
 }
 
-// Why mc_route_put found no plain-store route. RDMA puts from an OpStream are not wired yet
-// (issue 3), so an RDMA-only rank is reported rather than posted to.
+// Why mc_route_put found no plain-store route (RDMA routes were taken before it was asked).
 __device__ __forceinline__ int mc_put_route_status(const mooncake::device::CommCtx& ctx) {
   return mooncake::device::mc_rdma_available(ctx.ibgda) ? mooncake::device::kMcRdmaUnsupported
                                                         : mooncake::device::kMcNoRoute;
@@ -41,6 +41,11 @@ __global__ void mc_put_kernel(mooncake::device::CommCtx ctx, int dst_rank, void*
                               const void* send_ptr, size_t nbytes, McStreamScratch* scratch,
                               McStreamStatus* status) {
   if (mc_stream_aborted_block(scratch)) return;
+  if (mc_stream_rdma_route(ctx, dst_rank)) {  // uniform; one thread posts (rdma_route.cuh)
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      mc_stream_rdma_op(ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, kMcOpPut, scratch, status);
+    return;
+  }
   void* dst = mooncake::device::mc_route_put(ctx, dst_rank, recv_ptr);
   if (dst == nullptr) {  // uniform: every thread computed the same route
     if (blockIdx.x == 0 && threadIdx.x == 0) {
@@ -58,6 +63,12 @@ __global__ void mc_put_signal_kernel(mooncake::device::CommCtx ctx, int dst_rank
                                      McStreamStatus* status) {
   using namespace mooncake::device;
   if (mc_stream_aborted_block(scratch)) return;
+  if (mc_stream_rdma_route(ctx, dst_rank)) {  // uniform; one thread posts (rdma_route.cuh)
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+      mc_stream_rdma_op(ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value,
+                        kMcOpPutWithSignal, scratch, status);
+    return;
+  }
   if (nbytes > 0) {
     void* dst = mc_route_put(ctx, dst_rank, recv_ptr);
     if (dst == nullptr) {

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "rdma_route.cuh"
 #include "stream_state.cuh"
 #include "transport/device/comm_device.cuh"
 
@@ -16,6 +17,10 @@ __global__ void mc_atomic_add_kernel(mooncake::device::CommCtx ctx, int dst_rank
                                      McStreamStatus* status) {
   using namespace mooncake::device;
   if (mc_stream_aborted(scratch)) return;
+  if (mc_stream_rdma_route(ctx, dst_rank)) {
+    mc_stream_rdma_op(ctx, dst_rank, nullptr, nullptr, 0, ptr, value, (McStreamOp)op, scratch, status);
+    return;
+  }
   const int rc = op == kMcOpSignal ? mc_signal(ctx, dst_rank, 0, 1, ptr, value)
                                    : mc_red_add(ctx, dst_rank, 0, 1, ptr, value);
   if (rc != kMcRouteOk) {

@@ -35,6 +35,7 @@ enum McStreamCode : uint32_t {
   kMcStreamOk = 0,
   kMcStreamWaitTimeout = 1,
   kMcStreamNoRoute = 2,
+  kMcStreamRdmaError = 3,  // route: kMcRdma* status; expected: the QP's first error record
 };
 
 enum McStreamOp : uint32_t {

@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 namespace mooncake { namespace device { struct CommCtx; } }
@@ -58,21 +59,31 @@ int copyMemory(int platform, int device, void* dst, const void* src, std::size_t
 int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t bytes);
 
 /// Base of every native object: holds the last error message of the calling object.
+/// Java may call one object from many threads at once, so the message is guarded by a mutex and
+/// lastError() hands out the calling thread's own copy (valid until its next lastError()).
 class NativeObject {
  public:
   virtual ~NativeObject() = default;
-  const char* lastError() const { return last_error_.c_str(); }
+  const char* lastError() const {
+    thread_local std::string copy;
+    std::lock_guard<std::mutex> lock(error_mu_);
+    copy = last_error_;
+    return copy.c_str();
+  }
 
  protected:
   int fail(int status, const std::string& message) {
+    std::lock_guard<std::mutex> lock(error_mu_);
     last_error_ = message;
     return status;
   }
   int ok() {
+    std::lock_guard<std::mutex> lock(error_mu_);
     last_error_.clear();
     return kOk;
   }
   std::string last_error_;
+  mutable std::mutex error_mu_;
 };
 
 /// Deletes any te4j native object (the Java peers' close()).

@@ -103,5 +103,12 @@ class LaunchLoop : public NativeObject {
   int init_status_ = kOk;
 };
 
+/// The issue-5 variants (te4j/tuning.h) for this whole process: resets every knob to its
+/// default, then applies spec ("put=tma,signal=red"; "" = defaults). 0, or kInvalidArgument with
+/// the reason in tuningText().
+int applyTuning(const char* spec);
+/// The knobs now in force ("put=base,signal=atom,..."), or after a failed applyTuning its reason.
+const char* tuningText();
+
 }  // namespace bench
 }  // namespace te4j

@@ -98,6 +98,9 @@ class RdmaTransport : public NativeObject {
   virtual int fillIbgdaContext(mooncake::device::IbgdaContext* out) = 0;
   /// Same, into ctx->ibgda of a CommCtx (e.g. one made by P2pTransport::makeCommCtx).
   int fillCommCtx(mooncake::device::CommCtx* ctx);
+  /// Zeroes ctx->ibgda ("no RDMA route"): a context outliving its RdmaTransport never reaches
+  /// freed QP tables. 0, or kInvalidArgument for a null ctx.
+  static int clearCommCtx(mooncake::device::CommCtx* ctx);
 
   /// Error state of QP `qp_index` as device code recorded it, out[8]: error CQEs seen, first
   /// syndrome, its vendor syndrome, its CQE opcode, its wqe_counter, fatal CQEs, WQEBBs posted,

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "te4j/bench_api.h"
+#include "te4j/tuning.h"
 #include "../../../cuda/bench/bench_loops.cuh"
 
 te4j::bench::StreamTimer* te4j_bench_new_host_timer();  // host_stream_timer.cpp
@@ -113,6 +114,25 @@ PingPong* PingPong::create(int platform, int device, void* local_base, void* ava
   (void)device;
 #endif
   return new (std::nothrow) UnusablePingPong(platform);
+}
+
+namespace {
+thread_local std::string g_tuning_text;
+}
+
+int applyTuning(const char* spec) {
+  const char* why = nullptr;
+  if (tuning::apply(spec, &why) != 0) {
+    g_tuning_text = why != nullptr ? why : "bad tuning spec";
+    return kInvalidArgument;
+  }
+  g_tuning_text = tuning::describe();
+  return kOk;
+}
+
+const char* tuningText() {
+  if (g_tuning_text.empty()) g_tuning_text = tuning::describe();
+  return g_tuning_text.c_str();
 }
 
 }  // namespace bench

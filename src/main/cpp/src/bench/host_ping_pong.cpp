@@ -5,6 +5,7 @@
 #include <string>
 
 #include "te4j/bench_api.h"
+#include "te4j/tuning.h"
 // The single-source loops live with the CUDA bench sources (nvcc compiles the same file).
 #include "../../../cuda/bench/bench_loops.cuh"
 
@@ -32,8 +33,15 @@ class HostPingPong final : public PingPong {
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    bench_te4j_side(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_, (uint32_t)iters,
-                    deadline, 0, 1, &r);
+    // Variants (te4j/tuning.h): wait=spin (no pause between polls); signal=red is the same
+    // lock add on x86.
+    if (tuning::get(tuning::kWait) == tuning::kWaitSpin) {
+      bench_te4j_side<true>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
+                            (uint32_t)iters, deadline, 0, 1, &r);
+    } else {
+      bench_te4j_side(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_, (uint32_t)iters,
+                      deadline, 0, 1, &r);
+    }
     const auto t1 = Clock::now();
     if (r.status != kLoopOk) return broken(bench_loop_failure("te4j ping-pong", r));
     sig_base_ += (uint32_t)iters;
@@ -51,7 +59,12 @@ class HostPingPong final : public PingPong {
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    bench_raw_side(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline, &r);
+    if (tuning::get(tuning::kRawData) != 0) {  // 8 bytes at the peer's window offset 64
+      bench_raw_side<true>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline,
+                           &r, (uint64_t*)((uint8_t*)peer_flag_ - 64));
+    } else {
+      bench_raw_side(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline, &r);
+    }
     const auto t1 = Clock::now();
     if (r.status != kLoopOk) return broken(bench_loop_failure("raw flag ping-pong", r));
     flag_base_ += (uint32_t)iters;

@@ -1,4 +1,5 @@
 // rdma_transport.cpp — RdmaTransport's factory (backend choice) and its shared helpers.
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -74,6 +75,12 @@ RdmaTransport* RdmaTransport::create(int platform, int device, int backend) {
 int RdmaTransport::fillCommCtx(mooncake::device::CommCtx* ctx) {
   if (ctx == nullptr) return fail(kInvalidArgument, "fillCommCtx: null context");
   return fillIbgdaContext(&ctx->ibgda);
+}
+
+int RdmaTransport::clearCommCtx(mooncake::device::CommCtx* ctx) {
+  if (ctx == nullptr) return kInvalidArgument;
+  std::memset(&ctx->ibgda, 0, sizeof(ctx->ibgda));
+  return kOk;
 }
 
 }  // namespace te4j

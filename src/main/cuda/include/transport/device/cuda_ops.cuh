@@ -45,6 +45,12 @@ MC_DEVICE_INLINE uint32_t mc_atomic_add_release_u32(uint32_t* p, uint32_t v) {
   return old;
 }
 
+// The same add without a return value (PTX red): the issuing thread never waits for the old
+// value, so it can go on (poll, exit) while the add travels. Same release ordering.
+MC_DEVICE_INLINE void mc_red_release_u32(uint32_t* p, uint32_t v) {
+  asm volatile("red.release.sys.global.add.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
+}
+
 // Non-coherent (read-only path) load: the texture/L1 path may serve stale data if the location
 // is written during the kernel, so only a put's source buffer (stable while the put runs) uses it.
 MC_DEVICE_INLINE mc_int4 mc_ld_nc(const mc_int4* p) {

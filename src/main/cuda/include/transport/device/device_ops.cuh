@@ -15,6 +15,7 @@
 //                                  thread has observed) are visible before it.
 //   mc_atomic_add_release_u32(p,v) atomic *p += v with release order; returns the old value.
 //                                  The signal primitive: 32-bit, wraps modulo 2^32.
+//   mc_red_release_u32(p, v)       the same add with no return value (PTX red; host: as above).
 //   mc_ld_nc(p)                    16-byte load through the non-coherent path. ONLY for data that
 //                                  nobody writes while the kernel runs (a put's source buffer).
 //   mc_st_na(p, v)                 16-byte store that does not allocate in L1 (streamed data).

@@ -41,6 +41,11 @@ MC_DEVICE_INLINE uint32_t mc_atomic_add_release_u32(uint32_t* p, uint32_t v) {
   return __atomic_fetch_add(p, v, __ATOMIC_RELEASE);
 }
 
+// No "no return" form on a CPU (x86: lock add either way): the same release add.
+MC_DEVICE_INLINE void mc_red_release_u32(uint32_t* p, uint32_t v) {
+  (void)__atomic_fetch_add(p, v, __ATOMIC_RELEASE);
+}
+
 // No non-coherent path on a CPU: a plain 16-byte copy (memcpy keeps it free of aliasing UB).
 MC_DEVICE_INLINE mc_int4 mc_ld_nc(const mc_int4* p) {
   mc_int4 v;

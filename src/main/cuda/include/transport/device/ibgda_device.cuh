@@ -148,5 +148,30 @@ MC_DEVICE_INLINE int mc_rdma_quiet_all(const IbgdaContext& ibgda) {
   return first;
 }
 
+/// What an op stream needs from one RDMA operation: a WRITE of nbytes (none when 0), then
+/// (sig_ptr != nullptr) a 32-bit add of `value` on dst_rank's copy of sig_ptr, both on the QP
+/// of (dst_rank, channel 0), then a bounded quiet of that QP. The add follows the WRITE on the
+/// same QP, so the responder applies it after the data; the quiet makes errors (error CQEs)
+/// visible to the caller before the operation counts as done. On kMcRdmaQpError, *err_first
+/// (optional) receives the QP's first error record (syndrome | vendor << 8 | opcode << 16).
+MC_DEVICE_INLINE int mc_rdma_put_signal_quiet(const IbgdaContext& ibgda, int dst_rank,
+                                              const void* send_ptr, void* recv_ptr,
+                                              uint64_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                                              uint32_t* err_first) {
+  int status = kMcRdmaOk;
+  if (nbytes > 0) status = mc_rdma_put(ibgda, 0, dst_rank, 1, send_ptr, recv_ptr, nbytes, 0);
+  if (status == kMcRdmaOk && sig_ptr != nullptr)
+    status = mc_rdma_atomic_add(ibgda, 0, dst_rank, 1, sig_ptr, value);
+  // Quiet even after a failed post: it retires what was posted and records the error CQE.
+  const int quiet = mc_rdma_quiet(ibgda, 0, dst_rank, 1);
+  if (status == kMcRdmaOk || status == kMcRdmaQpError) status = quiet != kMcRdmaOk ? quiet : status;
+  if (status == kMcRdmaQpError && err_first != nullptr) {
+    IbgdaQp* qp = mc_rdma_qp(ibgda, 0, dst_rank, 1);
+    // Written under the QP lock by completion polling; the lock's release/acquire orders it.
+    *err_first = qp != nullptr ? mc_ld_acquire_u32(&qp->err_first) : 0u;
+  }
+  return status;
+}
+
 }  // namespace device
 }  // namespace mooncake

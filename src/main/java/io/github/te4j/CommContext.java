@@ -19,10 +19,14 @@ public final class CommContext extends NativeResource
     private final int rank;
     private final int numRanks;
     private final long activeRanksMask;
+    private final long p2pRanksMask;
     private final NativeCommCtx ctx;
+    private volatile RdmaTransport rdma;
+    private volatile PeerMonitor peers;
 
     CommContext(final P2pTransport transport, final NativeP2pTransport transportPeer, final int window,
-        final DeviceBuffer local, final int rank, final int numRanks, final long activeRanksMask)
+        final DeviceBuffer local, final int rank, final int numRanks, final long activeRanksMask,
+        final long p2pRanksMask)
     {
         super("CommContext(window " + window + ", rank " + rank + ")");
         this.transport = transport;
@@ -32,6 +36,7 @@ public final class CommContext extends NativeResource
         this.rank = rank;
         this.numRanks = numRanks;
         this.activeRanksMask = activeRanksMask;
+        this.p2pRanksMask = p2pRanksMask;
         this.ctx = NativeApi.newCommCtx();
         final int status = transportPeer.makeCommCtx(window, ctx);
         if (status < 0)
@@ -64,6 +69,65 @@ public final class CommContext extends NativeResource
     public boolean isActive(final int r)
     {
         return r >= 0 && r < numRanks && (activeRanksMask & (1L << r)) != 0;
+    }
+
+    /** Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called. */
+    public long p2pRanksMask()
+    {
+        return p2pRanksMask;
+    }
+
+    /** Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached. */
+    public boolean routesOverRdma(final int r)
+    {
+        return isActive(r) && r != rank && (p2pRanksMask & (1L << r)) == 0 && rdma != null;
+    }
+
+    /** The RDMA transport attached with {@link #withRdma}, or null. */
+    public RdmaTransport rdma()
+    {
+        return rdma;
+    }
+
+    /**
+     * Adds the RDMA tables of {@code transport} to this context, so operations reach every
+     * active rank without a P2P mapping over RDMA (the software NIC or an mlx5 NIC). The
+     * transport must be connected, for the same ranks, with this window's buffer registered at
+     * this rank (the same start address; the same size or less). Call it before enqueuing
+     * operations with this context (operations already enqueued keep the tables they copied).
+     * Returns this context.
+     */
+    public CommContext withRdma(final RdmaTransport transport)
+    {
+        Errors.checkArgument(transport != null, "transport is null");
+        Errors.checkArgument(transport.platform() == platform() && transport.device() == local.device(),
+            transport + " is on " + transport.platform() + ":" + transport.device() + ", this context on "
+                + platform() + ":" + local.device());
+        Errors.checkArgument(transport.numRanks() == numRanks,
+            transport + " is for " + transport.numRanks() + " ranks, this context for " + numRanks);
+        Errors.checkArgument(transport.localRank() == rank,
+            transport + " is connected as rank " + transport.localRank() + ", this context is rank " + rank
+                + " (fix: connect the transport first)");
+        Errors.checkArgument(transport.registeredAddress() == local.address()
+                && transport.registeredBytes() <= local.size(),
+            "the RDMA registration (0x" + Long.toHexString(transport.registeredAddress()) + ", "
+                + transport.registeredBytes() + " B) is not this window's buffer " + local);
+        final Lock l = enter();
+        try
+        {
+            transport.attach(this);
+            return this;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Set and cleared by RdmaTransport under its contexts lock (the native tables with it). */
+    void rdmaAttached(final RdmaTransport transport)
+    {
+        rdma = transport;
     }
 
     /** The local buffer of the window. */
@@ -139,6 +203,22 @@ public final class CommContext extends NativeResource
         }
     }
 
+    /** Set once by the import: the peer processes whose loss fails blocked waits on this window. */
+    void watchPeers(final PeerMonitor monitor)
+    {
+        peers = monitor;
+    }
+
+    /** Throws {@link PeerLostException} when a watched peer of this window is gone. */
+    void checkPeers(final String waitingFor)
+    {
+        final PeerMonitor m = peers;
+        if (m != null)
+        {
+            m.check(waitingFor);
+        }
+    }
+
     NativeCommCtx nativeCtx()
     {
         return ctx;
@@ -147,6 +227,18 @@ public final class CommContext extends NativeResource
     @Override
     void release()
     {
+        // Operations still queued on a stream hold this window's tables and peer mappings.
+        if (!InFlightWork.drainUsersOf(this))
+        {
+            transport.keepNativeMemory();
+            transport.contextClosed(this);
+            return;
+        }
+        final RdmaTransport r = rdma;
+        if (r != null)
+        {
+            r.detach(this);
+        }
         transportPeer.closeWindow(window);
         NativeApi.deleteCommCtx(ctx);
         transport.contextClosed(this);

@@ -107,6 +107,8 @@ public final class DeviceBuffer extends NativeResource
     public byte[] read(final long offset, final int length)
     {
         Errors.checkArgument(length >= 0, "length=" + length + " is negative");
+        // Before allocating: a length past the buffer must not cost a huge array (or an OutOfMemoryError).
+        Errors.checkRange("DeviceBuffer.read", offset, length, size);
         final byte[] out = new byte[length];
         read(offset, out, 0, length);
         return out;

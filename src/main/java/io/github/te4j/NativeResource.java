@@ -32,6 +32,44 @@ abstract class NativeResource implements AutoCloseable
     }
 
     /**
+     * Like {@link #enter()} for internal draining: does not queue behind a thread waiting to close
+     * (which may itself wait for the caller), and returns null instead of throwing when closed.
+     */
+    final Lock enterForDrain()
+    {
+        final Lock l = lock.readLock();
+        if (!l.tryLock())
+        {
+            l.lock();
+        }
+        if (closed)
+        {
+            l.unlock();
+            return null;
+        }
+        return l;
+    }
+
+    /**
+     * A read lock only if it is free right now and the resource is open, else null: for a child
+     * being freed while its owner may be closing (the owner's close waits for the child's).
+     */
+    final Lock tryEnter()
+    {
+        final Lock l = lock.readLock();
+        if (!l.tryLock())
+        {
+            return null;
+        }
+        if (closed)
+        {
+            l.unlock();
+            return null;
+        }
+        return l;
+    }
+
+    /**
      * Locks several resources for one call, in the order given; if one is closed, the locks
      * already taken are released before {@link ClosedException} propagates.
      */

@@ -3,6 +3,8 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeOpStream;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
 import org.bytedeco.javacpp.Pointer;
 
@@ -27,6 +29,10 @@ public final class OpStream extends NativeResource
     private final NativeOpStream peer;
     private volatile int blocks = DEFAULT_BLOCKS;
     private volatile int threads = 0;
+    /** Windows and buffers that enqueued operations may still touch (see InFlightWork). */
+    private final Set<NativeResource> touched = ConcurrentHashMap.newKeySet();
+    /** First error found while draining for a free; thrown by the next synchronize. */
+    private volatile Te4jException deferred;
 
     OpStream(final TransferEngine engine, final NativeOpStream peer)
     {
@@ -44,6 +50,7 @@ public final class OpStream extends NativeResource
             throw e;
         }
         this.peer = peer;
+        InFlightWork.opened(this);
     }
 
     public Platform platform()
@@ -72,7 +79,7 @@ public final class OpStream extends NativeResource
     public OpStream launchShape(final int blocks, final int threads)
     {
         Errors.checkArgument(blocks >= 0 && blocks <= 65535, "blocks=" + blocks + " outside [0, 65535]");
-        Errors.checkArgument(threads == 0 || (threads % 32 == 0 && threads <= 1024),
+        Errors.checkArgument(threads == 0 || (threads > 0 && threads % 32 == 0 && threads <= 1024),
             "threads=" + threads + " must be 0 or a multiple of 32 up to 1024");
         this.blocks = blocks;
         this.threads = threads;
@@ -87,6 +94,7 @@ public final class OpStream extends NativeResource
         final Lock[] locks = enterAll(this, ctx, src);
         try
         {
+            touch(ctx, src);
             Errors.check(peer.put(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + dstOffset,
                 src.address() + srcOffset, bytes, blocks, threads), "put", peer::lastError);
         }
@@ -115,6 +123,7 @@ public final class OpStream extends NativeResource
         final Lock[] locks = enterAll(this, ctx, src);
         try
         {
+            touch(ctx, src);
             final long base = ctx.localBuffer().address();
             Errors.check(peer.putWithSignal(ctx.nativeCtx(), dstRank, base + dstOffset, src.address() + srcOffset,
                 bytes, base + signalOffset, value, blocks, threads), "putWithSignal", peer::lastError);
@@ -133,6 +142,7 @@ public final class OpStream extends NativeResource
         final Lock[] locks = enterAll(this, ctx);
         try
         {
+            touch(ctx, null);
             Errors.check(peer.signal(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + signalOffset, value),
                 "signal", peer::lastError);
         }
@@ -150,6 +160,7 @@ public final class OpStream extends NativeResource
         final Lock[] locks = enterAll(this, ctx);
         try
         {
+            touch(ctx, null);
             Errors.check(peer.redAdd(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + offset, value),
                 "redAdd", peer::lastError);
         }
@@ -172,6 +183,7 @@ public final class OpStream extends NativeResource
         final Lock[] locks = enterAll(this, ctx);
         try
         {
+            touch(ctx, null);
             Errors.check(peer.waitSignal(ctx.localBuffer().address() + signalOffset, expected, ns), "waitSignal",
                 peer::lastError);
         }
@@ -188,7 +200,21 @@ public final class OpStream extends NativeResource
         final Lock l = enter();
         try
         {
-            Errors.check(peer.synchronize(ns), "synchronize", peer::lastError);
+            // In slices, so that a lost peer fails the wait early (PeerMonitor).
+            final String[] message = new String[1];
+            final int status = SlicedWait.run(peer, ns, () -> checkPeers("synchronize"), message);
+            if (status == SlicedWait.STILL_RUNNING)
+            {
+                throw new Te4jTimeoutException("synchronize failed: TIMEOUT: work still running on the stream after "
+                    + ns / 1_000_000 + " ms (each waitSignal is bounded by its own timeout)");
+            }
+            final Te4jException first = deferred;
+            deferred = null;
+            if (first != null)
+            {
+                throw first;
+            }
+            Errors.check(status, "synchronize", () -> message[0]);
         }
         finally
         {
@@ -275,6 +301,10 @@ public final class OpStream extends NativeResource
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
         Errors.checkRange("put destination", dstOffset, bytes, ctx.size());
         Errors.checkRange("put source", srcOffset, bytes, src.size());
+        // The RDMA route reads the source with the window's local key: it must lie in the window.
+        Errors.checkArgument(!ctx.routesOverRdma(dstRank) || src == ctx.localBuffer(),
+            "rank " + dstRank + " is reached over RDMA: the source must be the window's own buffer " + ctx.localBuffer()
+                + ", not " + src);
     }
 
     private static void checkWord(final CommContext ctx, final long offset)
@@ -303,11 +333,93 @@ public final class OpStream extends NativeResource
         return NativeOpStream.wrapCuda(device, cudaStream.address());
     }
 
+    private void touch(final CommContext ctx, final DeviceBuffer src)
+    {
+        touched.add(ctx);
+        touched.add(ctx.localBuffer());
+        if (src != null)
+        {
+            touched.add(src);
+        }
+    }
+
+    /** Stops tracking {@code r} (it is being freed, or kept alive as a leak). */
+    void forget(final NativeResource r)
+    {
+        touched.remove(r);
+    }
+
+    /** Whether enqueued operations may still touch {@code r}. */
+    boolean touches(final NativeResource r)
+    {
+        return touched.contains(r);
+    }
+
+    /** Fails with PeerLostException when a window this stream works on has lost a peer. */
+    private void checkPeers(final String waitingFor)
+    {
+        for (final NativeResource r : touched)
+        {
+            if (r instanceof CommContext)
+            {
+                ((CommContext)r).checkPeers(waitingFor + " of " + name() + " (window " + r.name() + ")");
+            }
+        }
+    }
+
+    /**
+     * Waits until no enqueued operation can touch {@code r} any more (called before r is freed);
+     * an operation error met on the way is kept for the next {@link #synchronize}. False when work
+     * is still running after {@link InFlightWork#DRAIN_NANOS} or a peer was lost meanwhile.
+     */
+    boolean drainFor(final NativeResource r)
+    {
+        final Lock l = enterForDrain();
+        if (l == null)
+        {
+            return true;
+        }
+        try
+        {
+            final String[] message = new String[1];
+            final int status;
+            try
+            {
+                status = SlicedWait.run(peer, InFlightWork.DRAIN_NANOS, () -> checkPeers("a free"), message);
+            }
+            catch (final PeerLostException e)
+            {
+                return false;
+            }
+            if (status == SlicedWait.STILL_RUNNING)
+            {
+                return false;
+            }
+            if (status < 0 && deferred == null)
+            {
+                deferred = Errors.toException(status, "synchronize", message[0]);
+            }
+            return true;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
     @Override
     void release()
     {
         // Drain first so that no kernel still reads tables that the transport frees next.
-        peer.synchronize(Duration.ofSeconds(10).toNanos());
+        try
+        {
+            SlicedWait.run(peer, InFlightWork.DRAIN_NANOS, () -> checkPeers("close"), new String[1]);
+        }
+        catch (final PeerLostException e)
+        {
+            // Waits on a lost peer would only run out their timeouts: destroying abandons them.
+        }
+        InFlightWork.closed(this);
         NativeApi.destroyObject(peer);
         engine.streamClosed(this);
     }

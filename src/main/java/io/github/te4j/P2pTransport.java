@@ -25,6 +25,7 @@ public final class P2pTransport extends NativeResource
     private final int numRanks;
     private final List<DeviceBuffer> buffers = new ArrayList<>();
     private final List<CommContext> contexts = new ArrayList<>();
+    private volatile boolean keepNative;
 
     P2pTransport(final TransferEngine engine, final int numRanks)
     {
@@ -142,6 +143,19 @@ public final class P2pTransport extends NativeResource
     public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
         final long activeRanksMask)
     {
+        return importPeerHandles(local, rank, handles, activeRanksMask, activeRanksMask);
+    }
+
+    /**
+     * {@link #importPeerHandles(DeviceBuffer, int, List, long)} that maps only the ranks of
+     * {@code p2pRanksMask} (a subset of the active ranks; own rank implied): the other active
+     * ranks get P2P entry 0 ({@code available[r] == 0}), so operations to them take the RDMA route
+     * once {@link CommContext#withRdma(RdmaTransport)} is called, even where P2P would work. Their
+     * handles are not read (null is fine).
+     */
+    public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
+        final long activeRanksMask, final long p2pRanksMask)
+    {
         checkOwn(local);
         Errors.checkRank(rank, numRanks);
         Errors.checkArgument(handles != null && handles.size() == numRanks,
@@ -150,11 +164,23 @@ public final class P2pTransport extends NativeResource
         Errors.checkArgument(numRanks == 64 || (activeRanksMask >>> numRanks) == 0,
             "activeRanksMask 0x" + Long.toHexString(activeRanksMask) + " has bits past " + numRanks + " ranks");
         Errors.checkArgument((activeRanksMask & (1L << rank)) != 0, "activeRanksMask must include own rank " + rank);
-        final int ints = peer.handleInts();
+        Errors.checkArgument((p2pRanksMask & ~activeRanksMask) == 0, "p2pRanksMask 0x" + Long.toHexString(p2pRanksMask)
+            + " has ranks outside activeRanksMask 0x" + Long.toHexString(activeRanksMask));
+        final long mapped = p2pRanksMask | (1L << rank);
+        final int ints;
+        final Lock li = enter();  // the native object may be freed by a concurrent close()
+        try
+        {
+            ints = peer.handleInts();
+        }
+        finally
+        {
+            li.unlock();
+        }
         final int[] flat = new int[numRanks * ints];
         for (int r = 0; r < numRanks; r++)
         {
-            if (r == rank || (activeRanksMask & (1L << r)) == 0)
+            if (r == rank || (mapped & (1L << r)) == 0)
             {
                 continue;
             }
@@ -192,9 +218,11 @@ public final class P2pTransport extends NativeResource
             try
             {
                 final int window = Errors.check(
-                    peer.importPeerHandles(local.address(), rank, numRanks, flat, activeRanksMask),
+                    peer.importPeerHandles(local.address(), rank, numRanks, flat, mapped),
                     "importPeerHandles(rank " + rank + " of " + numRanks + ")", peer::lastError);
-                final CommContext ctx = new CommContext(this, peer, window, local, rank, numRanks, activeRanksMask);
+                final CommContext ctx = new CommContext(this, peer, window, local, rank, numRanks, activeRanksMask,
+                    mapped);
+                ctx.watchPeers(PeerMonitor.of(handles, rank, mapped));
                 synchronized (contexts)
                 {
                     contexts.add(ctx);
@@ -236,6 +264,30 @@ public final class P2pTransport extends NativeResource
         return ctx;
     }
 
+    /**
+     * {@link #connect(DeviceBuffer, HandleExchange, Duration)} that maps only the ranks of
+     * {@code p2pRanksMask} over P2P (see {@link #importPeerHandles(DeviceBuffer, int, List, long, long)}):
+     * e.g. {@code 1L << rank} to send everything to the other ranks over RDMA.
+     */
+    public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout,
+        final long p2pRanksMask)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(exchange.worldSize() == numRanks,
+            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
+        final IpcHandle mine = exportHandle(local);
+        final List<byte[]> all = exchange.allGather(mine.toBytes(), timeout);
+        final List<IpcHandle> handles = new ArrayList<>();
+        for (final byte[] bytes : all)
+        {
+            handles.add(IpcHandle.fromBytes(bytes));
+        }
+        final long mask = numRanks == 64 ? -1L : (1L << numRanks) - 1;
+        final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask, p2pRanksMask & mask);
+        exchange.barrier(timeout);
+        return ctx;
+    }
+
     /** Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active. */
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout)
     {
@@ -263,15 +315,25 @@ public final class P2pTransport extends NativeResource
             }
         }
         dependent.forEach(CommContext::close);
+        // Streams may still have operations queued that read or write this buffer.
+        final boolean idle = InFlightWork.drainUsersOf(buffer);
+        // The RDMA NIC must stop writing into memory before it is freed.
+        engine.bufferFreeing(buffer.address());
         synchronized (buffers)
         {
             buffers.remove(buffer);
         }
-        if (isClosed())
+        if (!idle)
         {
+            keepNativeMemory();
             return;
         }
-        final Lock l = enter();
+        // Not enter(): a thread closing this transport holds its lock and waits for this buffer's.
+        final Lock l = tryEnter();
+        if (l == null)
+        {
+            return;  // closed or closing: the transport frees every segment it still has
+        }
         try
         {
             Errors.check(peer.freeBuffer(buffer.address()), "freeBuffer", peer::lastError);
@@ -280,6 +342,12 @@ public final class P2pTransport extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /** A child could not be drained: the native transport (all its memory) must outlive it. */
+    void keepNativeMemory()
+    {
+        keepNative = true;
     }
 
     void contextClosed(final CommContext ctx)
@@ -307,10 +375,18 @@ public final class P2pTransport extends NativeResource
         }
         for (final DeviceBuffer b : bs)
         {
-            peer.freeBuffer(b.address());
+            // Close first: it waits for calls still using the buffer and drains streams.
             b.close();
+            engine.bufferFreeing(b.address());
+            if (!keepNative)
+            {
+                peer.freeBuffer(b.address());
+            }
         }
-        NativeApi.destroyObject(peer);
+        if (!keepNative)
+        {
+            NativeApi.destroyObject(peer);
+        }
         engine.transportClosed(this);
     }
 }

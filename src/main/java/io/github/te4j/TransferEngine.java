@@ -31,6 +31,7 @@ public final class TransferEngine extends NativeResource
     private final int device;
     private final List<OpStream> streams = new ArrayList<>();
     private P2pTransport p2p;
+    private RdmaTransport rdma;
 
     private TransferEngine(final Platform platform, final int device)
     {
@@ -74,6 +75,39 @@ public final class TransferEngine extends NativeResource
                 p2p = new P2pTransport(this, numRanks);
                 LOG.debug("P2pTransport for {} ranks on {}:{}", numRanks, platform, device);
                 return p2p;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * The engine's RDMA transport, made on first call (a second call must name the same filter).
+     * {@code deviceFilter}: {@code "soft"}, {@code "soft@<IPv4>[:<port>]"} (the software NIC),
+     * {@code ""}/{@code "auto"} (mlx5 if present, else the software NIC) or an mlx5 device name
+     * prefix. Throws {@link UnavailableException} naming the cause when the backend cannot work here.
+     */
+    public RdmaTransport getOrCreateRdmaTransport(final String deviceFilter)
+    {
+        Errors.checkArgument(deviceFilter != null, "deviceFilter is null");
+        Errors.checkArgument(deviceFilter.length() <= 256 && deviceFilter.chars().allMatch(c -> c > 32 && c < 127),
+            "deviceFilter '" + deviceFilter + "' must be printable ASCII without spaces, at most 256 characters");
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                if (rdma != null && !rdma.isClosed())
+                {
+                    Errors.checkArgument(rdma.deviceFilter().equals(deviceFilter),
+                        "this engine's RdmaTransport uses '" + rdma.deviceFilter() + "', asked for '" + deviceFilter + "'");
+                    return rdma;
+                }
+                rdma = new RdmaTransport(this, deviceFilter);
+                LOG.debug("RdmaTransport '{}' on {}:{}", deviceFilter, platform, device);
+                return rdma;
             }
         }
         finally
@@ -143,6 +177,28 @@ public final class TransferEngine extends NativeResource
         }
     }
 
+    synchronized void rdmaTransportClosed(final RdmaTransport t)
+    {
+        if (rdma == t)
+        {
+            rdma = null;
+        }
+    }
+
+    /** A buffer at {@code address} is about to be freed: the RDMA NIC stops accessing it. */
+    void bufferFreeing(final long address)
+    {
+        final RdmaTransport r;
+        synchronized (this)
+        {
+            r = rdma;
+        }
+        if (r != null)
+        {
+            r.forget(address);
+        }
+    }
+
     synchronized void transportClosed(final P2pTransport t)
     {
         if (p2p == t)
@@ -161,6 +217,16 @@ public final class TransferEngine extends NativeResource
             ss = new ArrayList<>(streams);
         }
         ss.forEach(OpStream::close);
+        // RDMA next: its NIC threads write into buffers that the P2P transport frees.
+        final RdmaTransport r;
+        synchronized (this)
+        {
+            r = rdma;
+        }
+        if (r != null)
+        {
+            r.close();
+        }
         final P2pTransport t;
         synchronized (this)
         {

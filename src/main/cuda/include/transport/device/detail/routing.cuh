@@ -70,6 +70,24 @@ MC_DEVICE_INLINE int mc_signal(const CommCtx& ctx, int dst_rank, int channel, in
   return mc_red_add(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
 }
 
+/// mc_red_add without a return value on the P2P route (PTX red.release.sys: the issuing thread
+/// does not wait for the old value). Same ordering and status codes as mc_red_add.
+MC_DEVICE_INLINE int mc_red_add_noret(const CommCtx& ctx, int dst_rank, int channel,
+                                      int qps_per_rank, uint32_t* ptr, uint32_t val) {
+  uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  if (target != nullptr) {
+    mc_red_release_u32(target, val);
+    return kMcRouteOk;
+  }
+  return mc_rdma_atomic_add_route(ctx, dst_rank, channel, qps_per_rank, ptr, val);
+}
+
+/// mc_signal through mc_red_add_noret.
+MC_DEVICE_INLINE int mc_signal_noret(const CommCtx& ctx, int dst_rank, int channel,
+                                     int qps_per_rank, uint32_t* sig_ptr, uint32_t val) {
+  return mc_red_add_noret(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
+}
+
 /// Text of a mc_signal / mc_red_add status, for host-side error messages.
 MC_HOST_DEVICE inline const char* mc_route_status_text(int status) {
   switch (status) {
@@ -103,6 +121,23 @@ MC_DEVICE_INLINE bool mc_wait_signal(const uint32_t* sig_ptr, uint32_t expected,
       return false;
     }
     mc_pause();
+    v = mc_ld_acquire_u32(sig_ptr);
+  }
+  if (seen != nullptr) *seen = v;
+  return true;
+}
+
+/// mc_wait_signal for latency-critical waits: polls flat out (no mc_pause between polls), reading
+/// the clock every 256 polls. Same contract and bound as mc_wait_signal; it keeps one SM
+/// sub-partition (CUDA) or one core (host) busy while it waits.
+MC_DEVICE_INLINE bool mc_wait_signal_spin(const uint32_t* sig_ptr, uint32_t expected,
+                                          uint64_t deadline_ns, uint32_t* seen = nullptr) {
+  uint32_t v = mc_ld_acquire_u32(sig_ptr);
+  for (uint32_t polls = 1; !mc_signal_reached(v, expected); ++polls) {
+    if ((polls & 255u) == 0 && mc_globaltimer_ns() > deadline_ns) {
+      if (seen != nullptr) *seen = v;
+      return false;
+    }
     v = mc_ld_acquire_u32(sig_ptr);
   }
   if (seen != nullptr) *seen = v;

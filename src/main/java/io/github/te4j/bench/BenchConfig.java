@@ -45,6 +45,10 @@ public final class BenchConfig
     boolean peers;
     Path peersDir = Path.of("..", "shared", "peers");
     boolean targets;
+    /** te4j variants (tuning knobs) each te4j series runs under; "" = the defaults. */
+    List<String> variants = List.of("");
+    /** Where the launcher also writes every row (RowCodec lines), for a later --report. */
+    Path saveRows;
     int rank = -1;
     String rendezvous = "127.0.0.1:29600";
     String bindAddress;
@@ -154,6 +158,10 @@ public final class BenchConfig
         }
         a.add("--blocks=" + String.join(",", blocks.stream().map(String::valueOf).toArray(String[]::new)));
         a.add("--threads=" + threads);
+        for (final String v : variants)
+        {
+            a.add("--variant=" + (v.isEmpty() ? "default" : v));
+        }
         a.add("--timeout=" + timeout.toMillis() + "ms");
         a.add("--rank=" + r);
         a.add("--rendezvous=" + endpoint);
@@ -210,6 +218,50 @@ public final class BenchConfig
         {
             throw new IllegalArgumentException("bad duration '" + text + "' (examples: 500ms, 10s, 2m)");
         }
+    }
+
+    /**
+     * Checks a variant ("default", or "knob=value[,knob=value]" with the knobs of te4j/tuning.h
+     * and threads=N) and returns it normalised ("" for the defaults). The native side checks the
+     * knob names and values when the case starts.
+     */
+    static String parseVariant(final String text)
+    {
+        final String t = text.trim().toLowerCase(Locale.ROOT);
+        if (t.isEmpty() || t.equals("default"))
+        {
+            return "";
+        }
+        if (!t.matches("[a-z]+=[a-z0-9]+(,[a-z]+=[a-z0-9]+)*"))
+        {
+            throw new IllegalArgumentException("--variant: '" + text + "' (expected default or knob=value[,knob=value],"
+                + " e.g. put=tma,pdl=1 or put=u8,threads=1024)");
+        }
+        for (final String item : t.split(","))
+        {
+            if (item.startsWith("threads="))
+            {
+                final int n = Integer.parseInt(item.substring(8));
+                if (n < 32 || n > 1024 || n % 32 != 0)
+                {
+                    throw new IllegalArgumentException("--variant: threads=" + n + " must be a multiple of 32 up to 1024");
+                }
+            }
+        }
+        return t;
+    }
+
+    /** Threads per block of a te4j case under {@code variant} (its threads=N, else --threads). */
+    int threadsOf(final String variant)
+    {
+        for (final String item : variant.split(","))
+        {
+            if (item.startsWith("threads="))
+            {
+                return Integer.parseInt(item.substring(8));
+            }
+        }
+        return threads;
     }
 
     /** Parses a comma-separated list of non-negative ints. */

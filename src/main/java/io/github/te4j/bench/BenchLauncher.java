@@ -96,6 +96,10 @@ final class BenchLauncher
                 out.println("peers: the peer programs need GPUs; skipped on the host platform");
             }
         }
+        if (config.saveRows != null)
+        {
+            SavedRows.save(config.saveRows, infos, rows);
+        }
         if (!rows.isEmpty() || !ranksFailed)
         {
             new Report(config, platform, infos, rows).print(out);

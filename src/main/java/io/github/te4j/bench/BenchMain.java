@@ -108,6 +108,19 @@ public final class BenchMain implements Callable<Integer>
     @Option(names = "--targets", description = "Also print the issue-5 performance targets with this run's ratios.")
     boolean targets;
 
+    @Option(names = "--variant", paramLabel = "KNOBS",
+        description = {"Run every te4j series under this variant too (repeatable): default, or knob=value[,...]"
+            + " with put=base|u8|u16|u8c|tma|tma8|tma3, signal=atom|red, pdl=0|1, wait=sleep|spin,"
+            + " hostcopy=memmove|memcpy|nt, threads=N (see te4j/tuning.h). Default: default only."})
+    List<String> variants;
+
+    @Option(names = "--save-rows", paramLabel = "FILE", description = "Also write every row to FILE, for --report.")
+    Path saveRows;
+
+    @Option(names = "--report", paramLabel = "FILE[,FILE]",
+        description = "Run nothing: print the table and the issue-5 targets of rows saved by earlier --save-rows runs.")
+    String report;
+
     @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present.")
     boolean peers;
 
@@ -161,6 +174,10 @@ public final class BenchMain implements Callable<Integer>
         catch (final IllegalArgumentException e)
         {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+        if (report != null)
+        {
+            return SavedRows.report(config, report, System.out);
         }
         final String unavailable = config.transport().unavailableReason();
         if (unavailable != null)
@@ -262,6 +279,20 @@ public final class BenchMain implements Callable<Integer>
         }
         c.chart = chart;
         c.targets = targets;
+        if (variants != null && !variants.isEmpty())
+        {
+            final List<String> v = new ArrayList<>();
+            for (final String text : variants)
+            {
+                final String n = BenchConfig.parseVariant(text);
+                if (!v.contains(n))
+                {
+                    v.add(n);
+                }
+            }
+            c.variants = v;
+        }
+        c.saveRows = saveRows;
         c.peers = peers;
         if (peersDir != null)
         {

@@ -116,6 +116,16 @@ final class BenchNatives implements AutoCloseable
         return out[0];
     }
 
+    /** Sets the process's tuning knobs for the next case ("" = te4j's defaults). */
+    void applyTuning(final String spec)
+    {
+        if (NativeBench.applyTuning(spec) != 0)
+        {
+            throw new Te4jException(Te4jException.Code.INVALID_ARGUMENT, "variant '" + spec + "': "
+                + NativeBench.tuningText());
+        }
+    }
+
     long copyEngine(final long dst, final long src, final long bytes, final int count)
     {
         check(copy.copyEngine(dst, src, bytes, count, timeoutNs, out),

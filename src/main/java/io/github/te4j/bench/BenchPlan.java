@@ -29,9 +29,12 @@ public final class BenchPlan
         {
             for (final long size : config.sizes(Mode.BANDWIDTH, platform))
             {
-                for (final int b : blocks)
+                for (final String v : config.variants)
                 {
-                    out.add(new BenchCase(Series.TE4J_PUT, size, b, threads));
+                    for (final int b : blocks)
+                    {
+                        out.add(new BenchCase(Series.TE4J_PUT, size, b, cuda ? config.threadsOf(v) : 1, v));
+                    }
                 }
                 if (cuda)
                 {
@@ -54,18 +57,34 @@ public final class BenchPlan
         {
             for (final long size : config.sizes(Mode.LATENCY, platform))
             {
-                out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1));
+                for (final String v : config.variants)
+                {
+                    out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1, v));
+                }
             }
             out.add(new BenchCase(Series.RAW_FLAG, FLAG_BYTES, 1, 1));
+            if (config.variants.size() > 1 || !config.variants.get(0).isEmpty())
+            {
+                // With variants: the floor of a correctly ordered put+signal beside the raw flag.
+                out.add(new BenchCase(Series.RAW_FLAG_DATA, FLAG_BYTES, 1, 1));
+            }
         }
         if (config.modes.contains(Mode.RATE))
         {
             for (final long size : config.sizes(Mode.RATE, platform))
             {
-                for (final int b : blocks)
+                for (final String v : config.variants)
                 {
-                    out.add(new BenchCase(Series.TE4J_RATE_JAVA, size, b, threads));
-                    out.add(new BenchCase(Series.TE4J_RATE_CPP, size, b, threads));
+                    final int t = cuda ? config.threadsOf(v) : 1;
+                    for (final int b : blocks)
+                    {
+                        out.add(new BenchCase(Series.TE4J_RATE_JAVA, size, b, t, v));
+                        if (cuda)
+                        {
+                            out.add(new BenchCase(Series.TE4J_RATE_GRAPH, size, b, t, v));
+                        }
+                        out.add(new BenchCase(Series.TE4J_RATE_CPP, size, b, t, v));
+                    }
                 }
                 out.add(cuda ? new BenchCase(Series.COPY_ENGINE_RATE, size, -1, 0)
                     : new BenchCase(Series.MEMCPY_RATE, size, 1, 1));

@@ -1,5 +1,6 @@
 package io.github.te4j.bench;
 
+import io.github.te4j.CapturedGraph;
 import io.github.te4j.CommContext;
 import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
@@ -42,6 +43,8 @@ final class CaseRunner
     private final long session;
     private final Duration timeout;
     private boolean corrupted;
+    /** The captured graph of the TE4J_RATE_GRAPH case running now. */
+    private CapturedGraph graph;
 
     CaseRunner(final BenchConfig config, final Platform platform, final HandleExchange exchange, final CommContext ctx,
         final OpStream stream, final BenchNatives natives, final WindowLayout layout, final long session)
@@ -77,7 +80,9 @@ final class CaseRunner
         int signalBefore = 0;
         try
         {
-            if (receives && k.series() != Series.RAW_FLAG)
+            // Every rank runs the case under its knobs (te4j/tuning.h): the variant's and the series'.
+            natives.applyTuning(k.tuning());
+            if (receives && !isRawFlag(k.series()))
             {
                 window.fill(layout.dst(), k.bytes() + WindowLayout.GUARD, Patterns.POISON);
             }
@@ -111,6 +116,7 @@ final class CaseRunner
             }
         }
 
+        closeGraph();
         final List<byte[]> reports = exchange.allGather(report(ops[0], error), timeout);
         final String runError = firstText(reports, 8);
         final long opsSent = ByteBuffer.wrap(reports.get(0)).getLong();
@@ -135,7 +141,7 @@ final class CaseRunner
         final String failure = runError != null ? runError : firstText(verdicts, 0);
         final double[] v = samples.stream().mapToDouble(Double::doubleValue).toArray();
         final Stats s = v.length == 0 ? null : Stats.of(v);
-        return new Row(k.series().mode(), k.series().label(), k.series().role(), BenchMain.platformName(platform),
+        return new Row(k.series().mode(), k.seriesLabel(), k.series().role(), BenchMain.platformName(platform),
             k.bytes(), k.blocks(), k.threads(), batch, v.length, s == null ? Double.NaN : s.median(),
             s == null ? Double.NaN : s.p99(), failure == null && s == null ? "no samples" : failure, note(k, batch));
     }
@@ -147,6 +153,7 @@ final class CaseRunner
         {
             case TE4J_PING_PONG:
             case RAW_FLAG:
+            case RAW_FLAG_DATA:
                 return clock + " around " + (platform == Platform.CUDA ? "one kernel of " : "a loop of ") + batch
                     + " round trips";
             case TE4J_PUT:
@@ -154,6 +161,8 @@ final class CaseRunner
                 return clock + ", " + batch + " Java-launched ops per sample";
             case TE4J_RATE_CPP:
                 return clock + ", " + batch + " C++-launched ops per sample";
+            case TE4J_RATE_GRAPH:
+                return clock + ", one CUDA graph of " + batch + " ops captured from Java per sample";
             default:
                 return clock + ", " + batch + " ops per sample";
         }
@@ -267,6 +276,8 @@ final class CaseRunner
             case TE4J_RATE_JAVA:
                 return javaLoop(batch, () -> stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(),
                     k.bytes(), WindowLayout.RATE_SIGNAL, 1));
+            case TE4J_RATE_GRAPH:
+                return javaGraph(k, batch);
             case TE4J_RATE_CPP:
                 return natives.cppPutWithSignalLoop(partner, dst, src, k.bytes(), base + WindowLayout.RATE_SIGNAL,
                     cuda ? Math.max(0, k.blocks()) : 0, cuda && k.blocks() > 0 ? k.threads() : 0, batch);
@@ -280,6 +291,7 @@ final class CaseRunner
             case TE4J_PING_PONG:
                 return natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
             case RAW_FLAG:
+            case RAW_FLAG_DATA:
                 return natives.rawFlagPingPong(rank == 0, batch);
             default:
                 throw new IllegalStateException("no sampler for " + k.series());
@@ -306,11 +318,60 @@ final class CaseRunner
         return natives.timerElapsedNs();
     }
 
+    /**
+     * Times one replay of a CUDA graph holding {@code batch} putWithSignal ops, captured from Java
+     * on the te4j stream at the case's first sample (kept until the case ends).
+     */
+    private long javaGraph(final BenchCase k, final int batch)
+    {
+        if (graph == null)
+        {
+            stream.beginCapture();
+            try
+            {
+                for (int i = 0; i < batch; i++)
+                {
+                    stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(), k.bytes(),
+                        WindowLayout.RATE_SIGNAL, 1);
+                }
+            }
+            finally
+            {
+                graph = stream.endCapture();
+            }
+        }
+        natives.timerStart();
+        graph.launch();
+        natives.timerStop();
+        stream.synchronize(timeout);
+        return natives.timerElapsedNs();
+    }
+
+    private void closeGraph()
+    {
+        if (graph != null)
+        {
+            try
+            {
+                graph.close();
+            }
+            finally
+            {
+                graph = null;
+            }
+        }
+    }
+
+    private static boolean isRawFlag(final Series s)
+    {
+        return s == Series.RAW_FLAG || s == Series.RAW_FLAG_DATA;
+    }
+
     // ---- checking
 
     private String verify(final BenchCase k, final long opsSent, final int signalBefore)
     {
-        if (k.series() == Series.RAW_FLAG)
+        if (isRawFlag(k.series()))
         {
             return null;  // no data; the native side checked the flag counts exactly
         }
@@ -344,7 +405,7 @@ final class CaseRunner
 
     private static boolean usesRateSignal(final Series s)
     {
-        return s == Series.TE4J_RATE_JAVA || s == Series.TE4J_RATE_CPP;
+        return s == Series.TE4J_RATE_JAVA || s == Series.TE4J_RATE_CPP || s == Series.TE4J_RATE_GRAPH;
     }
 
     private int readWord(final long offset)

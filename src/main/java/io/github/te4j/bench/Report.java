@@ -57,7 +57,7 @@ final class Report
         if (config.chart != null)
         {
             final String when = ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z"));
-            Charts.write(config.chart, rows, ChartRenderer.title(BenchMain.platformName(platform), when));
+            Charts.write(config.chart, rows, ChartRenderer.title(platform == null ? "saved runs" : BenchMain.platformName(platform), when));
             out.println("chart written to " + config.chart);
         }
         if (config.targets)

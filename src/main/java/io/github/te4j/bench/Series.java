@@ -15,8 +15,15 @@ public enum Series
     TE4J_PING_PONG("te4j put+signal ping-pong", Role.TE4J, Mode.LATENCY),
     /** st.release / ld.acquire flag round trips, one thread a side. */
     RAW_FLAG("raw flag ping-pong", Role.BASELINE, Mode.LATENCY),
+    /**
+     * The raw flag preceded by a plain 8-byte store to another line of the peer's window, which
+     * the release orders before the flag: what a correctly ordered put(8 B)+signal costs at least.
+     */
+    RAW_FLAG_DATA("raw put(8 B)+release flag", Role.BASELINE, Mode.LATENCY),
     /** OpStream.putWithSignal launched from Java, back to back on one stream. */
     TE4J_RATE_JAVA("te4j putWithSignal, Java loop", Role.TE4J, Mode.RATE),
+    /** The same putWithSignal ops captured once from Java into a CUDA graph, replayed per sample. */
+    TE4J_RATE_GRAPH("te4j putWithSignal, Java graph", Role.TE4J, Mode.RATE),
     /** The same loop in C++ against the native library (te4j::OpStream::putWithSignal). */
     TE4J_RATE_CPP("te4j putWithSignal, C++ loop", Role.BASELINE, Mode.RATE),
     /** cudaMemcpyPeerAsync back to back (rate mode). */

@@ -27,6 +27,12 @@ public final class NativeBench
     {
     }
 
+    /** {@code te4j::bench::applyTuning}: the issue-5 variant knobs for this process ("" = defaults). */
+    public static native int applyTuning(String spec);
+
+    /** {@code te4j::bench::tuningText}: the knobs in force, or why the last applyTuning failed. */
+    public static native @Cast("const char*") String tuningText();
+
     /** Peer of {@code te4j::bench::StreamTimer}: CUDA events on a stream, or the monotonic clock. */
     @Name("StreamTimer")
     public static final class StreamTimer extends Pointer

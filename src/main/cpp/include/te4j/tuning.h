@@ -1,0 +1,62 @@
+// te4j/tuning.h — process-wide performance knobs (issue 5): the kernel and protocol variants that
+// te4j-bench measures side by side in one run. Every knob defaults to te4j's production choice;
+// the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
+// (te4j-bench --variant) changes them for the whole process. Reads are one relaxed atomic load,
+// so an op picks up a change with its next launch; changing a knob while ops are in flight on a
+// stream is allowed (each op reads the knobs once, at enqueue).
+//
+// knob      values                                        affects
+// put       base | u8 | u16 | u8c | tma | tma8 | tma3     CUDA put / putWithSignal kernel
+// signal    atom | red                                    CUDA signal atomic of putWithSignal and
+//                                                         the ping-pong bench (red = no return)
+// pdl       0 | 1                                         CUDA programmatic dependent launch of
+//                                                         put kernels (variants other than base)
+// wait      sleep | spin                                  device-side waits of the ping-pong bench
+//                                                         (spin: no nanosleep/pause between polls)
+// rawdata   0 | 1                                         raw-flag bench: also store 8 B of data
+//                                                         before the release flag (the floor of a
+//                                                         correctly ordered put+signal)
+// hostcopy  memmove | memcpy | nt                         host platform put body (nt: SSE2
+//                                                         non-temporal stores for >= 256 KiB)
+#pragma once
+
+namespace te4j {
+namespace tuning {
+
+enum Knob : int {
+  kPut = 0,
+  kSignal,
+  kPdl,
+  kWait,
+  kRawData,
+  kHostCopy,
+  kKnobCount
+};
+
+enum PutKernel : int {
+  kPutBase = 0,  // the production kernels (kernels/put_kernels.cuh)
+  kPutU8,        // grid-stride, 8 x 16-byte loads in flight per thread
+  kPutU16,       // grid-stride, 16 in flight
+  kPutU8Contig,  // each block copies one contiguous slab, 8 in flight
+  kPutTma,       // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
+  kPutTma8,      // 8 stages x 16 KiB
+  kPutTma3,      // 3 stages x 64 KiB
+};
+
+enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
+enum WaitStyle : int { kWaitSleep = 0, kWaitSpin = 1 };
+enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
+
+/// Current value of a knob (relaxed load).
+int get(Knob knob);
+
+/// Resets every knob to its default, then applies "name=value[,name=value...]" (names or
+/// numbers as in the table above; "" or "default" applies nothing). Returns 0 or -1 (unknown
+/// name or value: the knobs are left at their defaults and *error, if given, says why).
+int apply(const char* spec, const char** error);
+
+/// "put=base,signal=atom,..." for the current values (static storage, per thread).
+const char* describe();
+
+}  // namespace tuning
+}  // namespace te4j

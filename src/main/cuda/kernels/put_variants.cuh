@@ -1,0 +1,210 @@
+// kernels/put_variants.cuh — the put / putWithSignal kernel variants of issue 5, selected at run
+// time by the tuning knob `put` (te4j/tuning.h) and measured side by side by te4j-bench.
+//
+//   u8 / u16   grid-stride 16-byte copy with 8 / 16 loads in flight per thread
+//   u8c        each block copies one contiguous slab (8 in flight)
+//   tma*       Hopper bulk copies (cp.async.bulk) global -> shared -> peer, S stages x C bytes
+//              per block, driven by thread 0 (detail/copy_bulk.cuh); puts under 256 KiB use u8
+//
+// Every variant keeps the production contract of kernels/put_kernels.cuh: an op is skipped when
+// the stream is aborted, a missing route is recorded, and putWithSignal signals once, after
+// every block's data is visible (same arrival protocol). Differences that are not the copy:
+//   * entry: griddepcontrol.wait (a no-op unless launched with programmatic dependent launch,
+//     knob pdl=1), then griddepcontrol.launch_dependents so that the next PDL launch on the
+//     stream can be scheduled while this one runs; the next kernel still waits, in its own
+//     griddepcontrol.wait, for this grid's completion and memory flush, so stream order holds;
+//   * the abort flag is read with ld.relaxed.gpu (only kernels of this stream write it, and
+//     kernel boundaries order them), not an acquire at system scope;
+//   * the signal may be a red (no return value; knob signal=red);
+//   * P2P and own-rank routes only: a rank that only RDMA reaches is recorded as
+//     kMcRdmaUnsupported (the production kernels, put=base, the default, post RDMA ops).
+#pragma once
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <atomic>
+
+#include "stream_state.cuh"
+#include "te4j/tuning.h"
+#include "transport/device/comm_device.cuh"
+#include "transport/device/detail/copy.cuh"
+#include "transport/device/detail/copy_bulk.cuh"
+
+namespace te4j {
+namespace cuda {
+
+enum : uint32_t { kPutVariantRedSignal = 1u };
+
+enum PutVariantKind : int { kVariantGrid = 0, kVariantContig = 1, kVariantTma = 2 };
+
+// Below this a bulk (TMA) variant uses the u8 grid kernel: too few chunks to spread over blocks.
+constexpr size_t kBulkMinBytes = 256 * 1024;
+// Bound of a bulk chunk's completion wait (only a hardware fault gets near it).
+constexpr uint64_t kBulkDeadlineNs = 10000000000ull;
+
+__device__ __forceinline__ uint32_t mc_ld_relaxed_gpu_u32(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Registers: U in-flight 16-byte words need 4U registers; the bound keeps 1024-thread blocks
+// legal for U <= 8 (64 registers) and gives U = 16 up to 128 (blocks of at most 512 threads).
+template <int kKind, int kUnroll, int kStages, int kChunk>
+__global__ void __launch_bounds__(kUnroll > 8 ? 512 : 1024, 1)
+    mc_put_variant_kernel(mooncake::device::CommCtx ctx, int dst_rank, void* recv_ptr,
+                          const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                          uint32_t flags, McStreamScratch* scratch, McStreamStatus* status) {
+  using namespace mooncake::device;
+  asm volatile("griddepcontrol.wait;" : : : "memory");
+  asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
+  __shared__ uint32_t s_aborted;
+  __shared__ __align__(8) uint64_t s_bars[kStages > 0 ? kStages : 1];
+  if (threadIdx.x == 0) s_aborted = mc_ld_relaxed_gpu_u32(&scratch->aborted);
+  __syncthreads();
+  if (s_aborted != 0) return;
+  const McStreamOp op = sig_ptr != nullptr ? kMcOpPutWithSignal : kMcOpPut;
+  if (nbytes > 0) {
+    uint8_t* dst = (uint8_t*)mc_route_put(ctx, dst_rank, recv_ptr);
+    const uint8_t* src = (const uint8_t*)send_ptr;
+    if (dst == nullptr) {  // uniform: every thread computed the same route
+      if (blockIdx.x == 0 && threadIdx.x == 0) {
+        const int route = mc_rdma_available(ctx.ibgda) ? kMcRdmaUnsupported : kMcNoRoute;
+        mc_stream_record(scratch, status, mc_no_route_error(op, dst_rank, recv_ptr, route));
+      }
+      return;
+    }
+    const size_t gtid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t gthreads = (size_t)gridDim.x * blockDim.x;
+    if (kKind == kVariantContig) {
+      const size_t slab = ((nbytes + gridDim.x - 1) / gridDim.x + 15) / 16 * 16;
+      const size_t lo = (size_t)blockIdx.x * slab;
+      if (lo < nbytes) {
+        const size_t n = nbytes - lo < slab ? nbytes - lo : slab;
+        detail::mc_copy_cooperative_unrolled<kUnroll>(dst + lo, src + lo, n, threadIdx.x,
+                                                      blockDim.x);
+      }
+    } else if (kKind == kVariantTma && ((((uintptr_t)dst ^ (uintptr_t)src) & 15u) == 0)) {
+      extern __shared__ __align__(128) uint8_t mc_bulk_smem[];
+      size_t head = (16 - ((uintptr_t)dst & 15u)) & 15u;
+      if (head > nbytes) head = nbytes;
+      const size_t body = (nbytes - head) & ~(size_t)15;
+      if (blockIdx.x == 0) {  // < 16 bytes each side, generic stores of block 0
+        for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
+        for (size_t i = head + body + threadIdx.x; i < nbytes; i += blockDim.x) dst[i] = src[i];
+      }
+      const uint64_t deadline = mc_globaltimer_ns() + kBulkDeadlineNs;
+      if (!detail::mc_bulk_block_copy<kStages, kChunk>(dst + head, src + head, body, mc_bulk_smem,
+                                                        s_bars, deadline)) {
+        McStreamStatus e = {};
+        e.code = kMcStreamWaitTimeout;
+        e.op = op;
+        e.addr = (uint64_t)(uintptr_t)recv_ptr;
+        e.timeout_ns = kBulkDeadlineNs;
+        e.rank = dst_rank;
+        mc_stream_record(scratch, status, e);  // sets `aborted`: no signal below
+      }
+    } else {
+      detail::mc_copy_cooperative_unrolled<kUnroll>(dst, src, nbytes, gtid, gthreads);
+    }
+  }
+  if (sig_ptr == nullptr) return;
+  mc_bar_sync();
+  if (threadIdx.x != 0) return;
+  mc_fence();
+  if (gridDim.x > 1) {
+    const uint32_t arrived = mc_atomic_add_release_u32(&scratch->arrivals, 1u);
+    if (arrived != gridDim.x - 1) return;  // not the last block: the last one signals
+    mc_fence();
+    mc_st_release_u32(&scratch->arrivals, 0u);
+  }
+  // An aborted stream (a block of this op timed out above) gets no signal.
+  if (mc_ld_relaxed_gpu_u32(&scratch->aborted) != 0) return;
+  const int rc = (flags & kPutVariantRedSignal) != 0
+                     ? mc_signal_noret(ctx, dst_rank, 0, 1, sig_ptr, value)
+                     : mc_signal(ctx, dst_rank, 0, 1, sig_ptr, value);
+  if (rc != kMcRouteOk) {
+    mc_stream_record(scratch, status, mc_no_route_error(op, dst_rank, sig_ptr, rc));
+  }
+}
+
+using PutVariantFn = void (*)(mooncake::device::CommCtx, int, void*, const void*, size_t,
+                              uint32_t*, uint32_t, uint32_t, McStreamScratch*, McStreamStatus*);
+
+struct PutVariantLaunch {
+  PutVariantFn fn;
+  size_t smem;  // dynamic shared memory per block
+};
+
+/// The kernel of a `put` knob value for nbytes (nullptr fn: the production kernels).
+inline PutVariantLaunch mc_put_variant_for(int put_knob, size_t nbytes) {
+  using namespace te4j::tuning;
+  const bool bulk = nbytes >= kBulkMinBytes;
+  switch (put_knob) {
+    case kPutU8: return {mc_put_variant_kernel<kVariantGrid, 8, 1, 16>, 0};
+    case kPutU16: return {mc_put_variant_kernel<kVariantGrid, 16, 1, 16>, 0};
+    case kPutU8Contig: return {mc_put_variant_kernel<kVariantContig, 8, 1, 16>, 0};
+    case kPutTma:
+      if (bulk) return {mc_put_variant_kernel<kVariantTma, 8, 4, 32768>, 4 * 32768};
+      return {mc_put_variant_kernel<kVariantGrid, 8, 1, 16>, 0};
+    case kPutTma8:
+      if (bulk) return {mc_put_variant_kernel<kVariantTma, 8, 8, 16384>, 8 * 16384};
+      return {mc_put_variant_kernel<kVariantGrid, 8, 1, 16>, 0};
+    case kPutTma3:
+      if (bulk) return {mc_put_variant_kernel<kVariantTma, 8, 3, 65536>, 3 * 65536};
+      return {mc_put_variant_kernel<kVariantGrid, 8, 1, 16>, 0};
+    default: return {nullptr, 0};
+  }
+}
+
+/// Raises the dynamic shared-memory limit of a bulk kernel on the current device, once per
+/// (knob value, device < 64).
+inline cudaError_t mc_allow_smem(int put_knob, PutVariantFn fn, size_t smem, int device) {
+  if (smem <= 48 * 1024) return cudaSuccess;
+  static std::atomic<uint64_t> done[16];
+  const uint64_t bit = 1ull << (device & 63);
+  std::atomic<uint64_t>& d = done[put_knob & 15];
+  if ((d.load(std::memory_order_acquire) & bit) != 0) return cudaSuccess;
+  const cudaError_t e =
+      cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+  if (e == cudaSuccess) d.fetch_or(bit, std::memory_order_acq_rel);
+  return e;
+}
+
+/// Launches the variant kernel of `put_knob` (not kPutBase) on the current device; sig_ptr
+/// nullptr = put, else putWithSignal. pdl: programmatic stream serialization.
+inline cudaError_t mc_launch_put_variant(int put_knob, bool pdl, bool red_signal, int device,
+                                         unsigned blocks, unsigned threads, cudaStream_t stream,
+                                         const mooncake::device::CommCtx& ctx, int dst_rank,
+                                         void* recv_ptr, const void* send_ptr, size_t nbytes,
+                                         uint32_t* sig_ptr, uint32_t value,
+                                         McStreamScratch* scratch, McStreamStatus* status) {
+  const PutVariantLaunch v = mc_put_variant_for(put_knob, nbytes);
+  if (v.fn == nullptr) return cudaErrorInvalidValue;
+  if (put_knob == te4j::tuning::kPutU16 && threads > 512) {  // its register bound (see above)
+    blocks *= (threads + 511) / 512;
+    threads = 512;
+  }
+  cudaError_t e = mc_allow_smem(put_knob, v.fn, v.smem, device);
+  if (e != cudaSuccess) return e;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = v.smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  if (pdl) {
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+  const uint32_t flags = red_signal ? kPutVariantRedSignal : 0u;
+  return cudaLaunchKernelEx(&cfg, v.fn, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value,
+                            flags, scratch, status);
+}
+
+}  // namespace cuda
+}  // namespace te4j

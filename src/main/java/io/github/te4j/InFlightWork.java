@@ -1,0 +1,57 @@
+package io.github.te4j;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Which open streams may still run operations that touch a buffer or window. Operations are
+ * asynchronous: an enqueued put or wait holds raw addresses of the window, its peer mappings
+ * and the source buffer. Before any of those is freed, every stream that used it is drained, so
+ * freeing can never pull memory from under a running operation (a crash on the host platform,
+ * a fault on CUDA). When a stream cannot be drained in time, the caller keeps the native memory
+ * (a bounded leak, logged) rather than free it under the stream.
+ */
+final class InFlightWork
+{
+    /** How long a free waits for streams still using the memory (as long as a stream's close). */
+    static final long DRAIN_NANOS = 10_000_000_000L;
+
+    private static final Logger LOG = LoggerFactory.getLogger(InFlightWork.class);
+    private static final Set<OpStream> OPEN = ConcurrentHashMap.newKeySet();
+
+    private InFlightWork()
+    {
+    }
+
+    static void opened(final OpStream s)
+    {
+        OPEN.add(s);
+    }
+
+    static void closed(final OpStream s)
+    {
+        OPEN.remove(s);
+    }
+
+    /** Drains every open stream that used {@code r}; true when none of them still runs work. */
+    static boolean drainUsersOf(final NativeResource r)
+    {
+        boolean idle = true;
+        for (final OpStream s : OPEN)
+        {
+            if (s.touches(r))
+            {
+                idle &= s.drainFor(r);
+                s.forget(r);
+            }
+        }
+        if (!idle)
+        {
+            LOG.warn("{} is still used by a stream that did not drain in time: its native memory is kept, not freed",
+                r.name());
+        }
+        return idle;
+    }
+}

@@ -1,0 +1,626 @@
+package io.github.te4j;
+
+import io.github.te4j.internal.NativeApi;
+import io.github.te4j.internal.NativeRdmaTransport;
+import io.github.te4j.rendezvous.HandleExchange;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * The seed's RdmaTransport: a registered buffer, RC queue pairs whose send rings device code
+ * writes (GPU-initiated RDMA, IBGDA) and their connections to every rank. One per
+ * {@link TransferEngine} ({@link TransferEngine#getOrCreateRdmaTransport(String)}).
+ *
+ * <p>Backends, chosen by the device filter: {@code "soft"}, {@code "soft@<IPv4>"} or
+ * {@code "soft@<IPv4>:<port>"} — the software mlx5 NIC (the same work requests, executed by a
+ * progress thread and carried over TCP from the given address; default 127.0.0.1);
+ * {@code ""} or {@code "auto"} — an mlx5 device when one exists, else the software NIC; any
+ * other text — the mlx5 device whose name starts with it.
+ *
+ * <p>The usual sequence on every rank:
+ * <pre>{@code
+ * RdmaTransport rdma = engine.getOrCreateRdmaTransport("soft@10.0.0.1");
+ * rdma.initialize(worldSize, 1);
+ * rdma.register(window);                 // the CommContext's buffer
+ * rdma.connect(exchange, timeout);       // QPs, all-gather metadata, connect, barrier
+ * ctx.withRdma(rdma);                    // ranks without P2P now go over RDMA
+ * }</pre>
+ * After an error CQE the queue pairs are in the error state: every rank calls
+ * {@link #reconnect(HandleExchange, Duration)}. Close the streams that used this transport
+ * before closing it (the engine does so when it closes).
+ */
+public final class RdmaTransport extends NativeResource
+{
+    /** Native backend ids (te4j/rdma_api.h). */
+    static final int BACKEND_AUTO = 0;
+    static final int BACKEND_SOFT = 1;
+    static final int BACKEND_MLX5 = 2;
+    /** Ring sizes the native side accepts. */
+    public static final int MIN_RING = 2;
+    public static final int MAX_RING = 32768;
+
+    private final TransferEngine engine;
+    private final NativeRdmaTransport peer;
+    private final String deviceFilter;
+    // Lock order: this object's monitor (mutators), then enter()'s read lock, then contextsLock.
+    private final Object contextsLock = new Object();
+    private final List<CommContext> contexts = new ArrayList<>();
+    private volatile int numRanks;
+    private volatile int qpsPerRank;
+    private volatile long registeredAddress;
+    private volatile long registeredBytes;
+    private volatile boolean queuePairs;
+    private volatile int localRank = -1;
+
+    RdmaTransport(final TransferEngine engine, final String deviceFilter)
+    {
+        super("RdmaTransport(" + deviceFilter + ")");
+        this.engine = engine;
+        this.deviceFilter = deviceFilter;
+        final NativeRdmaTransport p = NativeRdmaTransport.create(engine.platform().nativeId(), engine.device(),
+            backendOf(deviceFilter));
+        if (p == null || p.isNull())
+        {
+            throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "RdmaTransport.create returned null");
+        }
+        if (p.status() != 0)
+        {
+            final Te4jException e = Errors.toException(p.status(), "RdmaTransport.create(" + engine.platform()
+                + ", device " + engine.device() + ", '" + deviceFilter + "')", p.lastError());
+            NativeApi.destroyObject(p);
+            throw e;
+        }
+        this.peer = p;
+    }
+
+    static int backendOf(final String filter)
+    {
+        if (filter.isEmpty() || filter.equals("auto"))
+        {
+            return BACKEND_AUTO;
+        }
+        return filter.equals("soft") || filter.startsWith("soft@") ? BACKEND_SOFT : BACKEND_MLX5;
+    }
+
+    /** The filter this transport was made with. */
+    public String deviceFilter()
+    {
+        return deviceFilter;
+    }
+
+    /** "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}). */
+    public String backend()
+    {
+        final Lock l = enter();
+        try
+        {
+            return peer.backend() == BACKEND_MLX5 ? "mlx5" : "soft";
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs). */
+    public void initialize(final int numRanks, final int qpsPerRank)
+    {
+        initialize(numRanks, qpsPerRank, 0);
+    }
+
+    /**
+     * Opens the device (software NIC: starts its listener) for {@code numRanks} ranks with
+     * {@code qpsPerRank} queue pairs to each rank (channels), each with a send ring of
+     * {@code ringWqebbs} 64-byte slots (a power of two in [2, 32768]; 0 = te4j's default).
+     */
+    public synchronized void initialize(final int numRanks, final int qpsPerRank, final int ringWqebbs)
+    {
+        Errors.checkArgument(numRanks >= 1 && numRanks <= 64, "numRanks=" + numRanks + " must be in [1, 64]");
+        Errors.checkArgument(qpsPerRank >= 1 && qpsPerRank <= 1024, "qpsPerRank=" + qpsPerRank + " must be in [1, 1024]");
+        Errors.checkArgument(ringWqebbs == 0 || (ringWqebbs >= MIN_RING && ringWqebbs <= MAX_RING
+            && Integer.bitCount(ringWqebbs) == 1), "ringWqebbs=" + ringWqebbs + " must be 0 or a power of two in ["
+            + MIN_RING + ", " + MAX_RING + "]");
+        final Lock l = enter();
+        try
+        {
+            if (this.numRanks != 0)
+            {
+                throw new IllegalStateException(this + " is already initialized for " + this.numRanks + " ranks");
+            }
+            final String name = backendOf(deviceFilter) == BACKEND_AUTO ? "" : deviceFilter;
+            Errors.check(peer.initialize(name, numRanks, numRanks * qpsPerRank),
+                "RdmaTransport.initialize('" + deviceFilter + "', " + numRanks + " ranks)", peer::lastError);
+            if (ringWqebbs != 0)
+            {
+                Errors.check(peer.setRingSize(ringWqebbs), "RdmaTransport.setRingSize", peer::lastError);
+            }
+            this.numRanks = numRanks;
+            this.qpsPerRank = qpsPerRank;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Ranks, after {@link #initialize}; 0 before. */
+    public int numRanks()
+    {
+        return numRanks;
+    }
+
+    /** Queue pairs (channels) to each rank, after {@link #initialize}. */
+    public int qpsPerRank()
+    {
+        return qpsPerRank;
+    }
+
+    /** The rank this transport connected as, or -1 before {@link #connectPeers}. */
+    public int localRank()
+    {
+        return localRank;
+    }
+
+    /**
+     * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
+     * offsets refer to. It must be on this engine's platform and device.
+     */
+    public void register(final DeviceBuffer buffer)
+    {
+        Errors.checkArgument(buffer != null, "buffer is null");
+        Errors.checkArgument(buffer.platform() == engine.platform() && buffer.device() == engine.device(),
+            buffer + " is not on this transport's " + engine.platform() + " device " + engine.device());
+        final Lock lb = buffer.enter();
+        try
+        {
+            register(buffer.address(), buffer.size());
+        }
+        finally
+        {
+            lb.unlock();
+        }
+    }
+
+    /**
+     * Registers memory allocated elsewhere (CUDA: e.g. {@code cudaMalloc} through the JavaCPP
+     * Presets; host platform: memory of this process): [address, address + bytes). It must stay
+     * allocated until it is deregistered or this transport is closed. Replaces the previous
+     * registration as the symmetric buffer; peers learn it at the next connect.
+     */
+    public synchronized void register(final long address, final long bytes)
+    {
+        Errors.checkArgument(address != 0, "address is null");
+        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        Errors.checkArgument(address + bytes > address, "address + bytes overflows");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.registerMemory(address, bytes), "RdmaTransport.registerMemory", peer::lastError);
+            registeredAddress = address;
+            registeredBytes = bytes;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE. */
+    public synchronized void deregister(final long address)
+    {
+        Errors.checkArgument(address != 0, "address is null");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.deregisterMemory(address), "RdmaTransport.deregisterMemory", peer::lastError);
+            if (address == registeredAddress)
+            {
+                registeredAddress = 0;
+                registeredBytes = 0;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Called before the memory at {@code address} is freed: drops a registration starting there. */
+    void forget(final long address)
+    {
+        if (isClosed() || address != registeredAddress)
+        {
+            return;
+        }
+        try
+        {
+            deregister(address);
+        }
+        catch (final RuntimeException e)
+        {
+            // already gone or closing concurrently: nothing left to protect
+        }
+    }
+
+    /** Deregisters {@code buffer}. */
+    public void deregister(final DeviceBuffer buffer)
+    {
+        Errors.checkArgument(buffer != null, "buffer is null");
+        deregister(buffer.address());
+    }
+
+    /** Start address of the current symmetric registration (0: none). */
+    public long registeredAddress()
+    {
+        return registeredAddress;
+    }
+
+    /** Size of the current symmetric registration (0: none). */
+    public long registeredBytes()
+    {
+        return registeredBytes;
+    }
+
+    /** Allocates the rings and creates the queue pairs (new QP numbers). */
+    public synchronized void createQueuePairs()
+    {
+        checkInitialized("createQueuePairs");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.createQueuePairs(0), "RdmaTransport.createQueuePairs", peer::lastError);
+            queuePairs = true;
+            localRank = -1;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Destroys and re-creates every queue pair (after an error CQE). The new QP numbers must be
+     * exchanged and {@link #connectPeers} called again at every rank: see
+     * {@link #reconnect(HandleExchange, Duration)}.
+     */
+    public synchronized void recreateQueuePairs()
+    {
+        checkInitialized("recreateQueuePairs");
+        Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.recreateQueuePairs(0), "RdmaTransport.recreateQueuePairs", peer::lastError);
+            localRank = -1;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** This rank's metadata (after {@link #createQueuePairs} and {@link #register}). */
+    public synchronized RdmaMetadata localMetadata()
+    {
+        checkInitialized("localMetadata");
+        if (!queuePairs)
+        {
+            throw new IllegalStateException("localMetadata: call createQueuePairs first");
+        }
+        if (registeredBytes == 0)
+        {
+            throw new IllegalStateException("localMetadata: register a buffer first");
+        }
+        final Lock l = enter();
+        try
+        {
+            final int n = peer.localMetadataLength();
+            final long[] v = new long[Math.max(n, 1)];
+            final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
+                peer::lastError);
+            return RdmaMetadata.fromNative(v, got, registeredBytes);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Connects this rank's queue pairs to every rank in {@code activeRanksMask} (own rank
+     * included) from their metadata ({@code all.get(r)}: rank r's; inactive entries may be null).
+     * Registrations are meant to be symmetric (same size everywhere); a write or atomic outside a
+     * peer's registration is refused by that peer's NIC and surfaces as an error CQE
+     * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it.
+     */
+    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
+    {
+        checkInitialized("connectPeers");
+        Errors.checkRank(localRank, numRanks);
+        Errors.checkArgument(all != null && all.size() == numRanks,
+            "metadata must hold one entry per rank: " + (all == null ? "null" : all.size() + " entries") + " for "
+                + numRanks + " ranks");
+        Errors.checkArgument(numRanks == 64 || (activeRanksMask >>> numRanks) == 0,
+            "activeRanksMask 0x" + Long.toHexString(activeRanksMask) + " has bits past " + numRanks + " ranks");
+        Errors.checkArgument((activeRanksMask & (1L << localRank)) != 0,
+            "activeRanksMask must include own rank " + localRank);
+        if (!queuePairs)
+        {
+            throw new IllegalStateException("connectPeers: call createQueuePairs first");
+        }
+        final int total = numRanks * qpsPerRank;
+        final long[] addrs = new long[numRanks];
+        final int[] keys = new int[numRanks];
+        final int[] lids = new int[numRanks];
+        final long[] prefixes = new long[numRanks];
+        final long[] ifids = new long[numRanks];
+        final int[] qpns = new int[numRanks * total];
+        final RdmaMetadata mine = all.get(localRank);
+        Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
+        for (int r = 0; r < numRanks; r++)
+        {
+            if ((activeRanksMask & (1L << r)) == 0)
+            {
+                continue;
+            }
+            final RdmaMetadata m = all.get(r);
+            if (m == null)
+            {
+                throw new BadHandleException("RDMA metadata of active rank " + r + " is null");
+            }
+            if (m.numRanks() != numRanks || m.qpsPerRank() != qpsPerRank)
+            {
+                throw new BadHandleException("rank " + r + " has " + m.numRanks() + " ranks x " + m.qpsPerRank()
+                    + " QPs, this rank " + numRanks + " x " + qpsPerRank);
+            }
+            if (m.backend() != mine.backend() || m.isRoce() != mine.isRoce())
+            {
+                throw new BadHandleException("rank " + r + " uses " + m + ", this rank " + mine
+                    + " (every rank needs the same backend)");
+            }
+            addrs[r] = m.raddr();
+            keys[r] = m.rkey();
+            lids[r] = m.lid();
+            prefixes[r] = m.subnetPrefix();
+            ifids[r] = m.interfaceId();
+            System.arraycopy(m.qpns(), 0, qpns, r * total, total);
+        }
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
+                activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
+            this.localRank = localRank;
+            refreshContexts();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * The whole handshake: creates the queue pairs if needed, all-gathers metadata through
+     * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
+     * before every peer is connected. Every rank calls it.
+     */
+    public void connect(final HandleExchange exchange, final Duration timeout)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        checkInitialized("connect");
+        Errors.checkArgument(exchange.worldSize() == numRanks(),
+            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks());
+        synchronized (this)
+        {
+            if (!queuePairs)
+            {
+                createQueuePairs();
+            }
+        }
+        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), timeout);
+        final List<RdmaMetadata> all = new ArrayList<>();
+        for (final byte[] b : gathered)
+        {
+            all.add(RdmaMetadata.fromBytes(b));
+        }
+        final int n = numRanks();
+        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1);
+        exchange.barrier(timeout);
+    }
+
+    /**
+     * Recovery after an error CQE, at every rank: waits for every rank (so nobody still posts
+     * on the old queue pairs), recreates the queue pairs and connects them again. Contexts
+     * made with {@link CommContext#withRdma(RdmaTransport)} keep working.
+     */
+    public void reconnect(final HandleExchange exchange, final Duration timeout)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        exchange.barrier(timeout);
+        recreateQueuePairs();
+        connect(exchange, timeout);
+    }
+
+    /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
+    public void deviceTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        final Lock l = enter();
+        try
+        {
+            Errors.check(peer.setDeviceTimeoutNs(saturatedNanos(timeout)), "RdmaTransport.setDeviceTimeoutNs",
+                peer::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel. */
+    public RdmaQpState qpState(final int qpIndex)
+    {
+        final int total = numRanks() * qpsPerRank();
+        Errors.checkArgument(qpIndex >= 0 && qpIndex < total, "qpIndex=" + qpIndex + " outside [0, " + total + ")");
+        final Lock l = enter();
+        try
+        {
+            final long[] v = new long[8];
+            Errors.check(peer.queryQpError(qpIndex, v, v.length), "RdmaTransport.queryQpError", peer::lastError);
+            return new RdmaQpState(v[0], (int)v[1], (int)v[2], (int)v[3], v[4], v[5], v[6], v[7]);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...). */
+    public Map<String, Long> statistics()
+    {
+        checkInitialized("statistics");
+        final Lock l = enter();
+        try
+        {
+            final String[] names = peer.statisticsNames().split(",");
+            final long[] v = new long[names.length];
+            final int n = Errors.check(peer.statistics(v, v.length), "RdmaTransport.statistics", peer::lastError);
+            final Map<String, Long> m = new LinkedHashMap<>();
+            for (int i = 0; i < Math.min(n, names.length); i++)
+            {
+                m.put(names[i], v[i]);
+            }
+            return m;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "". */
+    public String diagnostics()
+    {
+        final Lock l = enter();
+        try
+        {
+            final String d = peer.diagnostics();
+            return d == null ? "" : d;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    public Platform platform()
+    {
+        return engine.platform();
+    }
+
+    public int device()
+    {
+        return engine.device();
+    }
+
+    TransferEngine engine()
+    {
+        return engine;
+    }
+
+    /** Fills ctx's RDMA tables; called by {@link CommContext#withRdma(RdmaTransport)}. */
+    void attach(final CommContext ctx)
+    {
+        final Lock l = enter();
+        try
+        {
+            if (localRank < 0)
+            {
+                throw new IllegalStateException("withRdma: " + this + " is not connected (call connect first)");
+            }
+            synchronized (contextsLock)
+            {
+                Errors.check(peer.fillCommCtx(ctx.nativeCtx()), "RdmaTransport.fillCommCtx", peer::lastError);
+                if (!contexts.contains(ctx))
+                {
+                    contexts.add(ctx);
+                }
+                ctx.rdmaAttached(this);
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    void detach(final CommContext ctx)
+    {
+        synchronized (contextsLock)
+        {
+            contexts.remove(ctx);
+        }
+    }
+
+    // The device tables keep their addresses across reconnects; filling again keeps the rank,
+    // raddr and rkey of the contexts current all the same.
+    private void refreshContexts()
+    {
+        synchronized (contextsLock)
+        {
+            for (final CommContext c : contexts)
+            {
+                peer.fillCommCtx(c.nativeCtx());
+            }
+        }
+    }
+
+    private void checkInitialized(final String what)
+    {
+        if (numRanks == 0)
+        {
+            throw new IllegalStateException(what + ": call initialize(numRanks, qpsPerRank) first");
+        }
+    }
+
+    private static long saturatedNanos(final Duration d)
+    {
+        try
+        {
+            return d.toNanos();
+        }
+        catch (final ArithmeticException e)
+        {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    @Override
+    void release()
+    {
+        // Contexts forget the RDMA tables before they are freed: later ops report "no route".
+        // A listed context's native ctx is alive: CommContext.release detaches before freeing it.
+        synchronized (contextsLock)
+        {
+            for (final CommContext c : contexts)
+            {
+                NativeRdmaTransport.clearCommCtx(c.nativeCtx());
+                c.rdmaAttached(null);
+            }
+            contexts.clear();
+        }
+        NativeApi.destroyObject(peer);
+        engine.rdmaTransportClosed(this);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "RdmaTransport[" + deviceFilter + ", " + numRanks + " ranks x " + qpsPerRank + " QPs]";
+    }
+}

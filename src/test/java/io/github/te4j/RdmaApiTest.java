@@ -1,0 +1,119 @@
+package io.github.te4j;
+
+import java.util.Arrays;
+import java.util.List;
+import org.testng.Assert;
+import org.testng.annotations.Test;
+
+/**
+ * The Java RDMA API in one process: the metadata encoding and its validation, argument checks,
+ * call-order errors, and close order. No multi-rank traffic (see {@link RdmaMultiProcessTest}).
+ */
+public class RdmaApiTest
+{
+    static RdmaMetadata sample()
+    {
+        return new RdmaMetadata(1, true, 2, 3, 0, 40000, 0x7f0012340000L, 0x1234, 1 << 20, 0,
+            0x0000ffff7f000001L, new int[] {0x100, 0x101, 0x102, 0x103, 0x104, 0x105});
+    }
+
+    @Test(groups = "host")
+    public void metadataRoundTrip()
+    {
+        final RdmaMetadata m = sample();
+        final RdmaMetadata back = RdmaMetadata.fromBytes(m.toBytes());
+        Assert.assertEquals(back.toBytes(), m.toBytes());
+        Assert.assertEquals(back.qpns(), m.qpns());
+        Assert.assertEquals(back.lid(), 40000);
+        Assert.assertEquals(back.interfaceId(), 0x0000ffff7f000001L);
+        Assert.assertTrue(back.isRoce());
+        // Explicit layout: magic, version, backend, flags at fixed offsets, big-endian.
+        final byte[] b = m.toBytes();
+        Assert.assertEquals(Arrays.copyOf(b, 8), new byte[] {0x54, 0x45, 0x34, 0x4d, 0, 1, 1, 1});
+        Assert.assertEquals(b.length, RdmaMetadata.HEADER_BYTES + 4 * 6 + 4);
+    }
+
+    @Test(groups = "host")
+    public void metadataRejectsCorruption()
+    {
+        final byte[] good = sample().toBytes();
+        Assert.assertThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(null));
+        Assert.assertThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(Arrays.copyOf(good, 20)));
+        Assert.assertThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(Arrays.copyOf(good, good.length - 1)));
+        for (int i = 0; i < good.length; i++)
+        {
+            final byte[] bad = good.clone();
+            bad[i] ^= 0x40;
+            final int at = i;
+            Assert.assertThrows("flipped byte " + at, BadHandleException.class, () -> RdmaMetadata.fromBytes(bad));
+        }
+        final byte[] version = good.clone();
+        version[5] = 2;
+        final BadHandleException e = Assert.expectThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(version));
+        Assert.assertTrue(e.getMessage().contains("version 2"), e.getMessage());
+    }
+
+    @Test(groups = "host")
+    public void argumentsAndCallOrder()
+    {
+        try (TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build())
+        {
+            Assert.assertThrows(IllegalArgumentException.class, () -> engine.getOrCreateRdmaTransport(null));
+            Assert.assertThrows(IllegalArgumentException.class, () -> engine.getOrCreateRdmaTransport("soft x"));
+            final RdmaTransport rdma = engine.getOrCreateRdmaTransport("soft");
+            Assert.assertSame(engine.getOrCreateRdmaTransport("soft"), rdma);
+            Assert.assertThrows(IllegalArgumentException.class, () -> engine.getOrCreateRdmaTransport("soft@127.0.0.1"));
+            Assert.assertThrows(IllegalStateException.class, rdma::createQueuePairs);
+            Assert.assertThrows(IllegalStateException.class, rdma::localMetadata);
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.initialize(0, 1));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.initialize(2, 0));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.initialize(2, 1, 3));
+            rdma.initialize(1, 1, 16);
+            Assert.assertThrows(IllegalStateException.class, () -> rdma.initialize(1, 1));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(0, 64));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(4096, 0));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.qpState(5));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.connectPeers(0, null, 1));
+            final P2pTransport p2p = engine.getOrCreateP2pTransport(1);
+            final DeviceBuffer window = p2p.allocateBuffer(1 << 16);
+            final CommContext ctx = p2p.importPeerHandles(window, 0, Arrays.asList((IpcHandle)null), 1L);
+            // Not connected yet: refused with the fix named.
+            Assert.assertThrows(IllegalArgumentException.class, () -> ctx.withRdma(rdma));
+            rdma.register(window);
+            rdma.createQueuePairs();
+            final RdmaMetadata mine = rdma.localMetadata();
+            Assert.assertEquals(mine.registeredBytes(), 1 << 16);
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.connectPeers(0, Arrays.asList((RdmaMetadata)null), 1));
+            rdma.connectPeers(0, List.of(mine), 1);
+            Assert.assertSame(ctx.withRdma(rdma), ctx);
+            Assert.assertSame(ctx.rdma(), rdma);
+            Assert.assertFalse(ctx.routesOverRdma(0), "the own rank is never routed over RDMA");
+            Assert.assertFalse(rdma.qpState(0).inError());
+            Assert.assertTrue(rdma.statistics().containsKey("doorbells"));
+            // Closing the transport detaches it from the context; the context stays usable locally.
+            rdma.close();
+            Assert.assertNull(ctx.rdma());
+            Assert.assertThrows(ClosedException.class, rdma::localMetadata);
+            Assert.assertNotSame(engine.getOrCreateRdmaTransport("soft"), rdma);
+        }
+    }
+
+    @Test(groups = "host")
+    public void mlx5FilterWithoutHardwareNamesTheCause()
+    {
+        try (TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build())
+        {
+            try
+            {
+                engine.getOrCreateRdmaTransport("mlx5_nonexistent");
+                Assert.fail("an mlx5 transport was made without a working DevX backend");
+            }
+            catch (final UnavailableException e)
+            {
+                Assert.assertTrue(e.getMessage().contains("mlx5"), e.getMessage());
+                Assert.assertTrue(e.getMessage().contains("fix") || e.getMessage().contains("install")
+                    || e.getMessage().contains("no mlx5"), e.getMessage());
+            }
+        }
+    }
+}

@@ -1,0 +1,369 @@
+package io.github.te4j;
+
+import io.github.te4j.check.Patterns;
+import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.rendezvous.Rendezvous;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One rank of the RDMA tests, run as a child JVM by {@link RdmaMultiProcessTest} (and by
+ * scripts/gpu-tests.sh on the GPU host). P2P is disabled for every pair (only the own rank is
+ * mapped), so every operation to another rank goes over the RDMA transport named by {@code nic}.
+ * Arguments are key=value: rank, world, port, host (rendezvous address), bind (rank 0's listen
+ * address), nic (device filter), platform (host|cuda), device, sizes (comma list), rounds, ring,
+ * writers (threads), writes, errors (true|false), session.
+ * Prints "OK ..." lines and exits 0 when every check held; "SKIP reason" + exit 3 when the
+ * backend is unavailable here; anything else exits non-zero.
+ *
+ * <p>Window layout: world receive slots, one send slot, one signal word per source rank, the
+ * many-writer counter, the ordering area (ORDER_SLICES x 4 KiB + its signal word), spare signals.
+ */
+public final class RdmaWorker
+{
+    static final int ORDER_SLICES = 64;
+    static final int SLICE = 4096;
+    static final int EXIT_SKIP = 3;
+
+    private RdmaWorker()
+    {
+    }
+
+    public static void main(final String[] argv) throws Exception
+    {
+        final Map<String, String> a = new HashMap<>();
+        for (final String s : argv)
+        {
+            final int eq = s.indexOf('=');
+            a.put(s.substring(0, eq), s.substring(eq + 1));
+        }
+        final int rank = Integer.parseInt(a.get("rank"));
+        final int world = Integer.parseInt(a.get("world"));
+        final int port = Integer.parseInt(a.get("port"));
+        final String host = a.getOrDefault("host", "127.0.0.1");
+        final String bind = a.getOrDefault("bind", host);
+        final String nic = a.getOrDefault("nic", "soft");
+        final Platform platform = Platform.valueOf(a.getOrDefault("platform", "host").toUpperCase());
+        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + rank : "0"));
+        final long[] sizes = java.util.Arrays.stream(a.getOrDefault("sizes", "1,4096,1048576").split(","))
+            .mapToLong(Long::parseLong).toArray();
+        final int rounds = Integer.parseInt(a.getOrDefault("rounds", "1"));
+        final int ring = Integer.parseInt(a.getOrDefault("ring", "16"));
+        final int writers = Integer.parseInt(a.getOrDefault("writers", "4"));
+        final int writes = Integer.parseInt(a.getOrDefault("writes", "300"));
+        final boolean errors = Boolean.parseBoolean(a.getOrDefault("errors", "true")) && world == 2;
+        final long session = Long.parseLong(a.getOrDefault("session", "4242"));
+        final Duration timeout = Duration.ofSeconds(Long.parseLong(a.getOrDefault("timeoutSeconds", "60")));
+
+        long slot = (long)ORDER_SLICES * SLICE;
+        for (final long s : sizes)
+        {
+            slot = Math.max(slot, (s + 64 + 63) & ~63L);
+        }
+        final long sendOff = slot * world;
+        final long sigBase = sendOff + slot;
+        final long counter = sigBase + 4L * world;
+        final long orderBase = (counter + 64 + 4095) & ~4095L;
+        final long orderSig = orderBase + (long)ORDER_SLICES * SLICE;
+        final long spareSig = orderSig + 64;
+        final long windowBytes = spareSig + 64;
+
+        try (HandleExchange ex = Rendezvous.builder().rank(rank).worldSize(world).endpoint(host, port)
+                .bindAddress(bind).connectTimeout(timeout).defaultTimeout(timeout).build();
+            TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
+        {
+            final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
+            final DeviceBuffer window = p2p.allocateBuffer(windowBytes);
+            // Only the own rank over P2P: every other rank is RDMA-only, even on one host.
+            final CommContext ctx = p2p.connect(window, ex, timeout, 1L << rank);
+            final RdmaTransport rdma;
+            try
+            {
+                rdma = engine.getOrCreateRdmaTransport(nic);
+                rdma.initialize(world, 2, ring);
+            }
+            catch (final UnavailableException e)
+            {
+                System.out.println("SKIP " + e.getMessage());
+                ex.barrier(timeout);
+                System.exit(EXIT_SKIP);
+                return;
+            }
+            rdma.register(window);
+            rdma.connect(ex, timeout);
+            ctx.withRdma(rdma);
+            for (int r = 0; r < world; r++)
+            {
+                check(r == rank || ctx.routesOverRdma(r), "rank " + r + " is not routed over RDMA");
+            }
+            final OpStream stream = engine.createStream();
+            System.out.println("OK connected rank " + rank + "/" + world + " over " + rdma.backend() + " '" + nic
+                + "' on " + platform + ":" + device + " window " + windowBytes + " B, ring " + ring);
+
+            dataPhase(rank, world, sizes, rounds, session, slot, sendOff, sigBase, window, ctx, stream, ex, timeout);
+            manyWriters(engine, rank, world, writers, writes, counter, window, ctx, ex, timeout);
+            if (world >= 2)
+            {
+                ordering(rank, session, sendOff, orderBase, orderSig, window, ctx, stream, ex, timeout);
+            }
+            final RdmaQpState qp0 = rdma.qpState(((rank + 1) % world) * rdma.qpsPerRank());
+            check(world == 1 || qp0.posted() > 4L * ring, "ring of " + ring + " WQEBBs did not wrap: " + qp0);
+            check(!qp0.inError(), "QP in error after the good phases: " + qp0);
+            System.out.println("OK ring wraparound: " + qp0.posted() + " WQEBBs through a ring of " + ring);
+            if (errors)
+            {
+                errorPhase(rank, session, sendOff, spareSig, window, ctx, rdma, stream, ex, timeout);
+            }
+            final String diag = rdma.diagnostics();
+            check(!diag.contains("mismatch"), "the NIC saw doorbell contract violations: " + diag);
+            System.out.println("OK statistics " + rdma.statistics());
+            // Nobody frees its window while a peer may still write into it.
+            ex.barrier(timeout);
+        }
+        System.out.println("OK rank " + rank + " done");
+    }
+
+    // Put+signal of random data to every other rank, sizes 1 B .. 64 MiB, poisoned destinations.
+    private static void dataPhase(final int rank, final int world, final long[] sizes, final int rounds,
+        final long session, final long slot, final long sendOff, final long sigBase, final DeviceBuffer window,
+        final CommContext ctx, final OpStream stream, final HandleExchange ex, final Duration timeout)
+    {
+        int round = 0;
+        for (final long size : sizes)
+        {
+            for (int r = 0; r < rounds; r++, round++)
+            {
+                window.fill(0, sendOff, Patterns.POISON);
+                ex.barrier(timeout);
+                for (int dst = 0; dst < world; dst++)
+                {
+                    if (dst == rank)
+                    {
+                        continue;
+                    }
+                    Patterns.write(window, sendOff, size, Patterns.seed(session, rank, dst, round));
+                    stream.putWithSignal(ctx, dst, slot * rank, window, sendOff, size, sigBase + 4L * rank, 1);
+                    // The send slot is rewritten for the next peer only after this put completed.
+                    stream.synchronize(timeout);
+                }
+                for (int src = 0; src < world; src++)
+                {
+                    if (src != rank)
+                    {
+                        stream.waitSignal(ctx, sigBase + 4L * src, round + 1, timeout);
+                    }
+                }
+                stream.synchronize(timeout);
+                for (int src = 0; src < world; src++)
+                {
+                    if (src == rank)
+                    {
+                        continue;
+                    }
+                    final String bad = Patterns.verify(window, slot * src, size, Patterns.seed(session, src, rank, round));
+                    check(bad == null, "data from rank " + src + " size " + size + " round " + round + ": " + bad);
+                    final String over = Patterns.verifyPoison(window, slot * src + size, 64);
+                    check(over == null, "size " + size + " from rank " + src + ": " + over);
+                }
+                ex.barrier(timeout);
+            }
+            System.out.println("OK put+signal size " + size + " x" + rounds + " from " + (world - 1) + " peers");
+        }
+    }
+
+    // Every rank adds from `writers` threads (one stream each) to every rank's counter.
+    private static void manyWriters(final TransferEngine engine, final int rank, final int world, final int writers,
+        final int writes, final long counter, final DeviceBuffer window, final CommContext ctx,
+        final HandleExchange ex, final Duration timeout) throws InterruptedException
+    {
+        ex.barrier(timeout);
+        final int value = rank + 1;
+        final List<Thread> threads = new ArrayList<>();
+        final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
+        for (int t = 0; t < writers; t++)
+        {
+            final Thread th = new Thread(() -> {
+                try (OpStream s = engine.createStream())
+                {
+                    for (int i = 0; i < writes; i++)
+                    {
+                        for (int dst = 0; dst < world; dst++)
+                        {
+                            s.redAdd(ctx, dst, counter, value);
+                        }
+                    }
+                    s.synchronize(timeout);
+                }
+                catch (final Throwable e)
+                {
+                    failures.add(e);
+                }
+            }, "writer-" + t);
+            threads.add(th);
+            th.start();
+        }
+        for (final Thread th : threads)
+        {
+            th.join(timeout.toMillis());
+        }
+        check(failures.isEmpty(), "writer failed: " + failures);
+        final int expected = writers * writes * world * (world + 1) / 2;
+        try (OpStream s = engine.createStream())
+        {
+            s.waitSignal(ctx, counter, expected, timeout);
+            s.synchronize(timeout);
+        }
+        ex.barrier(timeout);
+        final int total = readInt(window, counter);
+        check(total == expected, "many-writer total " + total + " != " + expected);
+        System.out.println("OK many-writer total " + total + " (" + world + " ranks x " + writers + " threads x "
+            + writes + " adds)");
+    }
+
+    // Rank 0 puts ORDER_SLICES slices to rank 1, each followed by a signal on the same QP; rank 1
+    // checks, every time it sees the signal move, that every slice before it is complete.
+    private static void ordering(final int rank, final long session, final long sendOff, final long orderBase,
+        final long orderSig, final DeviceBuffer window, final CommContext ctx, final OpStream stream,
+        final HandleExchange ex, final Duration timeout) throws InterruptedException
+    {
+        if (rank == 0)
+        {
+            for (int i = 0; i < ORDER_SLICES; i++)
+            {
+                Patterns.write(window, sendOff + (long)i * SLICE, SLICE, Patterns.seed(session, 99, i, 7));
+            }
+        }
+        ex.barrier(timeout);
+        if (rank == 0)
+        {
+            for (int i = 0; i < ORDER_SLICES; i++)
+            {
+                if (i % 2 == 0)
+                {
+                    stream.put(ctx, 1, orderBase + (long)i * SLICE, window, sendOff + (long)i * SLICE, SLICE);
+                    stream.signal(ctx, 1, orderSig, 1);
+                }
+                else
+                {
+                    stream.putWithSignal(ctx, 1, orderBase + (long)i * SLICE, window, sendOff + (long)i * SLICE, SLICE,
+                        orderSig, 1);
+                }
+            }
+            stream.synchronize(timeout);
+        }
+        else if (rank == 1)
+        {
+            final long end = System.nanoTime() + timeout.toNanos();
+            int checked = 0;
+            while (checked < ORDER_SLICES)
+            {
+                final int seen = readInt(window, orderSig);
+                check(seen >= 0 && seen <= ORDER_SLICES, "ordering signal out of range: " + seen);
+                for (; checked < seen; checked++)
+                {
+                    final String bad = Patterns.verify(window, orderBase + (long)checked * SLICE, SLICE,
+                        Patterns.seed(session, 99, checked, 7));
+                    check(bad == null, "slice " + checked + " not complete when the signal read " + seen + ": " + bad);
+                }
+                check(System.nanoTime() < end, "ordering: signal stuck at " + seen);
+                Thread.onSpinWait();
+            }
+            System.out.println("OK ordering: " + ORDER_SLICES + " signals, each after its data");
+        }
+        ex.barrier(timeout);
+    }
+
+    // Error CQEs: a bad key (the peer deregistered), an address outside the peer's registration,
+    // the error state (flush) after them, and recovery through reconnect.
+    private static void errorPhase(final int rank, final long session, final long sendOff, final long spareSig,
+        final DeviceBuffer window, final CommContext ctx, final RdmaTransport rdma, final OpStream stream,
+        final HandleExchange ex, final Duration timeout)
+    {
+        final int qp = (1 - rank) * rdma.qpsPerRank();
+        ex.barrier(timeout);
+        if (rank == 1)
+        {
+            rdma.deregister(window);
+        }
+        ex.barrier(timeout);
+        if (rank == 0)
+        {
+            stream.put(ctx, 1, 0, window, sendOff, 4096);
+            expectRemoteError(stream, timeout, "0x13", "bad key");
+            stream.signal(ctx, 1, spareSig, 1);
+            expectRemoteError(stream, timeout, "error state", "after an error");
+            final RdmaQpState st = rdma.qpState(qp);
+            check(st.inError() && st.syndrome() == 0x13 && st.cqeOpcode() == 0xd, "QP state after a bad key: " + st);
+            System.out.println("OK QP state " + st);
+        }
+        ex.barrier(timeout);
+        if (rank == 1)
+        {
+            rdma.register(window.address(), 4096);
+        }
+        rdma.reconnect(ex, timeout);
+        if (rank == 0)
+        {
+            stream.put(ctx, 1, 8192, window, sendOff, 64);
+            expectRemoteError(stream, timeout, "0x13", "out-of-range address");
+        }
+        ex.barrier(timeout);
+        if (rank == 1)
+        {
+            rdma.deregister(window);
+            rdma.register(window);
+        }
+        rdma.reconnect(ex, timeout);
+        check(!rdma.qpState(qp).inError(), "QP still in error after reconnect: " + rdma.qpState(qp));
+        if (rank == 0)
+        {
+            Patterns.write(window, sendOff, 4096, Patterns.seed(session, 0, 1, 1000));
+            stream.putWithSignal(ctx, 1, 0, window, sendOff, 4096, spareSig, 1);
+            stream.synchronize(timeout);
+        }
+        else
+        {
+            stream.waitSignal(ctx, spareSig, 1, timeout);
+            stream.synchronize(timeout);
+            final String bad = Patterns.verify(window, 0, 4096, Patterns.seed(session, 0, 1, 1000));
+            check(bad == null, "put after recovery: " + bad);
+            System.out.println("OK recovered: put+signal after recreateQueuePairs + reconnect");
+        }
+        ex.barrier(timeout);
+    }
+
+    private static void expectRemoteError(final OpStream stream, final Duration timeout, final String needle,
+        final String what)
+    {
+        try
+        {
+            stream.synchronize(timeout);
+            check(false, what + ": no error reported");
+        }
+        catch (final Te4jException e)
+        {
+            check(e.code() == Te4jException.Code.REMOTE_ERROR && e.getMessage().contains(needle),
+                what + ": unexpected " + e.code() + ": " + e.getMessage());
+            System.out.println("OK error CQE (" + what + ") raised: " + e.getMessage());
+        }
+    }
+
+    static int readInt(final DeviceBuffer b, final long offset)
+    {
+        final byte[] x = b.read(offset, 4);
+        return (x[0] & 0xff) | (x[1] & 0xff) << 8 | (x[2] & 0xff) << 16 | (x[3] & 0xff) << 24;
+    }
+
+    static void check(final boolean ok, final String what)
+    {
+        if (!ok)
+        {
+            System.out.println("FAIL " + what);
+            System.out.flush();
+            System.exit(2);
+        }
+    }
+}

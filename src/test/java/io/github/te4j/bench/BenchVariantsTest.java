@@ -1,0 +1,80 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.Platform;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.testng.Assert;
+import org.testng.annotations.Test;
+
+/** --variant, --save-rows / --report and the target report over variants (no native code). */
+public class BenchVariantsTest
+{
+    @Test
+    public void variantsMultiplyTe4jSeriesOnly()
+    {
+        final BenchConfig c = BenchOptionsTest.parse("--mode", "all", "--sizes", "1M", "--blocks", "16",
+            "--variant", "default", "--variant", "put=tma,pdl=1", "--variant", "put=u8,threads=1024");
+        Assert.assertEquals(c.variants, List.of("", "put=tma,pdl=1", "put=u8,threads=1024"));
+        final List<BenchCase> plan = BenchPlan.of(c, Platform.CUDA);
+        final List<BenchCase> puts = plan.stream().filter(k -> k.series() == Series.TE4J_PUT).collect(Collectors.toList());
+        Assert.assertEquals(puts.size(), 3);
+        Assert.assertEquals(puts.get(2).threads(), 1024);
+        Assert.assertEquals(puts.get(2).tuning(), "put=u8");
+        Assert.assertEquals(puts.get(1).seriesLabel(), "te4j put [put=tma,pdl=1]");
+        Assert.assertEquals(plan.stream().filter(k -> k.series() == Series.COPY_ENGINE).count(), 1);
+        Assert.assertEquals(plan.stream().filter(k -> k.series() == Series.TE4J_RATE_GRAPH).count(), 3);
+        Assert.assertEquals(plan.stream().filter(k -> k.series() == Series.RAW_FLAG_DATA).count(), 1);
+        Assert.assertEquals(new BenchCase(Series.RAW_FLAG_DATA, 4, 1, 1).tuning(), "rawdata=1");
+        Assert.assertTrue(BenchPlan.of(c, Platform.HOST).stream().noneMatch(k -> k.series() == Series.TE4J_RATE_GRAPH));
+        // Launched ranks get the same plan.
+        final BenchConfig child = BenchOptionsTest.parse(c.childArgs(Platform.CUDA, 1, "127.0.0.1:1234", null)
+            .toArray(new String[0]));
+        Assert.assertEquals(BenchPlan.of(child, Platform.CUDA), plan);
+    }
+
+    @Test
+    public void badVariantsAreRefused()
+    {
+        for (final String bad : new String[] {"put", "put=", "put=tma;pdl=1", "threads=1000", "threads=2048"})
+        {
+            Assert.assertThrows(IllegalArgumentException.class, () -> BenchConfig.parseVariant(bad));
+        }
+        Assert.assertEquals(BenchConfig.parseVariant(" Default "), "");
+    }
+
+    @Test
+    public void savedRowsReportTargetsAcrossVariants() throws Exception
+    {
+        final List<Row> rows = List.of(
+            row(Mode.BANDWIDTH, "te4j put", 1L << 30, 16, 3.2e6),
+            row(Mode.BANDWIDTH, "te4j put [put=tma]", 1L << 30, 16, 2.8e6),
+            row(Mode.BANDWIDTH, "copy engine (cudaMemcpyPeerAsync)", 1L << 30, -1, 2.72e6),
+            row(Mode.LATENCY, "te4j put+signal ping-pong [wait=spin]", 8, 1, 4500),
+            row(Mode.LATENCY, "raw flag ping-pong", 4, 1, 2600),
+            row(Mode.LATENCY, "raw put(8 B)+release flag", 4, 1, 4400));
+        final Path f = Files.createTempFile("te4j-rows-", ".txt");
+        try
+        {
+            SavedRows.save(f, List.of("test"), rows);
+            final String t = TargetReport.write(rows);
+            Assert.assertTrue(t.contains("[put=tma]"), t);
+            Assert.assertTrue(t.contains("floor: raw put(8 B)+release flag"), t);
+            final BenchConfig c = BenchOptionsTest.parse("--report", f.toString());
+            final java.io.ByteArrayOutputStream b = new java.io.ByteArrayOutputStream();
+            Assert.assertEquals(SavedRows.report(c, f.toString(), new java.io.PrintStream(b, true, "UTF-8")), 0);
+            Assert.assertTrue(b.toString("UTF-8").contains("issue 5 targets"));
+        }
+        finally
+        {
+            Files.deleteIfExists(f);
+        }
+    }
+
+    private static Row row(final Mode mode, final String series, final long bytes, final int blocks, final double ns)
+    {
+        return new Row(mode, series, series.startsWith("te4j") ? Role.TE4J : Role.BASELINE, "cuda", bytes, blocks,
+            blocks > 0 ? 512 : 0, 1, 10, ns, ns, null, "");
+    }
+}
