@@ -12,7 +12,7 @@ public final class PeerLostException extends RendezvousException {
      * @param reason how it was lost
      */
     public PeerLostException(int rank, String reason) {
-        super("rank " + rank, reason);
+        super(Code.PEER_LOST, "rank " + rank, reason, null);
         this.rank = rank;
     }
 

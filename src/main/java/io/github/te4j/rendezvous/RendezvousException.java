@@ -1,11 +1,13 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.Te4jException;
+
 /**
  * A handle exchange failed: a peer broke the protocol, was rejected, a wait ran out or a peer was
- * lost. {@link #peer()} names the other side when one is known (a rank such as {@code "rank 2"},
+ * lost. Part of te4j's {@link Te4jException} family. {@link #peer()} names the other side when one is known (a rank such as {@code "rank 2"},
  * a socket address or a file), {@link #reason()} says what went wrong.
  */
-public class RendezvousException extends RuntimeException {
+public class RendezvousException extends Te4jException {
     private static final long serialVersionUID = 1L;
 
     /** The other side, or null. */
@@ -27,7 +29,12 @@ public class RendezvousException extends RuntimeException {
      * @param cause the underlying failure, or {@code null}
      */
     public RendezvousException(String peer, String reason, Throwable cause) {
-        super(peer == null ? reason : peer + ": " + reason, cause);
+        this(Code.SYSTEM_ERROR, peer, reason, cause);
+    }
+
+    /** For the subclasses: timeouts and lost peers carry te4j's matching {@link Code}. */
+    protected RendezvousException(Code code, String peer, String reason, Throwable cause) {
+        super(code, peer == null ? reason : peer + ": " + reason, cause);
         this.peer = peer;
         this.reason = reason;
     }

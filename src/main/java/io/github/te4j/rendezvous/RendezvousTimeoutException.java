@@ -25,8 +25,8 @@ public final class RendezvousTimeoutException extends RendezvousException {
      */
     public RendezvousTimeoutException(String peer, String waitingFor, List<Integer> missingRanks,
                                       Duration timeout) {
-        super(peer, "timed out after " + timeout + " waiting for " + waitingFor
-                + "; missing ranks " + missingRanks);
+        super(Code.TIMEOUT, peer, "timed out after " + timeout + " waiting for " + waitingFor
+                + "; missing ranks " + missingRanks, null);
         this.waitingFor = waitingFor;
         this.missingRanks = List.copyOf(missingRanks);
         this.timeout = timeout;
