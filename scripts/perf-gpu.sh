@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Issue 5 on the 2xH200 host in one command (< 8 minutes): every te4j variant beside its
-# baselines, host platform included, peers (NVSHMEM/NCCL) when present, and the issue-5 target
-# table printed LAST over all of it. Runs from prebuilt artifacts (no Maven needed there).
+# Issue 5 on the 2xH200 host in one command (about 4 minutes): what changed since the first run
+# (new defaults, the lean putWithSignal kernel, the hybrid bulk variants, the ping-pong loop, the
+# software-NIC RDMA series) beside the baselines, host platform, peers (NVSHMEM/NCCL) when
+# present, and the issue-5 target table printed LAST over all of it. Runs from prebuilt artifacts (no Maven needed there).
 #
 #   scripts/perf-gpu.sh
 #   JAVA       java executable (default: java on PATH, else .carry/jre.tgz unpacked to /tmp/jre)
@@ -12,8 +13,8 @@
 #              java -jar BENCH_JAR --report perf-rows.txt)
 #   QUICK=1    fewer iterations (a smoke run)
 #
-# Variants (te4j/tuning.h; te4j-bench --variant): put=base|u8|u16|u8c|tma|tma8|tma3,
-# signal=atom|red, pdl=0|1, wait=sleep|spin, hostcopy=memmove|memcpy|nt, threads=N.
+# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq,
+# signal=red|atom, pdl=1|0 (first value = default), wait=sleep|spin, hostcopy=memmove|memcpy|nt, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -55,48 +56,50 @@ bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME
   echo "jar: $jar  peers: ${peers:-none}  TE4J_TUNING=${TE4J_TUNING:-}"
 } | tee -a "$log"
 
-# 1. Bulk put, <= 16 SMs: every copy variant at 64 MiB and 1 GiB (targets 1, 2).
-bench bw16 120 --platform cuda --mode bandwidth --sizes 64M,1G --blocks 16 --threads 512 \
+# Run 2 (after the first 2xH200 run): only what changed, plus every row the issue-5 table needs.
+# Defaults are now put=auto,signal=red,pdl=1; "old" below is the first run's production setting.
+old=put=base,signal=atom,pdl=0
+
+# 1. Bulk put, <= 16 SMs (targets 1, 2): auto (= tma8 at these sizes) vs the old default, u8,
+#    tma8 and the new hybrids (bulk engine + LSU stores in one SM: do their limits add?).
+bench bw16 100 --platform cuda --mode bandwidth --sizes 64M,1G --blocks 16 --threads 512 \
   --iterations "$it" --warmup 2 \
-  --variant default --variant put=u8 --variant put=u16 --variant put=u8c \
-  --variant put=tma --variant put=tma8 --variant put=tma3 \
-  --variant put=u8,threads=1024 --variant threads=1024
+  --variant default --variant "$old" --variant put=u8 --variant put=tmah --variant put=tmaq
 
 # 2. Bulk put, best on any SM count (target 1b).
-bench bwany 90 --platform cuda --mode bandwidth --sizes 1G --blocks 32,132 --threads 512 \
-  --iterations "$it" --warmup 2 --variant default --variant put=u8 --variant put=tma
+bench bwany 60 --platform cuda --mode bandwidth --sizes 1G --blocks 132 --threads 512 \
+  --iterations "$it" --warmup 2 --variant default --variant put=tma --variant put=tmah
 
-# 3. put(8 B)+signal ping-pong, one warp a side (target 3), the raw flag and the floor.
-bench lat 60 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 \
-  --variant default --variant wait=spin --variant signal=red --variant wait=spin,signal=red
+# 3. put=auto below 32 MiB (the lean kernel) on te4j's own launch shape: it must not lose to u8.
+bench bwmid 60 --platform cuda --mode bandwidth --sizes 64K,1M,16M --blocks 0 \
+  --iterations "$it" --warmup 2 --variant default --variant put=u8 --variant "$old"
 
-# 4. 64 KiB putWithSignal back to back: Java loop, Java graph, C++ loop (targets 4, 5).
-bench rate 90 --platform cuda --mode rate --rate-sizes 64K --blocks 0,4 --iterations 20 --warmup 2 \
-  --variant default --variant put=u8 --variant put=u8,pdl=1 --variant put=u8,pdl=1,signal=red \
-  --variant put=u8,pdl=1,threads=1024
+# 4. put(8 B)+signal ping-pong (target 3): the bench loop now resolves routes once and keeps
+#    the payload in the signalling lane's registers; raw flag and the floor 3f beside it.
+bench lat 40 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 \
+  --variant default --variant wait=spin --variant signal=atom
 
-# 5. Host platform (targets 6, 7).
-bench host 90 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
-  --iterations "$it" --warmup 2 --variant default --variant hostcopy=memcpy --variant hostcopy=nt \
-  --variant wait=spin
+# 5. putWithSignal back to back (targets 4, 5): the lean kernel (default) vs last run's best
+#    (u8,pdl=1,red) and the old default, 4 KiB (one block) and 64 KiB (te4j's shape: 8 blocks).
+bench rate 90 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
+  --variant default --variant put=u8,pdl=1,signal=red --variant "$old" --variant pdl=0
 
-# 6. Peers (NVSHMEM putmem_on_stream for target 4), last: they take minutes to build and run.
-# Skipped when the runs above took long: the whole script stays under 8 minutes.
-if [ -n "$peers" ] && [ "$peers" != none ] && [ "$SECONDS" -gt 300 ]; then
-  echo "== peers skipped: $SECONDS s used already (run them alone: PEERS=... with the rate step)" | tee -a "$log"
+# 6. Host platform (targets 6, 7): defaults only (the ping-pong loop changed, the knobs did not).
+bench host 60 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
+  --iterations "$it" --warmup 2
+
+# 7. Peers (NVSHMEM putmem_on_stream for target 4), skipped when the run is already long.
+if [ -n "$peers" ] && [ "$peers" != none ] && [ "$SECONDS" -gt 240 ]; then
+  echo "== peers skipped: $SECONDS s used already" | tee -a "$log"
 elif [ -n "$peers" ] && [ "$peers" != none ]; then
-  bench peers 180 --platform cuda --mode rate --rate-sizes 64K --blocks 0 --iterations 5 --warmup 1 \
+  bench peers 150 --platform cuda --mode rate --rate-sizes 64K --blocks 0 --iterations 5 --warmup 1 \
     --peers --peers-dir "$peers"
 fi
 
-# Software-NIC RDMA (target 8): measured here once te4j-bench has --transport rdma-soft.
-timeout 60 "$java" -jar "$jar" --transport rdma-soft --platform host --mode latency --iterations 1 \
-  --warmup 0 --timeout 10s >/dev/null 2>&1
-st=$?
-if [ "$st" != 3 ] && [ "$st" != 2 ]; then  # 3 = unavailable in this build, 2 = unknown option
-  bench rdma 90 --transport rdma-soft --platform host --mode bandwidth,latency --sizes 64K,1M,16M \
-    --latency-sizes 8 --iterations "$it" --warmup 2
-fi
+# 8. Software-NIC RDMA on the host platform (target 8, report only): put bandwidth, put+signal
+#    round trip as stream ops (8 B and 4 KiB), putWithSignal rate; the NIC's counters as INFO.
+bench rdma 90 --transport rdma-soft --platform host --mode bandwidth,latency,rate --sizes 64K,1M,16M \
+  --latency-sizes 8,4K --rate-sizes 64K --iterations "$it" --warmup 2
 
 rows=$(ls "$work"/*.rows 2>/dev/null | paste -sd, -)
 cat "$work"/*.rows >"$out/perf-rows.txt" 2>/dev/null

@@ -480,6 +480,16 @@ class CudaOpStream final : public OpStream {
                "(timeout %.3f ms)",
                (double)s.waited_ns / 1e6, (unsigned long long)s.addr, s.expected, s.seen,
                (double)s.timeout_ns / 1e6);
+    } else if (s.code == kMcStreamRdmaError && s.route == mooncake::device::kMcRdmaTimeout) {
+      // rdma_route.cuh's QP snapshot: nothing completing (ci stuck below pi) points at the NIC
+      // or the peer; pi == ci with the lock held points at another poster.
+      snprintf(buf, sizeof(buf),
+               "%s to rank %d over RDMA (0x%llx): %s after %.3f ms (device timeout; "
+               "RdmaTransport.deviceTimeout); QP to rank %d channel 0: lock %u, WQEBBs posted %u, "
+               "completed %u, CQEs consumed %u",
+               opName(s.op), s.rank, (unsigned long long)s.addr,
+               mooncake::device::mc_route_status_text(s.route), (double)s.timeout_ns / 1e6, s.rank,
+               s.expected, s.seen, (uint32_t)(s.waited_ns >> 32), (uint32_t)s.waited_ns);
     } else if (s.code == kMcStreamRdmaError) {
       const uint32_t syndrome = s.expected & 0xffu;
       snprintf(buf, sizeof(buf),

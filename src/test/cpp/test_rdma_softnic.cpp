@@ -4,7 +4,16 @@
 // puts 1 B .. 64 MiB, each followed by a signal on the same QP (the signal is never visible
 // before the data), red-add totals from 8 threads over 2 channels, ring wraparound (ring of 16
 // WQEBBs), error CQEs for a bad rkey, an out-of-range address and a bad lkey, flushes after an
-// error, and recreateQueuePairs + reconnect. Every wait is bounded and fails with a message.
+// error, and recreateQueuePairs + reconnect. Every wait is bounded and fails with a message;
+// TE4J_TIMEOUT_SCALE (scripts/sanitize.sh sets it) multiplies every bound.
+//
+// Every put lands in bytes no earlier phase wrote or read. Rank 1 reads a destination (after
+// acquiring its signal) and only then, through the barrier to rank 0 (another process) and rank
+// 0's next request over TCP, does its responder thread write more data; ThreadSanitizer tracks
+// synchronisation inside one process only, so rewriting bytes rank 1 had read would be reported
+// as a race although that order is real. Fresh destinations leave TSan only the in-process order
+// it does see: data written by the responder before the signal's fetch-and-add (a release RMW on
+// the same thread), which the waiter acquires.
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,10 +35,30 @@ namespace {
 constexpr int kRanks = 2;
 constexpr int kQpsPerRank = 2;
 constexpr size_t kMiB = 1u << 20;
-constexpr size_t kSrc = 0;                // rank 0's source area
-constexpr size_t kDst = 66 * kMiB;        // rank 1's destination area
-constexpr size_t kSig = 132 * kMiB;       // signal words
+const size_t kSizes[] = {1, 7, 64, 4096, 65537, kMiB, 16 * kMiB, 64 * kMiB};
+constexpr int kNumSizes = sizeof(kSizes) / sizeof(kSizes[0]);
+constexpr size_t kSrc = 0;                // rank 0's source area (64 MiB)
+constexpr size_t kDst = 64 * kMiB;        // rank 1's destinations of phase 1, one per size
+constexpr size_t kDstWrap = 146 * kMiB;   // phase 3 (4000 B)
+constexpr size_t kDstRecover = kDstWrap + 65536;  // phase 5 (4 KiB)
+constexpr size_t kSig = kDstRecover + 65536;      // signal words
 constexpr size_t kBytes = kSig + 4096;
+
+// Destination of size i in phase 1: the sizes before it, each rounded up to 4 KiB.
+size_t dstOf(int i) {
+  size_t at = kDst;
+  for (int k = 0; k < i; ++k) at += (kSizes[k] + 4095) & ~(size_t)4095;
+  return at;
+}
+static_assert(kDst + 82 * kMiB <= kDstWrap, "phase-1 destinations overlap phase 3");
+
+// Bounds scaled by TE4J_TIMEOUT_SCALE (sanitizers slow everything several times).
+int timeoutScale() {
+  const char* v = std::getenv("TE4J_TIMEOUT_SCALE");
+  const int s = v != nullptr ? std::atoi(v) : 1;
+  return s >= 1 ? s : 1;
+}
+int seconds(int base) { return base * timeoutScale(); }
 
 int g_fd = -1;  // socket to the other rank
 int g_rank = -1;
@@ -46,7 +75,8 @@ int g_fail = 0;
     }                                                            \
   } while (0)
 
-bool sendAll(const void* p, size_t n) { return write(g_fd, p, n) == (ssize_t)n; }
+// MSG_NOSIGNAL: a rank that died is reported by the barrier, not by SIGPIPE.
+bool sendAll(const void* p, size_t n) { return send(g_fd, p, n, MSG_NOSIGNAL) == (ssize_t)n; }
 bool recvAll(void* p, size_t n) {
   uint8_t* b = (uint8_t*)p;
   while (n > 0) {
@@ -129,7 +159,7 @@ int runRank(int rank) {
   CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", t->lastError());
   CHECK(t->registerMemory(base, kBytes) == 0, "register: %s", t->lastError());
   CHECK(t->setRingSize(16) == 0, "ring: %s", t->lastError());
-  CHECK(t->setDeviceTimeoutNs(20000000000ll) == 0, "timeout");
+  CHECK(t->setDeviceTimeoutNs(20000000000ll * timeoutScale()) == 0, "timeout");
   CHECK(t->createQueuePairs(nullptr) == 0, "create QPs: %s", t->lastError());
   IbgdaContext ctx;
   if (!connect(t, &ctx)) return 1;
@@ -137,12 +167,12 @@ int runRank(int rank) {
   const int qp01 = peer * kQpsPerRank + 0;  // rank 0's QP to rank 1, channel 0
 
   // 1. Puts 1 B .. 64 MiB, each followed by a signal on the same channel.
-  const size_t sizes[] = {1, 7, 64, 4096, 65537, kMiB, 16 * kMiB, 64 * kMiB};
-  const int nsizes = sizeof(sizes) / sizeof(sizes[0]);
+  const size_t* sizes = kSizes;
+  const int nsizes = kNumSizes;
   if (rank == 0) {
     for (int i = 0; i < nsizes; ++i) {
       fillPattern(base + kSrc, sizes[i], i);
-      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDst, sizes[i], 0) == 0, "put %zu", sizes[i]);
+      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + dstOf(i), sizes[i], 0) == 0, "put %zu", sizes[i]);
       CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 0), 1) == 0, "signal");
       // The source is reused next round: wait until the NIC has sent it.
       CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == 0, "quiet after %zu", sizes[i]);
@@ -150,9 +180,9 @@ int runRank(int rank) {
     }
   } else {
     for (int i = 0; i < nsizes; ++i) {
-      CHECK(waitValue(sigWord(base, 0), i + 1, 60), "signal %d never came", i + 1);
+      CHECK(waitValue(sigWord(base, 0), i + 1, seconds(60)), "signal %d never came", i + 1);
       // The signal is the last request of its QP: the data must already be complete.
-      CHECK(checkPattern(base + kDst, sizes[i], i), "data of put %zu before its signal", sizes[i]);
+      CHECK(checkPattern(base + dstOf(i), sizes[i], i), "data of put %zu before its signal", sizes[i]);
       barrier();
     }
   }
@@ -172,8 +202,10 @@ int runRank(int rank) {
     for (auto& th : threads) th.join();
     CHECK(mc_rdma_quiet_all(ctx) == 0, "quiet_all after red adds");
   } else {
-    CHECK(waitValue(sigWord(base, 1), 8 * 500 * 3, 60), "red-add total %u != 12000", *sigWord(base, 1));
-    CHECK(*sigWord(base, 1) == 12000, "red-add total overshoot %u", *sigWord(base, 1));
+    CHECK(waitValue(sigWord(base, 1), 8 * 500 * 3, seconds(60)), "red-add total %u != 12000",
+          __atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE));
+    CHECK(__atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE) == 12000, "red-add total overshoot %u",
+          __atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE));
   }
   barrier();
 
@@ -183,7 +215,7 @@ int runRank(int rank) {
     qpError(t, peer * kQpsPerRank + 1, before);
     for (int k = 0; k < 1000; ++k) {
       *(uint32_t*)(base + kSrc + 4 * k) = 0xa5000000u + k;
-      CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc + 4 * k, base + kDst + 4 * k, 4, 0) == 0, "wrap put %d", k);
+      CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc + 4 * k, base + kDstWrap + 4 * k, 4, 0) == 0, "wrap put %d", k);
     }
     CHECK(mc_rdma_atomic_add(ctx, 1, peer, kQpsPerRank, sigWord(base, 2), 1) == 0, "wrap signal");
     CHECK(mc_rdma_quiet(ctx, 1, peer, kQpsPerRank) == 0, "wrap quiet");
@@ -192,9 +224,9 @@ int runRank(int rank) {
     CHECK(e[6] - before[6] == 1001 && e[7] == e[6], "wrap counters pi %lld ci %lld (before %lld)",
           (long long)e[6], (long long)e[7], (long long)before[6]);
   } else {
-    CHECK(waitValue(sigWord(base, 2), 1, 60), "wrap signal never came");
+    CHECK(waitValue(sigWord(base, 2), 1, seconds(60)), "wrap signal never came");
     bool ok = true;
-    for (int k = 0; k < 1000; ++k) ok = ok && *(uint32_t*)(base + kDst + 4 * k) == 0xa5000000u + k;
+    for (int k = 0; k < 1000; ++k) ok = ok && *(uint32_t*)(base + kDstWrap + 4 * k) == 0xa5000000u + k;
     CHECK(ok, "wraparound data");
   }
   barrier();
@@ -236,7 +268,7 @@ int runRank(int rank) {
   } else {
     // Nothing behind the bad request may have executed (the signal stays 0).
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    CHECK(*sigWord(base, 3) == 0, "a request behind a failed one executed");
+    CHECK(__atomic_load_n(sigWord(base, 3), __ATOMIC_ACQUIRE) == 0, "a request behind a failed one executed");
   }
   barrier();
   std::printf("rank %d: error CQEs and flushes done\n", rank);
@@ -246,12 +278,12 @@ int runRank(int rank) {
   if (!connect(t, &ctx)) return 1;
   if (rank == 0) {
     fillPattern(base + kSrc, 4096, 99);
-    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDst, 4096, 0) == 0, "put after recreate");
+    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 4096, 0) == 0, "put after recreate");
     CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 4), 1) == 0, "signal after recreate");
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == 0, "quiet after recreate");
   } else {
-    CHECK(waitValue(sigWord(base, 4), 1, 30), "signal after recreate never came");
-    CHECK(checkPattern(base + kDst, 4096, 99), "data after recreate");
+    CHECK(waitValue(sigWord(base, 4), 1, seconds(30)), "signal after recreate never came");
+    CHECK(checkPattern(base + kDstRecover, 4096, 99), "data after recreate");
   }
   barrier();
   delete t;
@@ -271,7 +303,7 @@ int main() {
   if (child == 0) {
     close(sv[0]);
     g_fd = sv[1];
-    alarm(300);  // a hung child dies instead of hanging CI
+    alarm(300 * timeoutScale());  // a hung child dies instead of hanging CI
     const int rc = runRank(1);
     std::fflush(stdout);
     _exit(rc);

@@ -77,11 +77,11 @@ MC_DEVICE_INLINE void bench_meet(const mooncake::device::CommCtx& ctx, int peer,
   bench_record(out, kLoopOk, 0, expected, seen);
 }
 
-/// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst (the whole
-/// side copies), then lane 0 signals the peer's sig word (+1, release) and/or waits for its own
-/// to reach base + round. The initiator sends first.
+/// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst, then lane 0
+/// signals the peer's sig word (+1, release) and/or waits for its own to reach base + round. The
+/// initiator sends first.
 /// Variants (te4j/tuning.h): kSpin waits with mc_wait_signal_spin instead of mc_wait_signal
-/// (knob wait=spin); kRed signals with mc_signal_noret (knob signal=red).
+/// (knob wait=spin); kRed signals with a release red instead of a release atom (knob signal=red).
 template <bool kSpin = false, bool kRed = false>
 MC_DEVICE_INLINE bool bench_wait(const uint32_t* sig, uint32_t expected, uint64_t deadline,
                                  uint32_t* seen) {
@@ -89,6 +89,29 @@ MC_DEVICE_INLINE bool bench_wait(const uint32_t* sig, uint32_t expected, uint64_
                : mooncake::device::mc_wait_signal(sig, expected, deadline, seen);
 }
 
+/// An 8-byte word of a source buffer (8-byte aligned).
+MC_DEVICE_INLINE uint64_t bench_load_u64(const void* p) {
+#if defined(MC_PLATFORM_CUDA)
+  return *(const uint64_t*)p;
+#else
+  uint64_t v;
+  memcpy(&v, p, sizeof(v));
+  return v;
+#endif
+}
+
+/// How a device-API user writes a latency-critical put+signal (issue 5, target 3):
+///   * the routes of the peer's dst and signal word are resolved ONCE, before the loop (what
+///     mc_route_put returns does not change while the window lives), so no round pays the two
+///     dependent table loads again (every acquire poll invalidates L1 on CUDA: they were L2 trips);
+///   * a small put (bytes <= 8 per lane, 8-byte aligned) keeps its payload in registers: each
+///     lane loads its 8 bytes once (the source is not written while the loop runs) and stores
+///     them every round, so no source load sits on the round's critical path; 8 bytes are stored
+///     by lane 0 itself, the signalling lane: program order, then the release add, no warp sync;
+///   * the signal is the release add on the resolved word (red.release.sys with kRed), the wait
+///     an acquire spin (kSpin: no nanosleep).
+/// Larger puts copy with the whole side each round (mc_copy_cooperative), warp sync, then lane 0
+/// signals. The correctly ordered floor is bench_raw_side<true> (8 bytes + release flag).
 template <bool kSpin = false, bool kRed = false>
 MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int peer,
                                       bool initiator, void* dst, const void* src, size_t bytes,
@@ -96,6 +119,16 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
                                       uint64_t deadline, unsigned lane, unsigned lanes,
                                       BenchLoopResult* out) {
   using namespace mooncake::device;
+  uint8_t* remote = (uint8_t*)mc_route_put(ctx, peer, dst);
+  uint32_t* remote_sig = (uint32_t*)mc_route_put(ctx, peer, sig);
+  if (remote == nullptr || remote_sig == nullptr) {  // uniform: every lane computed the same
+    if (lane == 0) bench_record(out, kLoopNoRoute, 0, base + 1, 0);
+    return;
+  }
+  const bool in_regs = bytes % 8 == 0 && bytes <= 8 * (size_t)lanes &&
+                       (((uintptr_t)remote | (uintptr_t)src) & 7u) == 0;
+  const bool stores = in_regs && 8 * (size_t)lane < bytes;
+  const uint64_t word = stores ? bench_load_u64((const uint8_t*)src + 8 * (size_t)lane) : 0;
   for (uint32_t round = 1; round <= iters; ++round) {
     const uint32_t expected = base + round;
     uint32_t failed = 0;
@@ -108,25 +141,28 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
         return;
       }
     }
-    void* remote = mc_route_put(ctx, peer, dst);
-    if (remote == nullptr) {  // uniform across the side: every lane computed the same route
-      if (lane == 0) bench_record(out, kLoopNoRoute, round - 1, expected, 0);
-      return;
+    if (in_regs) {
+      if (stores) *(volatile uint64_t*)(remote + 8 * (size_t)lane) = word;
+      if (bytes > 8) bench_side_sync();  // other lanes' stores before lane 0's release
+    } else {
+      mc_copy_cooperative(remote, src, bytes, lane, lanes);
+      // The lanes' stores happen before lane 0's release add (warp barrier, then release).
+      bench_side_sync();
     }
-    mc_copy_cooperative(remote, src, bytes, lane, lanes);
-    // The lanes' stores happen before lane 0's release add (warp barrier, then release).
-    bench_side_sync();
-    if (lane == 0 && (kRed ? mc_signal_noret(ctx, peer, 0, 1, sig, 1u)
-                           : mc_signal(ctx, peer, 0, 1, sig, 1u)) != kMcRouteOk) {
-      failed = kLoopNoRoute;
+    if (lane == 0) {
+      if (kRed) {
+        mc_red_release_u32(remote_sig, 1u);
+      } else {
+        mc_atomic_add_release_u32(remote_sig, 1u);
+      }
+      if (initiator && !bench_wait<kSpin>(sig, expected, deadline, &seen)) failed = kLoopTimeout;
     }
-    if (initiator && failed == 0 && lane == 0 && !bench_wait<kSpin>(sig, expected, deadline, &seen)) {
-      failed = kLoopTimeout;
-    }
-    failed = bench_side_bcast(failed);
-    if (failed != 0) {
-      if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
-      return;
+    if (initiator) {
+      failed = bench_side_bcast(failed);
+      if (failed != 0) {
+        if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
+        return;
+      }
     }
   }
   if (lane == 0) bench_record(out, kLoopOk, iters, base + iters, base + iters);

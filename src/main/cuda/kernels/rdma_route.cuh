@@ -26,8 +26,11 @@ __device__ __forceinline__ bool mc_stream_rdma_route(const mooncake::device::Com
 }
 
 /// Runs the op over RDMA (one thread) and records a failure: nbytes 0 = no WRITE, sig_ptr
-/// nullptr = no add. The record: route = the kMcRdma* status, expected = the QP's first error
-/// (syndrome | vendor << 8 | opcode << 16), addr = the target.
+/// nullptr = no add. The record: route = the kMcRdma* status, addr = the target, and
+///   QP error / fatal: expected = the QP's first error (syndrome | vendor << 8 | opcode << 16);
+///   timeout:          a snapshot of the QP for the message: expected = its lock word,
+///                     seen = sq_pi (WQEBBs posted), waited_ns = sq_ci << 32 | cq_ci (WQEBBs
+///                     completed, CQEs consumed), timeout_ns = the device bound that expired.
 __device__ __forceinline__ void mc_stream_rdma_op(const mooncake::device::CommCtx& ctx,
                                                   int dst_rank, void* recv_ptr,
                                                   const void* send_ptr, size_t nbytes,
@@ -46,6 +49,16 @@ __device__ __forceinline__ void mc_stream_rdma_op(const mooncake::device::CommCt
   e.rank = dst_rank;
   e.route = rc;
   e.expected = err_first;
+  if (rc == kMcRdmaTimeout) {
+    // Unlocked, volatile reads (the lock may be what timed out): a diagnostic snapshot only.
+    const volatile IbgdaQp* qp = mc_rdma_qp(ctx.ibgda, 0, dst_rank, 1);
+    if (qp != nullptr) {
+      e.expected = qp->lock;
+      e.seen = qp->sq_pi;
+      e.waited_ns = ((uint64_t)qp->sq_ci << 32) | (uint64_t)qp->cq_ci;
+    }
+    e.timeout_ns = ctx.ibgda.timeout_ns;
+  }
   mc_stream_record(scratch, status, e);
 }
 

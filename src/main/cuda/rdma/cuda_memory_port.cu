@@ -8,6 +8,13 @@
 // data, a masked fetch-and-add a one-thread kernel after it on the same stream, and each call
 // waits (bounded) for its work before the NIC answers the requester. The stream never
 // serialises with te4j's op streams (a kernel spinning on a signal keeps running meanwhile).
+//
+// The atomic kernel is loaded and launched once in init(), before any te4j kernel can be waiting
+// on this NIC. With lazy module loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2),
+// the first launch of a kernel loads it, and loading may synchronise the whole context: a
+// responder loading it while an op-stream kernel of the same process spins in its RDMA quiet
+// waits for that kernel, which waits for the peer's responder, which is stuck the same way —
+// both ranks' first putWithSignal then time out (the GPU host's first failure, issue 3).
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -108,6 +115,7 @@ class CudaMemoryPort final : public MemoryPort {
       finish("close", &ignored);
       cudaStreamDestroy(stream_);
     }
+    if (probe_dev_ != nullptr) cudaFree(probe_dev_);
     if (bounce_ != nullptr) cudaFreeHost(bounce_);
     if (result_host_ != nullptr) cudaFreeHost(result_host_);
   }
@@ -136,7 +144,7 @@ class CudaMemoryPort final : public MemoryPort {
     e = cudaHostGetDevicePointer(&p, result_host_, 0);
     if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaHostGetDevicePointer", e), err);
     result_dev_ = (uint32_t*)p;
-    return 0;
+    return preloadAtomicKernel(err);
   }
 
   bool direct() const override { return false; }
@@ -258,6 +266,33 @@ class CudaMemoryPort final : public MemoryPort {
     return -1;
   }
 
+  // Loads the atomic kernel in this device's context now (cudaFuncGetAttributes forces a lazy
+  // load) and runs it once on a device word of its own, so that no responder ever loads a kernel
+  // (a possible context synchronisation) while te4j kernels wait for it. Also reports an
+  // unusable kernel image at initialize instead of as a remote-operation error mid-traffic.
+  int preloadAtomicKernel(std::string* err) {
+    cudaFuncAttributes attr;
+    cudaError_t e = cudaFuncGetAttributes(&attr, fetch_add_masked32_kernel);
+    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: loading the atomic kernel (cudaFuncGetAttributes)", e), err);
+    void* d = nullptr;
+    e = cudaMalloc(&d, 64);
+    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaMalloc (probe word)", e), err);
+    probe_dev_ = (uint32_t*)d;
+    e = cudaMemsetAsync(probe_dev_, 0, 64, stream_);
+    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaMemsetAsync (probe word)", e), err);
+    result_host_[0] = 0;
+    result_host_[1] = 0;
+    fetch_add_masked32_kernel<<<1, 1, 0, stream_>>>(probe_dev_, 1u, 0u, result_dev_);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: atomic kernel warm-up launch", e), err);
+    if (finish("atomic kernel warm-up", err) != 0) return -1;
+    const uint32_t outcome = __atomic_load_n(&result_host_[1], __ATOMIC_ACQUIRE);
+    if (outcome != 1u)
+      return failed("CUDA memory port: the atomic kernel's warm-up run reported outcome " +
+                        std::to_string(outcome) + " (expected 1)", err);
+    return 0;
+  }
+
   // Waits for the port's stream, bounded: polls cudaStreamQuery, yielding then sleeping briefly.
   int finish(const char* what, std::string* err) {
     const auto start = std::chrono::steady_clock::now();
@@ -279,6 +314,7 @@ class CudaMemoryPort final : public MemoryPort {
   uint8_t* bounce_ = nullptr;
   uint32_t* result_host_ = nullptr;
   uint32_t* result_dev_ = nullptr;
+  uint32_t* probe_dev_ = nullptr;  // device word of the warm-up atomic (preloadAtomicKernel)
 };
 
 }  // namespace

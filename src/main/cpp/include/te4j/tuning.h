@@ -6,7 +6,9 @@
 // stream is allowed (each op reads the knobs once, at enqueue).
 //
 // knob      values                                        affects
-// put       base | u8 | u16 | u8c | tma | tma8 | tma3     CUDA put / putWithSignal kernel
+// put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
+//           | tma3 | tmah | tmaq                          (auto, the default: the lean kernel
+//                                                         below 32 MiB, tma8 from 32 MiB on)
 // signal    atom | red                                    CUDA signal atomic of putWithSignal and
 //                                                         the ping-pong bench (red = no return)
 // pdl       0 | 1                                         CUDA programmatic dependent launch of
@@ -41,6 +43,9 @@ enum PutKernel : int {
   kPutTma,       // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
   kPutTma8,      // 8 stages x 16 KiB
   kPutTma3,      // 3 stages x 64 KiB
+  kPutAuto,      // by size: kernels/put_variants.cuh's lean kernel < 32 MiB, kPutTma8 from 32 MiB
+  kPutTmaHalf,   // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
+  kPutTmaQuarter,  // a quarter through the bulk pipeline, three quarters by LSU stores
 };
 
 enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };

@@ -370,11 +370,14 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     f.arg1 = w.field_boundary;
     rc = sendFrame(conn->fd, f, nullptr, 0);
   }
+  // From here the source is no longer read: the request's CQE may be written (by whichever of
+  // this thread and the reader comes last), and the application may then reuse the source.
+  qp->markSent(e.wqe_counter);
   if (rc != 0) {
     conn->broken.store(true);
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
-    qp->retire(&stats_);
   }
+  qp->retire(&stats_);
   return consumed;
 }
 
@@ -495,7 +498,11 @@ void SoftNic::responderLoop(InConn* conn) {
         io = drain(fd, f.length);
       } else if (port_->direct()) {
         io = readFull(fd, (void*)(uintptr_t)f.raddr, f.length, kIoTimeoutMs);
-        // The data is placed before any later request's effect (an atomic) becomes visible.
+        // The data is placed before any later request's effect becomes visible: a signal after
+        // it is applied by this same thread as a seq_cst (so release) RMW in
+        // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
+        // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
+        // standalone fences; the signal's RMW is what it sees).
         __atomic_thread_fence(__ATOMIC_RELEASE);
       } else {
         staging.resize(f.length);

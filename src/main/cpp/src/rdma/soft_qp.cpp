@@ -19,8 +19,19 @@ bool SoftQp::push(const InFlight& entry) {
   } else if (e.done && e.syndrome != 0) {
     in_error.store(true, std::memory_order_release);
   }
+  e.sent = e.done;  // a request that will be executed is sent by the caller, then markSent
   inflight_.push_back(e);
   return !e.done;
+}
+
+void SoftQp::markSent(uint16_t seq) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = inflight_.rbegin(); it != inflight_.rend(); ++it) {
+    if (!it->sent && it->wqe_counter == seq) {
+      it->sent = true;
+      return;
+    }
+  }
 }
 
 bool SoftQp::answer(uint16_t seq, uint8_t syndrome, SoftNicStats* stats, bool* has_fetch,
@@ -57,7 +68,7 @@ void SoftQp::failAll(uint8_t syndrome, SoftNicStats* stats) {
 
 void SoftQp::retire(SoftNicStats* stats) {
   std::lock_guard<std::mutex> lock(mutex_);
-  while (!inflight_.empty() && inflight_.front().done) {
+  while (!inflight_.empty() && inflight_.front().done && inflight_.front().sent) {
     const InFlight& e = inflight_.front();
     // Errors always produce a CQE; successes only when the WQE asked for one.
     if (e.syndrome != 0 || e.signaled) writeCqe(e, stats);

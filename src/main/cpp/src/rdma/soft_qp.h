@@ -22,6 +22,10 @@ struct InFlight {
   uint8_t opcode = 0;
   bool signaled = false;
   bool done = false;
+  // The progress thread is finished with the request (its frame sent, or the send failed): its
+  // WRITE source is no longer read. A CQE tells the application it may reuse that source, so
+  // retire() waits for this as well as for `done` (a response can overtake sendmsg's return).
+  bool sent = true;
   uint8_t syndrome = 0;      // 0: success
   uint32_t byte_count = 0;   // reported in the CQE
   bool has_fetch = false;    // a masked FA: the old value goes to fetch_addr (already checked)
@@ -53,8 +57,11 @@ class SoftQp {
   std::atomic<bool> in_error{false};
 
   /// Appends a request (progress thread) before its frame is sent; returns whether it is to be
-  /// executed (false: it was flushed or had already failed).
+  /// executed (false: it was flushed or had already failed). An executed request stays unsent
+  /// (no CQE) until markSent.
   bool push(const InFlight& entry);
+  /// Progress thread, after the send of request `seq` returned (successfully or not).
+  void markSent(uint16_t seq);
   /// Marks the oldest not-done request as answered. False if seq is not that request (a
   /// protocol violation by the peer).
   /// *fetch_addr is set (and true returned in *has_fetch) when the request was a masked FA.
@@ -62,7 +69,7 @@ class SoftQp {
               uint64_t* fetch_addr);
   /// Completes every pending request with `syndrome` (connection lost, QP destroyed).
   void failAll(uint8_t syndrome, SoftNicStats* stats);
-  /// Writes CQEs for the done prefix of `inflight`.
+  /// Writes CQEs for the done and sent prefix of `inflight`.
   void retire(SoftNicStats* stats);
   /// Writes one CQE at the producer index (called under mutex_).
   void writeCqe(const InFlight& e, SoftNicStats* stats);

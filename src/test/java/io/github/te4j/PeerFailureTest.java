@@ -10,6 +10,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
@@ -19,7 +21,8 @@ import org.testng.annotations.Test;
  * with SIGKILL while it streams put+signal rounds to the others. The survivors must get
  * PeerLostException before their 10 s synchronize deadline ({@link PeerFailureWorker}), release
  * their resources and either exit cleanly or continue with a new active-ranks mask. Nothing the
- * killed rank created may stay in /dev/shm.
+ * killed rank created may stay in /dev/shm. The CUDA variants of this also run with two ranks
+ * on two GPUs ({@link #killRankOneOfTwoOnCuda}), where the three-rank ones skip.
  */
 public class PeerFailureTest
 {
@@ -113,6 +116,89 @@ public class PeerFailureTest
     {
         requireCudaDevices(3);
         killOneRank(Platform.CUDA, "continue");
+    }
+
+    /** Wait timeout of the two-rank CUDA variants' blocked wait: cleanup may last until it ends. */
+    static final int CUDA_WAIT_SECONDS = Integer.getInteger("te4j.peerFailure.cudaWaitSeconds", 5);
+    /** cudaMemGetInfo slack (driver bookkeeping such as peer mappings); a leaked window is 64 MiB. */
+    static final long CUDA_MEM_SLACK = Long.getLong("te4j.peerFailure.cudaMemSlackBytes", 32L << 20);
+
+    @Test(groups = "cuda", timeOut = 300_000)
+    public void cudaTwoRanksSurvivorExitsCleanly() throws Exception
+    {
+        requireCudaDevices(2);
+        killRankOneOfTwoOnCuda("exit");
+    }
+
+    @Test(groups = "cuda", timeOut = 300_000)
+    public void cudaTwoRanksSurvivorContinuesAlone() throws Exception
+    {
+        requireCudaDevices(2);
+        killRankOneOfTwoOnCuda("continue");
+    }
+
+    /**
+     * Two ranks on GPUs 0 and 1 as separate JVMs ({@link PeerFailurePairWorker}): rank 1 is killed
+     * with SIGKILL while it streams puts into rank 0 and rank 0 is blocked waiting for its signal
+     * (after a put into rank 1's IPC-mapped window). Rank 0 must get PeerLostException naming rank 1
+     * within {@link #DETECT_SECONDS} of the kill, from the liveness check (its wait's own timeout,
+     * {@link #CUDA_WAIT_SECONDS}, would be a Te4jTimeoutException), release everything in bounded
+     * time with device 0's free memory back to its level, and exit 0. Afterwards device 1's free
+     * memory is back to its level too (the driver freed what the killed rank held).
+     */
+    static void killRankOneOfTwoOnCuda(final String mode) throws Exception
+    {
+        final int world = 2;
+        final Path dir = Files.createTempDirectory("te4j-peer-failure-cuda");
+        final long device1Before = CudaMemInfo.freeBytes(1);
+        final int port = RankProcesses.freePort();
+        try (RankProcesses ranks = new RankProcesses())
+        {
+            ranks.start(world, PeerFailurePairWorker.class.getName(), List.of("-Xmx1g"),
+                r -> List.of("" + r, "" + port, mode, dir.toString(), "" + DETECT_SECONDS, "" + CUDA_WAIT_SECONDS,
+                    "" + CUDA_MEM_SLACK));
+            awaitFiles(ranks, dir, "victim-streaming", "rank-0-blocked");
+            final Process victim = ranks.processes().get(1);
+            final long killedAt = System.currentTimeMillis();
+            new ProcessBuilder("kill", "-9", Long.toString(victim.pid())).inheritIO().start().waitFor();
+            Assert.assertTrue(victim.waitFor(30, TimeUnit.SECONDS), "the victim survived kill -9");
+            ranks.processes().get(0).waitFor(120, TimeUnit.SECONDS);
+            final List<RankProcesses.Result> results = ranks.await(Duration.ofSeconds(10));
+            final RankProcesses.Result res = results.get(0);
+            System.out.println(res);
+            Assert.assertEquals(res.exitCode, 0, res.toString());
+            Assert.assertTrue(res.output.contains("got PeerLostException"), res.output);
+            Assert.assertTrue(res.output.contains("rank 1 (pid " + victim.pid() + ")"),
+                "the exception should name rank 1 and its pid " + victim.pid() + ":\n" + res.output);
+            Assert.assertTrue(res.output.contains("OK rank 0"), res.output);
+            final Matcher m = Pattern.compile("te4j-peer-lost-epoch-ms (\\d+)").matcher(res.output);
+            Assert.assertTrue(m.find(), res.output);
+            final long detectMs = Long.parseLong(m.group(1)) - killedAt;
+            System.out.println("cuda, 2 ranks, " + mode + ": peer loss reported " + detectMs + " ms after kill -9");
+            Assert.assertTrue(detectMs < DETECT_SECONDS * 1000L && detectMs < CUDA_WAIT_SECONDS * 1000L,
+                "peer loss reported " + detectMs + " ms after the kill: not within " + DETECT_SECONDS
+                    + " s or not before the wait's own timeout of " + CUDA_WAIT_SECONDS + " s");
+            Assert.assertEquals(results.get(1).exitCode, 137, "the victim should have died of SIGKILL");
+        }
+        finally
+        {
+            for (final File f : dir.toFile().listFiles())
+            {
+                f.delete();
+            }
+            dir.toFile().delete();
+        }
+        // The driver frees a killed process's device memory shortly after its exit.
+        final long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long device1After = CudaMemInfo.freeBytes(1);
+        while (device1After < device1Before - CUDA_MEM_SLACK && System.nanoTime() < end)
+        {
+            Thread.sleep(200);
+            device1After = CudaMemInfo.freeBytes(1);
+        }
+        System.out.println("cuda, 2 ranks, " + mode + ": device 1 free " + device1Before + " -> " + device1After + " B");
+        Assert.assertTrue(device1After >= device1Before - CUDA_MEM_SLACK,
+            "device 1 lost " + (device1Before - device1After) + " B after kill -9 of rank 1 and the exit of rank 0");
     }
 
     static void requireCudaDevices(final int n)

@@ -27,6 +27,8 @@ public final class RdmaWorker
     static final int ORDER_SLICES = 64;
     static final int SLICE = 4096;
     static final int EXIT_SKIP = 3;
+    /** The transport whose state a failed check prints (set once connected). */
+    private static volatile RdmaTransport diagnosticsOf;
 
     private RdmaWorker()
     {
@@ -94,6 +96,7 @@ public final class RdmaWorker
             }
             rdma.register(window);
             rdma.connect(ex, timeout);
+            diagnosticsOf = rdma;
             ctx.withRdma(rdma);
             for (int r = 0; r < world; r++)
             {
@@ -103,11 +106,19 @@ public final class RdmaWorker
             System.out.println("OK connected rank " + rank + "/" + world + " over " + rdma.backend() + " '" + nic
                 + "' on " + platform + ":" + device + " window " + windowBytes + " B, ring " + ring);
 
-            dataPhase(rank, world, sizes, rounds, session, slot, sendOff, sigBase, window, ctx, stream, ex, timeout);
-            manyWriters(engine, rank, world, writers, writes, counter, window, ctx, ex, timeout);
-            if (world >= 2)
+            try
             {
-                ordering(rank, session, sendOff, orderBase, orderSig, window, ctx, stream, ex, timeout);
+                dataPhase(rank, world, sizes, rounds, session, slot, sendOff, sigBase, window, ctx, stream, ex, timeout);
+                manyWriters(engine, rank, world, writers, writes, counter, window, ctx, ex, timeout);
+                if (world >= 2)
+                {
+                    ordering(rank, session, sendOff, orderBase, orderSig, window, ctx, stream, ex, timeout);
+                }
+            }
+            catch (final RuntimeException | InterruptedException e)
+            {
+                printDiagnostics(rdma, e);
+                throw e;
             }
             final RdmaQpState qp0 = rdma.qpState(((rank + 1) % world) * rdma.qpsPerRank());
             check(world == 1 || qp0.posted() > 4L * ring, "ring of " + ring + " WQEBBs did not wrap: " + qp0);
@@ -335,6 +346,29 @@ public final class RdmaWorker
         ex.barrier(timeout);
     }
 
+    // What one failed run needs to tell where the RDMA path stopped: every QP's ring counters and
+    // error record (device side), and the NIC's counters and contract diagnostics (host side).
+    static void printDiagnostics(final RdmaTransport rdma, final Throwable cause)
+    {
+        System.out.println("DIAG failure: " + cause);
+        try
+        {
+            System.out.println("DIAG NIC statistics " + rdma.statistics());
+            for (int q = 0; q < rdma.numRanks() * rdma.qpsPerRank(); q++)
+            {
+                System.out.println("DIAG QP " + q + " (to rank " + q / rdma.qpsPerRank() + ", channel "
+                    + q % rdma.qpsPerRank() + "): " + rdma.qpState(q));
+            }
+            final String d = rdma.diagnostics();
+            System.out.println("DIAG NIC diagnostics: " + (d.isEmpty() ? "(none)" : d));
+        }
+        catch (final RuntimeException e)
+        {
+            System.out.println("DIAG unavailable: " + e);
+        }
+        System.out.flush();
+    }
+
     private static void expectRemoteError(final OpStream stream, final Duration timeout, final String needle,
         final String what)
     {
@@ -363,6 +397,10 @@ public final class RdmaWorker
         {
             System.out.println("FAIL " + what);
             System.out.flush();
+            if (diagnosticsOf != null)
+            {
+                printDiagnostics(diagnosticsOf, new AssertionError(what));
+            }
             System.exit(2);
         }
     }

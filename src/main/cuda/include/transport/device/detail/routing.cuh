@@ -95,7 +95,7 @@ MC_HOST_DEVICE inline const char* mc_route_status_text(int status) {
     case kMcNoRoute: return "not P2P-available and no RDMA context";
     case kMcRdmaUnsupported: return "RDMA-only rank; this operation has no RDMA path in this build";
     case kMcRdmaInvalid: return "RDMA: no QP for this rank/channel";
-    case kMcRdmaTimeout: return "RDMA: timed out on the QP lock or a send-ring slot";
+    case kMcRdmaTimeout: return "RDMA: timed out on the QP lock, a send-ring slot or the completions (quiet)";
     case kMcRdmaQpError: return "RDMA: the QP is in the error state";
     case kMcRdmaFatal: return "RDMA: unexpected completion (fatal)";
   }

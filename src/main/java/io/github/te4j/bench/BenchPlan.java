@@ -12,6 +12,9 @@ public final class BenchPlan
 {
     /** The raw flag moves no data: its row carries the 4-byte flag word as its size. */
     static final long FLAG_BYTES = 4;
+    /** The series an RDMA transport runs (OpStream ops from Java). */
+    static final java.util.Set<Series> RDMA_SERIES = java.util.EnumSet.of(Series.TE4J_PUT, Series.TE4J_PING_PONG,
+        Series.TE4J_RATE_JAVA);
 
     private BenchPlan()
     {
@@ -89,6 +92,12 @@ public final class BenchPlan
                 out.add(cuda ? new BenchCase(Series.COPY_ENGINE_RATE, size, -1, 0)
                     : new BenchCase(Series.MEMCPY_RATE, size, 1, 1));
             }
+        }
+        if (config.transport != TransportKind.P2P)
+        {
+            // Over RDMA only the te4j series that go through OpStream: the baselines and the native
+            // loops address the partner's window through a P2P mapping, which RDMA runs do not make.
+            out.removeIf(k -> !RDMA_SERIES.contains(k.series()));
         }
         return out;
     }

@@ -6,6 +6,7 @@ import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
+import io.github.te4j.RdmaTransport;
 import io.github.te4j.TransferEngine;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.io.BufferedWriter;
@@ -70,7 +71,11 @@ final class BenchRank
                 final WindowLayout layout = new WindowLayout(BenchPlan.maxBytes(plan));
                 final P2pTransport p2p = engine.getOrCreateP2pTransport(config.ranks);
                 final DeviceBuffer window = p2p.allocateBuffer(layout.windowBytes());
-                final CommContext ctx = p2p.connect(window, rv, config.timeout);
+                final boolean rdma = config.transport == TransportKind.RDMA_SOFT;
+                // RDMA: P2P maps only the own rank, so every op to another rank goes over the NIC.
+                final CommContext ctx = rdma ? p2p.connect(window, rv, config.timeout, 1L << config.rank)
+                    : p2p.connect(window, rv, config.timeout);
+                final RdmaTransport nic = rdma ? connectRdma(engine, window, ctx, rv) : null;
                 final OpStream stream = engine.createStream();
                 final int partner = config.rank <= 1 ? 1 - config.rank : -1;
                 if (reporter)
@@ -81,7 +86,8 @@ final class BenchRank
                         emit(sink, RowCodec.info(info));
                     }
                 }
-                try (BenchNatives natives = new BenchNatives(platform, device, ctx, stream, partner,
+                // Over RDMA the natives get no partner: their loops need a P2P mapping of it.
+                try (BenchNatives natives = new BenchNatives(platform, device, ctx, stream, rdma ? -1 : partner,
                     config.timeout.toNanos()))
                 {
                     final CaseRunner runner = new CaseRunner(config, platform, rv, ctx, stream, natives, layout, session);
@@ -102,6 +108,15 @@ final class BenchRank
                             }
                         }
                     }
+                }
+                if (nic != null && reporter)
+                {
+                    // Where the time goes: the NIC's own counts over the whole run (per op: wqes /
+                    // doorbells / cqes per put; bytes_written on the partner's side).
+                    final String info = "software NIC counters, rank 0, whole run: " + nic.statistics()
+                        + (nic.diagnostics().isEmpty() ? "" : "; diagnostics: " + nic.diagnostics());
+                    infos.add(info);
+                    emit(sink, RowCodec.info(info));
                 }
                 // Nobody unmaps or frees while a peer may still touch its window.
                 rv.barrier(config.timeout);
@@ -147,6 +162,25 @@ final class BenchRank
             + (config.duration != null ? "about " + config.duration.toMillis() + " ms per case"
                 : config.iterations + " timed samples per case") + " after " + config.warmup + " warm-up samples");
         return out;
+    }
+
+    /** The software NIC, opened, registered on the window and connected; the context routes over it. */
+    private RdmaTransport connectRdma(final TransferEngine engine, final DeviceBuffer window, final CommContext ctx,
+        final Rendezvous rv)
+    {
+        final RdmaTransport nic = engine.getOrCreateRdmaTransport("soft");
+        nic.initialize(config.ranks, 1);
+        nic.register(window);
+        nic.connect(rv, config.timeout);
+        ctx.withRdma(nic);
+        for (int r = 0; r < config.ranks; r++)
+        {
+            if (r != config.rank && !ctx.routesOverRdma(r))
+            {
+                throw new IllegalStateException("rank " + r + " is not routed over the software NIC");
+            }
+        }
+        return nic;
     }
 
     /** Rank 0 draws the session (the pattern seeds); everyone takes its value. */

@@ -42,6 +42,12 @@ final class CaseRunner
     private final int partner;
     private final long session;
     private final Duration timeout;
+    /** Ops to the partner go over RDMA (--transport rdma-soft): the ping-pong runs as stream ops. */
+    private final boolean rdma;
+    /** The own ping-pong signal word's value when the running RDMA ping-pong case started. */
+    private int pingPongBase;
+    /** Round trips of the running RDMA ping-pong case so far (the word's advance). */
+    private int pingPongRounds;
     private boolean corrupted;
     /** The captured graph of the TE4J_RATE_GRAPH case running now. */
     private CapturedGraph graph;
@@ -61,6 +67,7 @@ final class CaseRunner
         this.partner = rank == 0 ? 1 : rank == 1 ? 0 : -1;
         this.session = session;
         this.timeout = config.timeout;
+        this.rdma = config.transport != TransportKind.P2P;
     }
 
     /** Ranks 0 and 1 write their pattern into the source region once: every message is a prefix of it. */
@@ -89,6 +96,11 @@ final class CaseRunner
             if (rank == 1 && usesRateSignal(k.series()))
             {
                 signalBefore = readWord(WindowLayout.RATE_SIGNAL);
+            }
+            if (rdma && k.series() == Series.TE4J_PING_PONG && partner >= 0)
+            {
+                pingPongBase = readWord(WindowLayout.PING_PONG_SIGNAL);  // the peer sends after the barrier
+                pingPongRounds = 0;
             }
         }
         catch (final RuntimeException e)
@@ -141,7 +153,9 @@ final class CaseRunner
         final String failure = runError != null ? runError : firstText(verdicts, 0);
         final double[] v = samples.stream().mapToDouble(Double::doubleValue).toArray();
         final Stats s = v.length == 0 ? null : Stats.of(v);
-        return new Row(k.series().mode(), k.seriesLabel(), k.series().role(), BenchMain.platformName(platform),
+        // RDMA rows carry the transport in the platform column: they are not the P2P host figures.
+        final String where = BenchMain.platformName(platform) + (rdma ? "+" + config.transport.label() : "");
+        return new Row(k.series().mode(), k.seriesLabel(), k.series().role(), where,
             k.bytes(), k.blocks(), k.threads(), batch, v.length, s == null ? Double.NaN : s.median(),
             s == null ? Double.NaN : s.p99(), failure == null && s == null ? "no samples" : failure, note(k, batch));
     }
@@ -289,7 +303,7 @@ final class CaseRunner
             case SM_COPY:
                 return natives.smCopy(peerDst, src, k.bytes(), k.blocks(), k.threads(), batch);
             case TE4J_PING_PONG:
-                return natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
+                return rdma ? streamPingPong(k, batch) : natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
             case RAW_FLAG:
             case RAW_FLAG_DATA:
                 return natives.rawFlagPingPong(rank == 0, batch);
@@ -315,6 +329,35 @@ final class CaseRunner
         }
         natives.timerStop();
         stream.synchronize(timeout);
+        return natives.timerElapsedNs();
+    }
+
+    /**
+     * The ping-pong as stream ops (RDMA: the device/host loops of the P2P case cannot reach the
+     * partner): per round putWithSignal to the partner's ping-pong word and waitSignal on the own,
+     * the initiator sending first; all 2 x batch ops enqueued, timed to the end of synchronize.
+     */
+    private long streamPingPong(final BenchCase k, final int batch)
+    {
+        final boolean initiator = rank == 0;
+        natives.timerStart();
+        for (int i = 0; i < batch; i++)
+        {
+            final int expected = pingPongBase + pingPongRounds + i + 1;
+            if (!initiator)
+            {
+                stream.waitSignal(ctx, WindowLayout.PING_PONG_SIGNAL, expected, timeout);
+            }
+            stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(), k.bytes(),
+                WindowLayout.PING_PONG_SIGNAL, 1);
+            if (initiator)
+            {
+                stream.waitSignal(ctx, WindowLayout.PING_PONG_SIGNAL, expected, timeout);
+            }
+        }
+        stream.synchronize(timeout);
+        natives.timerStop();
+        pingPongRounds += batch;
         return natives.timerElapsedNs();
     }
 

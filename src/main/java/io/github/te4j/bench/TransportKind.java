@@ -3,8 +3,9 @@ package io.github.te4j.bench;
 import java.util.Locale;
 
 /**
- * Which te4j transport carries the measured puts. Only {@link #P2P} exists today; the RDMA kinds
- * are the hook for the RDMA transport (issue 3) and report why they cannot run yet.
+ * Which te4j transport carries the measured puts: {@link #P2P}, or {@link #RDMA_SOFT} (every op to
+ * the partner routed over te4j's software NIC: P2P maps only the own rank). {@link #RDMA_HW} is
+ * not wired yet and says so.
  */
 public enum TransportKind
 {
@@ -60,7 +61,11 @@ public enum TransportKind
             return label + " is not yet available: this build has no RDMA Java API (" + RDMA_CLASS
                 + ", issue 3); use --transport p2p";
         }
-        return label + " is not yet wired into te4j-bench: the RDMA Java API exists but the benchmark"
-            + " cases for it are still to be added (BenchRank)";
+        if (this == RDMA_SOFT)
+        {
+            return null;
+        }
+        return label + " is not yet wired into te4j-bench (a real NIC: use --transport rdma-soft for the software"
+            + " NIC)";
     }
 }
