@@ -95,8 +95,8 @@ public final class OpStream extends NativeResource
         try
         {
             touch(ctx, src);
-            Errors.check(peer.put(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + dstOffset,
-                src.address() + srcOffset, bytes, blocks, threads), "put", peer::lastError);
+            ok(peer.put(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + dstOffset,
+                src.address() + srcOffset, bytes, blocks, threads), "put");
         }
         finally
         {
@@ -125,8 +125,8 @@ public final class OpStream extends NativeResource
         {
             touch(ctx, src);
             final long base = ctx.localBuffer().address();
-            Errors.check(peer.putWithSignal(ctx.nativeCtx(), dstRank, base + dstOffset, src.address() + srcOffset,
-                bytes, base + signalOffset, value, blocks, threads), "putWithSignal", peer::lastError);
+            ok(peer.putWithSignal(ctx.nativeCtx(), dstRank, base + dstOffset, src.address() + srcOffset,
+                bytes, base + signalOffset, value, blocks, threads), "putWithSignal");
         }
         finally
         {
@@ -143,8 +143,7 @@ public final class OpStream extends NativeResource
         try
         {
             touch(ctx, null);
-            Errors.check(peer.signal(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + signalOffset, value),
-                "signal", peer::lastError);
+            ok(peer.signal(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + signalOffset, value), "signal");
         }
         finally
         {
@@ -161,8 +160,7 @@ public final class OpStream extends NativeResource
         try
         {
             touch(ctx, null);
-            Errors.check(peer.redAdd(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + offset, value),
-                "redAdd", peer::lastError);
+            ok(peer.redAdd(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + offset, value), "redAdd");
         }
         finally
         {
@@ -257,7 +255,7 @@ public final class OpStream extends NativeResource
         final Lock l = enter();
         try
         {
-            Errors.check(peer.launchGraph(graph), "launchGraph", peer::lastError);
+            ok(peer.launchGraph(graph), "launchGraph");
         }
         finally
         {
@@ -282,34 +280,67 @@ public final class OpStream extends NativeResource
         }
     }
 
+    /** Throws the exception of a failed native call; no allocation when it succeeded. */
+    private void ok(final int status, final String operation)
+    {
+        if (status < 0)
+        {
+            throw Errors.toException(status, operation, peer.lastError());
+        }
+    }
+
+    // The checks below run on every enqueue: messages are built only when a check fails, so the
+    // hot path allocates nothing (building them eagerly cost microseconds per op).
+
     private void checkRemote(final CommContext ctx, final int dstRank)
     {
-        Errors.checkArgument(ctx != null, "ctx is null");
+        if (ctx == null)
+        {
+            throw new IllegalArgumentException("ctx is null");
+        }
         Errors.checkRank(dstRank, ctx.numRanks());
-        Errors.checkArgument(ctx.isActive(dstRank), "rank " + dstRank + " is not active in " + ctx);
-        Errors.checkArgument(ctx.platform() == platform(),
-            ctx + " is " + ctx.platform() + ", this stream is " + platform());
+        if (!ctx.isActive(dstRank))
+        {
+            throw new IllegalArgumentException("rank " + dstRank + " is not active in " + ctx);
+        }
+        if (ctx.platform() != platform())
+        {
+            throw new IllegalArgumentException(ctx + " is " + ctx.platform() + ", this stream is " + platform());
+        }
     }
 
     private void checkPut(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes)
     {
         checkRemote(ctx, dstRank);
-        Errors.checkArgument(src != null, "src is null");
-        Errors.checkArgument(src.platform() == platform() && src.device() == engine.device(),
-            src + " is not on this stream's device");
-        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        if (src == null)
+        {
+            throw new IllegalArgumentException("src is null");
+        }
+        if (src.platform() != platform() || src.device() != engine.device())
+        {
+            throw new IllegalArgumentException(src + " is not on this stream's device");
+        }
+        if (bytes <= 0)
+        {
+            throw new IllegalArgumentException("bytes=" + bytes + " must be positive");
+        }
         Errors.checkRange("put destination", dstOffset, bytes, ctx.size());
         Errors.checkRange("put source", srcOffset, bytes, src.size());
         // The RDMA route reads the source with the window's local key: it must lie in the window.
-        Errors.checkArgument(!ctx.routesOverRdma(dstRank) || src == ctx.localBuffer(),
-            "rank " + dstRank + " is reached over RDMA: the source must be the window's own buffer " + ctx.localBuffer()
-                + ", not " + src);
+        if (src != ctx.localBuffer() && ctx.routesOverRdma(dstRank))
+        {
+            throw new IllegalArgumentException("rank " + dstRank + " is reached over RDMA: the source must be the"
+                + " window's own buffer " + ctx.localBuffer() + ", not " + src);
+        }
     }
 
     private static void checkWord(final CommContext ctx, final long offset)
     {
-        Errors.checkArgument((offset & 3) == 0, "signal offset " + offset + " is not 4-byte aligned");
+        if ((offset & 3) != 0)
+        {
+            throw new IllegalArgumentException("signal offset " + offset + " is not 4-byte aligned");
+        }
         Errors.checkRange("signal word", offset, 4, ctx.size());
     }
 
