@@ -12,9 +12,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <new>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "te4j/api.h"
 #include "transport/device/comm_device.cuh"
@@ -81,6 +84,81 @@ class DeviceScope {
   cudaError_t status_;
 };
 
+// The per-stream words (256 B scratch in device memory, 64 B status in mapped pinned host
+// memory), recycled process-wide per device instead of freed.
+//
+// Why: cudaFree, cudaFreeHost, cudaMalloc and cudaHostAlloc are implicitly synchronising: work
+// issued to the device after them (by ANY thread of the process) does not start until all work
+// issued before them has finished. The software NIC's responder applies an incoming masked
+// fetch-and-add by launching a kernel on this device (cuda_memory_port.cu). So an OpStream
+// destroyed (or created) while other streams' kernels spin in an RDMA quiet parked that
+// responder behind them; when the peer rank did the same, each rank's kernels waited for CQEs
+// that only the other's parked responder could produce, until the device timeout (the GPU
+// host's many-writers failure: every writer but the first, which finished and closed its stream,
+// timed out with the NIC writing the missing CQEs only after the kernels had given up).
+// Slabs of kSlabEntries are allocated the first time a device needs them (the first OpStream,
+// created before any traffic in normal use) and never freed while the process lives.
+constexpr size_t kSlabEntries = 64;
+
+struct StreamWords {
+  McStreamScratch* scratch = nullptr;
+  McStreamStatus* status_host = nullptr;
+  McStreamStatus* status_dev = nullptr;
+};
+
+class StreamWordPool {
+ public:
+  static StreamWordPool& instance() {
+    static StreamWordPool* pool = new StreamWordPool();  // never destroyed: outlives streams
+    return *pool;
+  }
+
+  /// Takes a set of words for `device` (current device already set), allocating a slab when
+  /// none is free. Returns a CUDA error from the allocation, or cudaSuccess.
+  cudaError_t take(int device, StreamWords* out) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<StreamWords>& free_list = free_[device];
+    if (free_list.empty()) {
+      void* scratch = nullptr;
+      cudaError_t e = cudaMalloc(&scratch, kSlabEntries * sizeof(McStreamScratch));
+      if (e != cudaSuccess) return e;
+      void* status = nullptr;
+      e = cudaHostAlloc(&status, kSlabEntries * sizeof(McStreamStatus), cudaHostAllocMapped);
+      if (e != cudaSuccess) {
+        cudaFree(scratch);
+        return e;
+      }
+      void* status_dev = nullptr;
+      e = cudaHostGetDevicePointer(&status_dev, status, 0);
+      if (e != cudaSuccess) {
+        cudaFreeHost(status);
+        cudaFree(scratch);
+        return e;
+      }
+      for (size_t i = kSlabEntries; i-- > 0;) {
+        StreamWords w;
+        w.scratch = static_cast<McStreamScratch*>(scratch) + i;
+        w.status_host = static_cast<McStreamStatus*>(status) + i;
+        w.status_dev = static_cast<McStreamStatus*>(status_dev) + i;
+        free_list.push_back(w);
+      }
+    }
+    *out = free_list.back();
+    free_list.pop_back();
+    return cudaSuccess;
+  }
+
+  /// Gives back words no queued or running kernel can touch any more.
+  void give(int device, const StreamWords& words) {
+    std::lock_guard<std::mutex> lock(mu_);
+    free_[device].push_back(words);
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<int, std::vector<StreamWords>> free_;
+};
+
 struct LaunchShape {
   unsigned blocks;
   unsigned threads;
@@ -106,9 +184,14 @@ class CudaOpStream final : public OpStream {
       }
     }
     const bool idle = stream_ == nullptr || waitIdle(kCloseDrainNs) == cudaSuccess;
-    if (idle) {
-      if (scratch_ != nullptr) cudaFree(scratch_);
-      if (status_host_ != nullptr) cudaFreeHost(status_host_);
+    // Never cudaFree/cudaFreeHost here: see StreamWordPool (they would stall every other
+    // stream's RDMA ops behind this device's running kernels).
+    if (idle && scratch_ != nullptr) {
+      StreamWords words;
+      words.scratch = scratch_;
+      words.status_host = status_host_;
+      words.status_dev = status_dev_;
+      StreamWordPool::instance().give(device_, words);
     }  // else: deliberately leaked (256 B + 64 B): a running kernel may still write them.
     if (owned_ && stream_ != nullptr) cudaStreamDestroy(stream_);
     cudaGetLastError();  // leave no error of ours behind on the caller's thread
@@ -327,25 +410,17 @@ class CudaOpStream final : public OpStream {
       }
       stream_ = s;
     }
-    void* scratch = nullptr;
-    e = cudaMalloc(&scratch, sizeof(McStreamScratch));
+    // From the pool, not cudaMalloc/cudaHostAlloc (implicitly synchronising: StreamWordPool).
+    StreamWords words;
+    e = StreamWordPool::instance().take(device_, &words);
     if (e != cudaSuccess) {
       return fail(e == cudaErrorMemoryAllocation ? kOutOfMemory : kCudaError,
-                  cudaText("OpStream(CUDA): cudaMalloc of the stream scratch", e));
+                  cudaText("OpStream(CUDA): allocating the stream scratch and status words", e));
     }
-    scratch_ = static_cast<McStreamScratch*>(scratch);
-    void* status = nullptr;
-    e = cudaHostAlloc(&status, sizeof(McStreamStatus), cudaHostAllocMapped);
-    if (e != cudaSuccess) {
-      return fail(e == cudaErrorMemoryAllocation ? kOutOfMemory : kCudaError,
-                  cudaText("OpStream(CUDA): cudaHostAlloc of the status word", e));
-    }
-    status_host_ = static_cast<McStreamStatus*>(status);
+    scratch_ = words.scratch;
+    status_host_ = words.status_host;
+    status_dev_ = words.status_dev;
     memset(status_host_, 0, sizeof(McStreamStatus));
-    void* status_dev = nullptr;
-    e = cudaHostGetDevicePointer(&status_dev, status_host_, 0);
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaHostGetDevicePointer", e));
-    status_dev_ = static_cast<McStreamStatus*>(status_dev);
     // In stream order: the zeroed scratch precedes every te4j kernel on this stream.
     e = cudaMemsetAsync(scratch_, 0, sizeof(McStreamScratch), stream_);
     if (e != cudaSuccess) return fail(kCudaError, cudaText("OpStream(CUDA): cudaMemsetAsync", e));
