@@ -4,7 +4,8 @@
 // puts 1 B .. 64 MiB, each followed by a signal on the same QP (the signal is never visible
 // before the data), red-add totals from 8 threads over 2 channels, ring wraparound (ring of 16
 // WQEBBs), error CQEs for a bad rkey, an out-of-range address and a bad lkey, flushes after an
-// error, and recreateQueuePairs + reconnect. Every wait is bounded and fails with a message;
+// error, many threads posting and quieting concurrently on one QP from both ranks at once, and
+// recreateQueuePairs + reconnect. Every wait is bounded and fails with a message;
 // TE4J_TIMEOUT_SCALE (scripts/sanitize.sh sets it) multiplies every bound.
 //
 // Every put lands in bytes no earlier phase wrote or read. Rank 1 reads a destination (after
@@ -18,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,7 +43,8 @@ constexpr size_t kSrc = 0;                // rank 0's source area (64 MiB)
 constexpr size_t kDst = 64 * kMiB;        // rank 1's destinations of phase 1, one per size
 constexpr size_t kDstWrap = 146 * kMiB;   // phase 3 (4000 B)
 constexpr size_t kDstRecover = kDstWrap + 65536;  // phase 5 (4 KiB)
-constexpr size_t kSig = kDstRecover + 65536;      // signal words
+constexpr size_t kDstMany = kDstRecover + 65536;  // phase 3b (8 threads x 300 x 8 B)
+constexpr size_t kSig = kDstMany + 65536;         // signal words
 constexpr size_t kBytes = kSig + 4096;
 
 // Destination of size i in phase 1: the sizes before it, each rounded up to 4 KiB.
@@ -230,6 +233,57 @@ int runRank(int rank) {
     CHECK(ok, "wraparound data");
   }
   barrier();
+
+  // 3b. Many concurrent posters AND quieters on ONE QP, both ranks at once (the GPU's
+  // many-writers shape: several kernels each doing put + add + quiet on channel 0 to the peer).
+  // Every thread runs mc_rdma_put_signal_quiet, the stream kernels' RDMA op, so the QP lock,
+  // ring-slot waits through the 16-WQEBB ring, CQ wrap, lock-free quiets and doorbells that
+  // cover other posters' WQEs are all exercised concurrently; then each rank checks the total,
+  // that every posted WQEBB completed, and that the NIC saw no doorbell contract violation.
+  {
+    constexpr int kPosters = 8;
+    const int ops = 300;
+    const int target = 1 - rank;
+    const int qp_to_peer = target * kQpsPerRank + 0;
+    int64_t before[8];
+    qpError(t, qp_to_peer, before);
+    std::atomic<int> bad{0};  // threads count failures; the main thread CHECKs (g_fail is plain)
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kPosters; ++th)
+      threads.emplace_back([&, th] {
+        for (int k = 0; k < ops; ++k) {
+          // Odd threads put 8 bytes first (to a destination nobody reads), even ones add only.
+          const uint64_t nbytes = (th & 1) ? 8 : 0;
+          uint8_t* dst = base + kDstMany + ((size_t)th * ops + k) * 8;
+          const int rc = mc_rdma_put_signal_quiet(ctx, target, base + kSrc, dst, nbytes,
+                                                  sigWord(base, 5), 1, nullptr);
+          if (rc != kMcRdmaOk) {
+            std::printf("rank %d: concurrent poster %d op %d: status %d\n", rank, th, k, rc);
+            bad.fetch_add(1);
+            return;
+          }
+        }
+      });
+    for (auto& th : threads) th.join();
+    CHECK(bad.load() == 0, "%d concurrent posters failed", bad.load());
+    CHECK(mc_rdma_quiet(ctx, 0, target, kQpsPerRank) == 0, "quiet after concurrent posters");
+    int64_t e[8];
+    qpError(t, qp_to_peer, e);
+    const int64_t expected_bbs = (int64_t)kPosters * ops + (kPosters / 2) * ops;
+    CHECK(e[0] == 0 && e[6] - before[6] == expected_bbs && e[7] == e[6],
+          "concurrent posters: errors %lld, posted %lld (expected %lld), completed %lld",
+          (long long)e[0], (long long)(e[6] - before[6]), (long long)expected_bbs,
+          (long long)(e[7] - before[6]));
+    const uint32_t total = (uint32_t)(kPosters * ops);
+    CHECK(waitValue(sigWord(base, 5), total, seconds(60)), "concurrent-poster total %u != %u",
+          __atomic_load_n(sigWord(base, 5), __ATOMIC_ACQUIRE), total);
+    int64_t st[16];
+    CHECK(t->statistics(st, 16) == 13, "stats");
+    CHECK(st[1] == 0 && st[2] == 0 && st[8] == 0, "doorbell contract violations / CQ overruns: %s",
+          t->diagnostics());
+  }
+  barrier();
+  std::printf("rank %d: concurrent posters and quieters on one QP done\n", rank);
 
   // 4. Error CQEs: bad rkey, then flushes of what follows; out-of-range; bad lkey.
   if (rank == 0) {

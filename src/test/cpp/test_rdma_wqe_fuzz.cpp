@@ -147,11 +147,12 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
                        mlx5::kCtrlCqUpdate, 1, 0, 0);
     ++qp->sq_pi;
     ibgda_ring_doorbell(qp, (const mlx5::CtrlSeg*)nop);
-    int s = ibgda_wait_completed(qp, qp->sq_pi, deadline);
+    const uint32_t target = qp->sq_pi;
+    ibgda_unlock(&qp->lock);  // ibgda_wait_completed takes the lock per poll (completion.cuh, I4)
+    int s = ibgda_wait_completed(qp, target, deadline);
     // A mutated ds can make the WQE swallow the NOP's block (as on hardware); its error CQE
     // is then the last one. Anything else that does not complete is a NIC bug.
-    if (s == kMcRdmaTimeout && qp->err_count > 0) s = kMcRdmaQpError;
-    ibgda_unlock(&qp->lock);
+    if (s == kMcRdmaTimeout && mc_ld_acquire_u32(&qp->err_count) > 0) s = kMcRdmaQpError;
     CHECK(s == kMcRdmaOk || s == kMcRdmaQpError, "iteration %ld: status %d (a WQE that never completed)", it, s);
     if (s != kMcRdmaOk) {
       ++errors;

@@ -131,9 +131,10 @@ MC_DEVICE_INLINE int mc_rdma_quiet(const IbgdaContext& ibgda, int channel, int d
   if (qp == nullptr) return kMcRdmaInvalid;
   const uint64_t deadline = mc_rdma_deadline(ibgda);
   if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
-  const int status = ibgda_wait_completed(qp, qp->sq_pi, deadline);
+  const uint32_t target = qp->sq_pi;  // everything posted (and rung) before this quiet
   ibgda_unlock(&qp->lock);
-  return status;
+  // Without the lock (completion.cuh, I4): other posters and quiets of the QP keep going.
+  return ibgda_wait_completed(qp, target, deadline);
 }
 
 /// mc_rdma_quiet over every QP of every rank; returns the first non-ok status.

@@ -33,7 +33,8 @@ struct alignas(64) IbgdaQp {
   uint64_t scratch_addr; // 8 bytes of registered memory receiving atomics' fetched values
   uint32_t scratch_lkey; // their local key
 
-  // Device state, changed only with `lock` held.
+  // Device state, changed only with `lock` held (sq_ci and err_count with release stores:
+  // quiets read them without the lock; see completion.cuh for the protocol).
   uint32_t lock;       // 0 free, 1 held
   uint32_t bf_offset;  // 0 or bf_size: the BlueFlame half the next doorbell uses
   uint32_t sq_pi;      // WQEBBs posted (free-running; the WQE index is its low 16 bits)

@@ -11,6 +11,10 @@
 #include "transport/device/platform.cuh"
 #include "transport/device/device_ops.cuh"
 
+#if defined(MC_PLATFORM_HOST)
+#include <sched.h>
+#endif
+
 namespace mooncake {
 namespace device {
 
@@ -30,13 +34,27 @@ MC_DEVICE_INLINE uint32_t ibgda_cas_acquire_u32(uint32_t* p, uint32_t expected,
 #endif
 }
 
+/// Back-off of attempt n of a bounded spin on a QP (lock, ring slot, completions). On the host
+/// platform "device" code runs on OS threads that may outnumber the cores: every 16th attempt
+/// also yields the CPU, so spinners cannot starve the lock holder or the NIC's threads (with
+/// many posters per QP a pure pause spin let a preempted holder wait whole timeslices per
+/// waiter). On CUDA, mc_pause (nanosleep) already lets other warps run.
+MC_DEVICE_INLINE void ibgda_backoff(uint32_t n) {
+  mc_pause();
+#if defined(MC_PLATFORM_HOST)
+  if ((n & 15u) == 15u) sched_yield();
+#else
+  (void)n;
+#endif
+}
+
 /// Takes the lock before deadline_ns (mc_globaltimer_ns clock); false when it expired.
 MC_DEVICE_INLINE bool ibgda_lock(uint32_t* lock, uint64_t deadline_ns) {
   for (uint32_t tries = 0;; ++tries) {
     if (ibgda_cas_acquire_u32(lock, 0u, 1u) == 0u) return true;
     // Reading the clock costs more than a CAS attempt: check it every 64 tries.
     if ((tries & 63u) == 63u && mc_globaltimer_ns() > deadline_ns) return false;
-    mc_pause();
+    ibgda_backoff(tries);
   }
 }
 
