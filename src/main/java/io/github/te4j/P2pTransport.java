@@ -247,21 +247,28 @@ public final class P2pTransport extends NativeResource
     public CommContext connect(final DeviceBuffer local, final int numActive, final HandleExchange exchange,
         final Duration timeout)
     {
-        Errors.checkArgument(exchange != null, "exchange is null");
-        Errors.checkArgument(exchange.worldSize() == numRanks,
-            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
-        final IpcHandle mine = exportHandle(local);
-        final List<byte[]> all = exchange.allGather(mine.toBytes(), timeout);
-        final List<IpcHandle> handles = new ArrayList<>();
-        for (final byte[] bytes : all)
-        {
-            handles.add(IpcHandle.fromBytes(bytes));
-        }
+        final List<IpcHandle> handles = exchangeHandles(local, exchange, timeout);
         final long mask = numActive >= 64 ? -1L : (1L << numActive) - 1;
         final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask);
         // Nobody may free its buffer before every peer has mapped it.
         exchange.barrier(timeout);
         return ctx;
+    }
+
+    /** Exports {@code local} and all-gathers every rank's handle through {@code exchange}. */
+    private List<IpcHandle> exchangeHandles(final DeviceBuffer local, final HandleExchange exchange,
+        final Duration timeout)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(exchange.worldSize() == numRanks,
+            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
+        final IpcHandle mine = exportHandle(local);
+        final List<IpcHandle> handles = new ArrayList<>();
+        for (final byte[] bytes : exchange.allGather(mine.toBytes(), timeout))
+        {
+            handles.add(IpcHandle.fromBytes(bytes));
+        }
+        return handles;
     }
 
     /**
@@ -272,16 +279,7 @@ public final class P2pTransport extends NativeResource
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout,
         final long p2pRanksMask)
     {
-        Errors.checkArgument(exchange != null, "exchange is null");
-        Errors.checkArgument(exchange.worldSize() == numRanks,
-            "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
-        final IpcHandle mine = exportHandle(local);
-        final List<byte[]> all = exchange.allGather(mine.toBytes(), timeout);
-        final List<IpcHandle> handles = new ArrayList<>();
-        for (final byte[] bytes : all)
-        {
-            handles.add(IpcHandle.fromBytes(bytes));
-        }
+        final List<IpcHandle> handles = exchangeHandles(local, exchange, timeout);
         final long mask = numRanks == 64 ? -1L : (1L << numRanks) - 1;
         final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask, p2pRanksMask & mask);
         exchange.barrier(timeout);
