@@ -26,6 +26,7 @@
 #include "kernels/put_variants.cuh"
 #include "kernels/signal_kernels.cuh"
 #include "kernels/wait_kernels.cuh"
+#include "device_scope.cuh"
 
 using mooncake::device::CommCtx;
 
@@ -62,27 +63,7 @@ const char* opName(uint32_t op) {
   return "op";
 }
 
-// Makes `device` current for one call and restores the caller's device (JNI threads are shared
-// with the application, which may use another device).
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    status_ = cudaGetDevice(&previous_);
-    if (status_ == cudaSuccess && previous_ != device) {
-      status_ = cudaSetDevice(device);
-      switched_ = status_ == cudaSuccess;
-    }
-  }
-  ~DeviceScope() {
-    if (switched_) cudaSetDevice(previous_);
-  }
-  cudaError_t status() const { return status_; }
-
- private:
-  int previous_ = 0;
-  bool switched_ = false;
-  cudaError_t status_;
-};
+using cuda_detail::DeviceScope;
 
 // The per-stream words (256 B scratch in device memory, 64 B status in mapped pinned host
 // memory), recycled process-wide per device instead of freed.

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "../../cpp/src/rdma/memory_port.h"
+#include "../device_scope.cuh"
 
 namespace te4j {
 namespace rdma {
@@ -82,27 +83,7 @@ std::string cudaText(const char* what, cudaError_t e) {
   return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
 }
 
-// Makes the port's device current for one call and restores the caller's (JNI threads are the
-// application's; NIC threads start on device 0).
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    status_ = cudaGetDevice(&previous_);
-    if (status_ == cudaSuccess && previous_ != device) {
-      status_ = cudaSetDevice(device);
-      switched_ = status_ == cudaSuccess;
-    }
-  }
-  ~DeviceScope() {
-    if (switched_) cudaSetDevice(previous_);
-  }
-  cudaError_t status() const { return status_; }
-
- private:
-  int previous_ = 0;
-  bool switched_ = false;
-  cudaError_t status_;
-};
+using cuda_detail::DeviceScope;
 
 class CudaMemoryPort final : public MemoryPort {
  public:
