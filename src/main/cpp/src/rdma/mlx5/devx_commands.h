@@ -1,0 +1,120 @@
+// devx_commands.h — the mlx5 firmware commands te4j's hardware backend sends through DevX
+// (mlx5dv_devx_obj_create / _modify / general_cmd), built as PRM mailboxes: big-endian
+// bit fields at the offsets of the mlx5 Programmer's Reference Manual.
+//
+// Pure functions, no rdma-core or kernel header: the layout is te4j's own field table
+// (devx_layout.h), and the exact-format test checks every field of it against the Linux
+// kernel's include/linux/mlx5/mlx5_ifc.h (test_devx_layout.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace te4j {
+namespace rdma {
+namespace devx {
+
+/// A command mailbox (input or output) as bytes in PRM order.
+using Mailbox = std::vector<uint8_t>;
+
+// ---- completion queue -------------------------------------------------------------------
+struct CqConfig {
+  uint32_t log_cq_size = 0;     // log2 of the CQE count
+  uint32_t uar_page = 0;        // UAR page index (mlx5dv_devx_alloc_uar → page_id)
+  uint32_t eqn = 0;             // completion event queue (mlx5dv_devx_query_eqn)
+  uint32_t cq_umem_id = 0;      // DevX umem holding the CQE buffer
+  uint64_t cq_umem_offset = 0;  // its byte offset in that umem
+  uint32_t dbr_umem_id = 0;     // DevX umem holding the CQ doorbell record
+  uint64_t dbr_offset = 0;      // byte offset of the record in that umem (8-byte aligned)
+};
+Mailbox createCqIn(const CqConfig& c);
+size_t createCqOutBytes();
+uint32_t createCqOutCqn(const Mailbox& out);
+
+// ---- RC queue pair, send queue only (zero-length receive queue) --------------------------
+struct QpConfig {
+  uint32_t pdn = 0;             // protection domain number (mlx5dv_init_obj MLX5DV_OBJ_PD)
+  uint32_t uar_page = 0;
+  uint32_t log_sq_size = 0;     // log2 of the send ring's 64-byte WQEBBs
+  uint32_t cqn = 0;             // CQ for send (and, unused, receive) completions
+  uint32_t wq_umem_id = 0;      // DevX umem holding the send ring
+  uint64_t wq_umem_offset = 0;
+  uint32_t dbr_umem_id = 0;     // DevX umem holding the QP doorbell record
+  uint64_t dbr_offset = 0;
+};
+Mailbox createQpIn(const QpConfig& c);
+size_t createQpOutBytes();
+uint32_t createQpOutQpn(const Mailbox& out);
+
+// ---- QP state transitions RST→INIT→RTR→RTS, and back to RST / ERR -------------------------
+struct AddressPath {
+  bool is_roce = false;
+  uint8_t port = 1;             // vhca_port_num
+  uint16_t pkey_index = 0;
+  // InfiniBand: destination LID and service level.
+  uint16_t rlid = 0;
+  uint8_t sl = 0;
+  // RoCE (and IB with a global route): destination GID, local GID index, hop limit.
+  uint8_t rgid[16] = {};
+  uint8_t gid_index = 0;
+  uint8_t hop_limit = 64;
+  uint16_t udp_sport = 0;       // RoCE v2 UDP source port (0: firmware default)
+  uint8_t dscp = 0;
+  uint8_t ack_timeout = 14;     // 4.096 us * 2^ack_timeout (RTR→RTS)
+};
+struct InitConfig {
+  uint32_t qpn = 0;
+  uint8_t port = 1;
+  uint16_t pkey_index = 0;
+  bool remote_write = true, remote_read = true, remote_atomic = true;
+};
+struct RtrConfig {
+  uint32_t qpn = 0;
+  uint32_t remote_qpn = 0;
+  uint8_t mtu = 0;              // PRM/ibverbs encoding: 1=256 .. 5=4096
+  uint32_t next_rcv_psn = 0;
+  uint8_t log_rra_max = 4;      // responder resources (reads/atomics in flight), log2
+  uint8_t min_rnr_nak = 12;
+  uint8_t log_msg_max = 30;
+  AddressPath path;
+};
+struct RtsConfig {
+  uint32_t qpn = 0;
+  uint32_t next_send_psn = 0;
+  uint8_t retry_count = 7;
+  uint8_t rnr_retry = 7;
+  uint8_t log_sra_max = 4;      // requester reads/atomics in flight, log2
+  uint8_t ack_timeout = 14;
+};
+Mailbox rst2initIn(const InitConfig& c);
+Mailbox init2rtrIn(const RtrConfig& c);
+Mailbox rtr2rtsIn(const RtsConfig& c);
+Mailbox qp2errIn(uint32_t qpn);
+Mailbox qp2rstIn(uint32_t qpn);
+/// Output mailbox size of every modify-QP command above.
+size_t modifyQpOutBytes();
+
+// ---- capabilities -----------------------------------------------------------------------
+/// QUERY_HCA_CAP, general device capabilities (op_mod 0x1: current values).
+Mailbox queryHcaCapGeneralIn();
+size_t queryHcaCapOutBytes();
+struct GeneralCaps {
+  uint32_t log_max_qp_sz = 0;   // largest send ring, log2 WQEBBs
+  uint32_t log_max_cq_sz = 0;
+  bool umem_uid_0 = false;      // informative: DevX umem allowed without a user context
+  uint32_t log_max_msg = 0;
+  bool atomic = false;          // the device supports atomics at all
+};
+GeneralCaps parseGeneralCaps(const Mailbox& out);
+
+// ---- every command's output header -------------------------------------------------------
+uint8_t outStatus(const Mailbox& out);
+uint32_t outSyndrome(const Mailbox& out);
+/// "CREATE_QP failed: status 0x3 (bad parameter), syndrome 0x..." — the PRM status name.
+std::string describeFailure(const char* command, const Mailbox& out);
+
+}  // namespace devx
+}  // namespace rdma
+}  // namespace te4j
