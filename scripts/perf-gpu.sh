@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5 on the 2xH200 host in one command (about 4 minutes): what changed since the first run
+# Issue 5 on the 2xH200 host in one command (about 5 minutes): what changed since the first run
 # (new defaults, the lean putWithSignal kernel, the hybrid bulk variants, the ping-pong loop, the
 # software-NIC RDMA series) beside the baselines, host platform, peers (NVSHMEM/NCCL) when
 # present, and the issue-5 target table printed LAST over all of it. Runs from prebuilt artifacts (no Maven needed there).
@@ -13,7 +13,8 @@
 #              java -jar BENCH_JAR --report perf-rows.txt)
 #   QUICK=1    fewer iterations (a smoke run)
 #
-# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq,
+# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm,
+# cesplit=50..95 (put=cesm's copy-engine percent),
 # signal=red|atom, pdl=1|0 (first value = default), wait=sleep|spin, hostcopy=memmove|memcpy|nt, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,33 +57,33 @@ bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME
   echo "jar: $jar  peers: ${peers:-none}  TE4J_TUNING=${TE4J_TUNING:-}"
 } | tee -a "$log"
 
-# Run 2 (after the first 2xH200 run): only what changed, plus every row the issue-5 table needs.
-# Defaults are now put=auto,signal=red,pdl=1; "old" below is the first run's production setting.
-old=put=base,signal=atom,pdl=0
+# Run 4: the copy-engine routes beside the kernels, plus every row the issue-5 table needs.
+# Defaults: put=auto,signal=red,pdl=1 (earlier runs' variant sweeps: docs/PERFORMANCE.md).
 
-# 1. Bulk put, <= 16 SMs (targets 1, 2): auto (= tma8 at these sizes) vs the old default, u8,
-#    tma8 and the new hybrids (bulk engine + LSU stores in one SM: do their limits add?).
-bench bw16 100 --platform cuda --mode bandwidth --sizes 64M,1G --blocks 16 --threads 512 \
+# 1. Bulk put, <= 16 SMs (targets 1, 2): auto (the copy engine from 32 MiB since run 4), the
+#    best SM kernels (tma8, u8: row 1s) and put=cesm (65 % by the copy engine, the rest by the
+#    16 SMs at once; run 4: 376 GB/s, the two paths do not add up on NVLink).
+bench bw16 120 --platform cuda --mode bandwidth --sizes 64M,1G --blocks 16 --threads 512 \
   --iterations "$it" --warmup 2 \
-  --variant default --variant "$old" --variant put=u8 --variant put=tmah --variant put=tmaq
+  --variant default --variant put=tma8 --variant put=u8 --variant put=cesm,cesplit=65
 
 # 2. Bulk put, best on any SM count (target 1b).
-bench bwany 60 --platform cuda --mode bandwidth --sizes 1G --blocks 132 --threads 512 \
-  --iterations "$it" --warmup 2 --variant default --variant put=tma --variant put=tmah
+bench bwany 80 --platform cuda --mode bandwidth --sizes 1G --blocks 132 --threads 512 \
+  --iterations "$it" --warmup 2 --variant default --variant put=tma --variant put=cesm,cesplit=60
 
-# 3. put=auto below 32 MiB (the lean kernel) on te4j's own launch shape: it must not lose to u8.
+# 3. Mid sizes on te4j's own launch shape: the lean kernel vs u8 vs the copy engine.
 bench bwmid 60 --platform cuda --mode bandwidth --sizes 64K,1M,16M --blocks 0 \
-  --iterations "$it" --warmup 2 --variant default --variant put=u8 --variant "$old"
+  --iterations "$it" --warmup 2 --variant default --variant put=u8 --variant put=ce
 
 # 4. put(8 B)+signal ping-pong (target 3): the bench loop now resolves routes once and keeps
 #    the payload in the signalling lane's registers; raw flag and the floor 3f beside it.
 bench lat 40 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 \
   --variant default --variant wait=spin --variant signal=atom
 
-# 5. putWithSignal back to back (targets 4, 5): the lean kernel (default) vs last run's best
-#    (u8,pdl=1,red) and the old default, 4 KiB (one block) and 64 KiB (te4j's shape: 8 blocks).
+# 5. putWithSignal back to back (targets 4, 5): the lean kernel (default), u8+pdl+red, and the
+#    copy engine followed by the signal kernel (put=ce), 4 KiB (one block) and 64 KiB.
 bench rate 90 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
-  --variant default --variant put=u8,pdl=1,signal=red --variant "$old" --variant pdl=0
+  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce
 
 # 6. Host platform (targets 6, 7): defaults only (the ping-pong loop changed, the knobs did not).
 bench host 60 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \

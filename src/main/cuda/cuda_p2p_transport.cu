@@ -22,6 +22,7 @@
 
 #include "../cpp/src/cuda_bridge.h"
 #include "../cpp/src/handle_blob.h"
+#include "../cpp/src/peer_table_mirror.h"
 #include "cuda_driver_entry.cuh"
 #include "cuda_errors.cuh"
 #include "transport/device/comm_device.cuh"
@@ -749,12 +750,14 @@ class CudaP2pTransport final : public P2pTransport {
                      cudaMemcpyHostToDevice);
     }
     if (e != cudaSuccess) return cudaWhy("cudaMemcpy of the peer tables", e, why);
+    peer_tables::publish(w->d_peer_ptrs, w->local_base, w->bytes, w->available, w->peer_ptrs);
     return kOk;
   }
 
   // Closes the IPC mappings and frees the tables; continues past failures, reports the first.
   int releaseWindow(Window* w, std::string* why) {
     int status = kOk;
+    peer_tables::withdraw(w->d_peer_ptrs);  // before anything it names goes away
     for (size_t r = 0; r < w->ipc_bases.size(); ++r) {
       if (w->ipc_bases[r] == nullptr) continue;
       const cudaError_t e = cudaIpcCloseMemHandle(w->ipc_bases[r]);

@@ -28,7 +28,7 @@
 // Environment:
 //   TE4J_CUDA_OPS_MAX_BYTES  largest put (default 16777216)
 //   TE4J_CUDA_OPS_VARIANTS   ';'-separated te4j/tuning.h specs to run the put tests under
-//                            (default: "default" (the production knobs), then every put kernel
+//                            (default: "default" (the production knobs), then every put kernel, the copy-engine routes
 //                            and both signal atomics; a spec this libte4j does not know is
 //                            reported and skipped)
 //   TE4J_CUDA_OPS_ADDS       signal/redAdd ops per (writer, target) pair (default 2000)
@@ -173,7 +173,8 @@ void loadConfig() {
       v != nullptr && *v != '\0'
           ? v
           : "default;put=base;put=auto;put=u8;put=u16;put=u8c;put=tma;put=tma8;put=tma3;"
-            "put=tmah;put=tmaq;put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0";
+            "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;"
+            "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0";
   std::size_t at = 0;
   while (at <= spec.size()) {
     const std::size_t end = std::min(spec.find(';', at), spec.size());

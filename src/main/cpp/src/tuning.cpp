@@ -14,7 +14,7 @@ namespace {
 struct KnobInfo {
   const char* name;
   int defaultValue;
-  const char* values[12];  // value names in order of their numbers (nullptr-terminated)
+  const char* values[14];  // value names in order of their numbers (nullptr-terminated)
 };
 
 // Defaults are te4j's production choices; bench variants move away from them. Moved after the
@@ -23,12 +23,14 @@ struct KnobInfo {
 // variant kernel waits for the previous grid at entry, so stream order holds).
 const KnobInfo kKnobs[kKnobCount] = {
     {"put", kPutAuto,
-     {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", nullptr}},
+     {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
+      nullptr}},
     {"signal", kSignalRed, {"atom", "red", nullptr}},
     {"pdl", 1, {"0", "1", nullptr}},
     {"wait", kWaitSleep, {"sleep", "spin", nullptr}},
     {"rawdata", 0, {"0", "1", nullptr}},
     {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
+    {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
 };
 
 std::atomic<int> g_values[kKnobCount];

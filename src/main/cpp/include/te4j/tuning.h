@@ -7,8 +7,12 @@
 //
 // knob      values                                        affects
 // put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
-//           | tma3 | tmah | tmaq                          (auto, the default: the lean kernel
-//                                                         below 32 MiB, tma8 from 32 MiB on)
+//           | tma3 | tmah | tmaq | ce | cesm              (auto, the default: the lean kernel
+//                                                         below 32 MiB; from 32 MiB the copy
+//                                                         engine on P2P routes, else tma8;
+//                                                         ce: the copy engine at every size,
+//                                                         cesm: copy engine and SM kernel at once)
+// cesplit   50 | 55 | ... | 95                            put=cesm: the copy engine's percent
 // signal    atom | red                                    CUDA signal atomic of putWithSignal and
 //                                                         the ping-pong bench (red = no return)
 // pdl       0 | 1                                         CUDA programmatic dependent launch of
@@ -32,6 +36,7 @@ enum Knob : int {
   kWait,
   kRawData,
   kHostCopy,
+  kCopyEngineSplit,
   kKnobCount
 };
 
@@ -43,9 +48,12 @@ enum PutKernel : int {
   kPutTma,       // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
   kPutTma8,      // 8 stages x 16 KiB
   kPutTma3,      // 3 stages x 64 KiB
-  kPutAuto,      // by size: kernels/put_variants.cuh's lean kernel < 32 MiB, kPutTma8 from 32 MiB
+  kPutAuto,      // by size: put_variants.cuh's lean kernel < 32 MiB; from 32 MiB the copy engine
+                 // (P2P routes the host tables map), else kPutTma8
   kPutTmaHalf,   // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
   kPutTmaQuarter,  // a quarter through the bulk pipeline, three quarters by LSU stores
+  kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
+  kPutCopyEngineSm,  // a cesplit share by the copy engine, the rest by the kernel, concurrently
 };
 
 enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
@@ -54,6 +62,9 @@ enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
 
 /// Current value of a knob (relaxed load).
 int get(Knob knob);
+
+/// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
+inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }
 
 /// Resets every knob to its default, then applies "name=value[,name=value...]" (names or
 /// numbers as in the table above; "" or "default" applies nothing). Returns 0 or -1 (unknown

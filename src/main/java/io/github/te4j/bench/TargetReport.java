@@ -113,10 +113,15 @@ final class TargetReport
             return;
         }
         t.add(new String[] {"1", "bulk put 1 GiB on <= 16 SMs vs copy engine",
-            gbps(le16.get()) + " on " + le16.get().shape() + where(le16.get()) + " vs " + gbps(ce.get()), ratio(le16.get().gbps() / ce.get().gbps()), ">= 0.98",
+            gbps(le16.get()) + " on " + engines(le16.get()) + where(le16.get()) + " vs " + gbps(ce.get()), ratio(le16.get().gbps() / ce.get().gbps()), ">= 0.98",
             met(le16.get().gbps() / ce.get().gbps() >= 0.98)});
+        final Optional<Row> sm = best(rows, is("cuda", Series.TE4J_PUT, gib)
+            .and(r -> r.blocks() > 0 && r.blocks() <= 16 && !usesCopyEngine(r)));
+        sm.ifPresent(r -> t.add(new String[] {"1s", "  same, SM kernels only (no copy engine)",
+            gbps(r) + " on " + r.shape() + where(r) + " vs " + gbps(ce.get()), ratio(r.gbps() / ce.get().gbps()),
+            "evidence", "-"}));
         t.add(new String[] {"1b", "bulk put 1 GiB, best on any SM count", gbps(any.get()) + " on "
-            + any.get().shape() + where(any.get()), ratio(any.get().gbps() / ce.get().gbps()), ">= 1.0 (goal)",
+            + engines(any.get()) + where(any.get()), ratio(any.get().gbps() / ce.get().gbps()), ">= 1.0 (goal)",
             met(any.get().gbps() / ce.get().gbps() >= 1.0)});
     }
 
@@ -165,6 +170,34 @@ final class TargetReport
             ? String.format(Locale.ROOT, " (te4j / floor %.3f)", te4j.get().medianNs() / data.get().medianNs()) : ""),
             us(data.get()) + " vs " + us(raw.get()), ratio(data.get().medianNs() / raw.get().medianNs()), "evidence",
             "-"});
+    }
+
+    /**
+     * What moved a put row's bytes: its launch shape, or the copy engine for put=ce (no SM at
+     * all) and the shape plus the copy engine for put=cesm.
+     */
+    static String engines(final Row r)
+    {
+        if (variantOf(r).contains("put=cesm"))
+        {
+            return r.shape() + " + copy engine";
+        }
+        return usesCopyEngine(r) ? "the copy engine (0 SMs)" : r.shape();
+    }
+
+    /** put=auto's copy-engine threshold for P2P routes (te4j/tuning.h, cuda_op_stream.cu). */
+    static final long AUTO_COPY_ENGINE_BYTES = 32L << 20;
+
+    /** Whether a CUDA put row's body went (wholly or partly) through the copy engine. */
+    static boolean usesCopyEngine(final Row r)
+    {
+        final String v = variantOf(r);
+        if (v.contains("put=ce"))
+        {
+            return true;
+        }
+        final boolean auto = !v.contains("put=") || v.contains("put=auto");
+        return auto && r.platform().equals("cuda") && r.bytes() >= AUTO_COPY_ENGINE_BYTES;
     }
 
     /** " (variant)" of a te4j row chosen as best, when it is not the default. */
