@@ -85,6 +85,10 @@ bench lat 40 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --
 bench rate 90 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
   --variant default --variant put=u8,pdl=1,signal=red --variant put=ce
 
+# What else runs before the CPU-bound host step (run 4 saw the 1 MiB host put at 0.36-0.59 x
+# memcpy here, 0.88-0.90 on the same host alone).
+{ echo "== load before the host step: $(cat /proc/loadavg)"; ps -eo pid,pcpu,etimes,comm --sort=-pcpu | head -6; } >>"$log"
+
 # 6. Host platform (targets 6, 7): defaults only (the ping-pong loop changed, the knobs did not).
 bench host 60 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
   --iterations "$it" --warmup 2

@@ -141,6 +141,7 @@ class HostOpStream final : public OpStream {
     std::unique_lock<std::mutex> lock(mu_);
     const uint64_t target = submitted_;
     while (completed_ < target) {
+      wake_at_ = std::min(wake_at_, target);
       if (done_cv_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ < target) {
         return fail(kTimeout, "synchronize timed out after " +
                                   std::to_string(timeout_ns / 1000000) + " ms: " +
@@ -236,7 +237,12 @@ class HostOpStream final : public OpStream {
         error_message_ = message;
       }
       ++completed_;
-      done_cv_.notify_all();
+      // Wake synchronize only when the earliest waiter's target is reached: a wake per op cost
+      // the executor a futex call and a mutex hand-off per op while the caller slept.
+      if (completed_ >= wake_at_) {
+        wake_at_ = UINT64_MAX;
+        done_cv_.notify_all();
+      }
     }
   }
 
@@ -367,6 +373,7 @@ class HostOpStream final : public OpStream {
   std::deque<HostOp> queue_;
   uint64_t submitted_ = 0;
   uint64_t completed_ = 0;  // ops run or skipped
+  uint64_t wake_at_ = UINT64_MAX;  // smallest completed_ a synchronize waits for
   uint64_t skipped_ = 0;    // ops skipped since the pending error
   bool stop_ = false;
   int error_status_ = kOk;  // first error since the last synchronize
