@@ -28,6 +28,7 @@ struct CqConfig {
   uint64_t cq_umem_offset = 0;  // its byte offset in that umem
   uint32_t dbr_umem_id = 0;     // DevX umem holding the CQ doorbell record
   uint64_t dbr_offset = 0;      // byte offset of the record in that umem (8-byte aligned)
+  uint8_t log_umem_page = 12;   // log2 of the umem's page size (host page; 12 = 4 KiB)
 };
 Mailbox createCqIn(const CqConfig& c);
 size_t createCqOutBytes();
@@ -43,6 +44,8 @@ struct QpConfig {
   uint64_t wq_umem_offset = 0;
   uint32_t dbr_umem_id = 0;     // DevX umem holding the QP doorbell record
   uint64_t dbr_offset = 0;
+  uint8_t log_umem_page = 12;   // log2 of the umem's page size (host page; 12 = 4 KiB)
+  uint8_t ts_format = 0;        // qpc.ts_format: qpTsFormat(caps) (0 = free running)
 };
 Mailbox createQpIn(const QpConfig& c);
 size_t createQpOutBytes();
@@ -62,13 +65,19 @@ struct AddressPath {
   uint8_t hop_limit = 64;
   uint16_t udp_sport = 0;       // RoCE v2 UDP source port (0: firmware default)
   uint8_t dscp = 0;
-  uint8_t ack_timeout = 14;     // 4.096 us * 2^ack_timeout (RTR→RTS)
+  uint8_t ack_timeout = 14;     // not written by init2rtrIn: RTR→RTS takes RtsConfig's
+  // RoCE: destination MAC. The device does not resolve it (no ARP in firmware): the peer
+  // sends the MAC of its GID's interface, or it comes from the host's neighbour table.
+  uint8_t rmac[6] = {};
 };
 struct InitConfig {
   uint32_t qpn = 0;
   uint8_t port = 1;
   uint16_t pkey_index = 0;
   bool remote_write = true, remote_read = true, remote_atomic = true;
+  // qpc.atomic_mode when remote_atomic: largest atomic the responder executes. 3 = up to 8
+  // bytes, enough for te4j's masked fetch-add 32 (an extended atomic); see qpAtomicMode().
+  uint8_t atomic_mode = 3;
 };
 struct RtrConfig {
   uint32_t qpn = 0;
@@ -87,6 +96,7 @@ struct RtsConfig {
   uint8_t rnr_retry = 7;
   uint8_t log_sra_max = 4;      // requester reads/atomics in flight, log2
   uint8_t ack_timeout = 14;
+  uint8_t port = 1;             // vhca_port_num of the primary path (as rdma-core's DevX tests)
 };
 Mailbox rst2initIn(const InitConfig& c);
 Mailbox init2rtrIn(const RtrConfig& c);
@@ -106,8 +116,26 @@ struct GeneralCaps {
   bool umem_uid_0 = false;      // informative: DevX umem allowed without a user context
   uint32_t log_max_msg = 0;
   bool atomic = false;          // the device supports atomics at all
+  uint32_t port_type = 0;       // 0 InfiniBand, 1 Ethernet (RoCE)
+  uint32_t log_max_ra_req_qp = 0;  // upper bound of RtsConfig::log_sra_max
+  uint32_t log_max_ra_res_qp = 0;  // upper bound of RtrConfig::log_rra_max
+  uint32_t sq_ts_format = 0;    // 0 free-running clock only, 1 real time only, 2 both
 };
 GeneralCaps parseGeneralCaps(const Mailbox& out);
+/// QpConfig::ts_format the way the kernel picks it: 1 ("default") when the device has a
+/// real-time clock (sq_ts_format != 0), else 0 (free running); a real-time-only device
+/// rejects 0. (For RoCE the kernel reads the RoCE caps' qp_ts_format; same rule.)
+uint8_t qpTsFormat(const GeneralCaps& caps);
+
+/// QUERY_HCA_CAP, atomic capabilities (op_mod 0x7: type 3, current values).
+Mailbox queryHcaCapAtomicIn();
+struct AtomicCaps {
+  uint32_t atomic_operations = 0;  // bit 0 CAS, 1 FA, 2 extended CAS, 3 extended FA
+  uint32_t atomic_size_qp = 0;     // bit n: 2^n-byte atomics on RC QPs
+};
+AtomicCaps parseAtomicCaps(const Mailbox& out);
+/// InitConfig::atomic_mode as the kernel derives it (0 when the device has no atomics).
+uint8_t qpAtomicMode(const GeneralCaps& general, const AtomicCaps& atomic);
 
 // ---- every command's output header -------------------------------------------------------
 uint8_t outStatus(const Mailbox& out);
