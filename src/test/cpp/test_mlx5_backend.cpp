@@ -41,6 +41,7 @@ int main() {
 
 #include "fake_mlx5_nic.h"
 #include "rdma/mlx5/devx_commands.h"
+#include "rdma/mlx5/doorbell_proxy.h"
 #include "rdma/mlx5/memory_registration.h"
 #include "rdma/mlx5/verbs_api.h"
 
@@ -389,6 +390,44 @@ void queueFailures() {
   std::printf("queue failures: umem, control MR, CREATE_QP status described, nothing leaked\n");
 }
 
+// A ring slot rewritten by a later WQE (the NIC completed the one the record announced) is not
+// rung with the newer bytes: the proxy waits for the record that announces them.
+void proxyRereads() {
+  alignas(64) static uint8_t ring[16 * 64];
+  alignas(8) static uint32_t dbrec[2];
+  alignas(8) static uint64_t uar[64];
+  std::memset(ring, 0, sizeof(ring));
+  te4j::rdma::DoorbellProxy proxy(uar);
+  te4j::rdma::ProxyQp qp;
+  qp.dbrec = dbrec;
+  qp.ring = ring;
+  qp.sq_mask = 15;
+  qp.qpn = 0x321;
+  qp.bf_size = 256;
+  proxy.setQps({qp});
+  proxy.start();
+  // Slot 0 holds WQE 16 (the ring wrapped) while the record still says 1 WQE posted.
+  ibgda_build_rdma_write(ring, 16, 0x321, 0x1000, 1, 0x2000, 2, 8);
+  __atomic_store_n(&dbrec[mlx5::kSndDbr], __builtin_bswap32(1u), __ATOMIC_RELEASE);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5 * timeoutScale());
+  while (proxy.rereads() < 3 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(proxy.rereads() >= 3 && __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE) == 0,
+        "stale slot: %llu rereads, UAR 0x%llx", (unsigned long long)proxy.rereads(),
+        (unsigned long long)__atomic_load_n(&uar[0], __ATOMIC_ACQUIRE));
+  __atomic_store_n(&dbrec[mlx5::kSndDbr], __builtin_bswap32(17u), __ATOMIC_RELEASE);
+  uint64_t first8;
+  std::memcpy(&first8, ring, 8);
+  uint64_t v = 0;
+  while ((v = __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE)) == 0 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(v == first8 && proxy.doorbells() == 1, "rung 0x%llx after the record moved, want 0x%llx",
+        (unsigned long long)v, (unsigned long long)first8);
+  proxy.stop();
+  CHECK(proxy.diagnostics().empty(), "proxy diagnostics: %s", proxy.diagnostics().c_str());
+  std::printf("doorbell proxy: a reused ring slot is read again, not rung\n");
+}
+
 int g_dmabuf_fd = -1;
 int okDmabuf(int, void*, size_t, uint64_t* offset, std::string*) {
   g_dmabuf_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -489,6 +528,7 @@ int main() {
   initializeFailures();
   queueFailures();
   registrationPaths();
+  proxyRereads();
   noDevice();
   realLibraries();
   fake::removeSysfs(sysfs);

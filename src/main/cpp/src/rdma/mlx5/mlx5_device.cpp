@@ -152,11 +152,14 @@ int Mlx5Device::queryCaps(std::string* why) {
     return kSystemError;
   }
   caps_ = devx::parseGeneralCaps(out);
-  devx::Mailbox atomic_out(devx::queryHcaCapOutBytes(), 0);
-  if (!caps_.atomic ||
-      !devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(atomic)", devx::queryHcaCapAtomicIn(), &atomic_out, &cause)) {
+  if (!caps_.atomic) {
     *why = name_ + " reports no RDMA atomics; te4j's signals are masked fetch-and-add";
     return kUnavailable;
+  }
+  devx::Mailbox atomic_out(devx::queryHcaCapOutBytes(), 0);
+  if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(atomic)", devx::queryHcaCapAtomicIn(), &atomic_out, &cause)) {
+    *why = name_ + ": " + cause;
+    return kSystemError;
   }
   // te4j's signal is an extended (masked) fetch-and-add on 4 bytes.
   const devx::AtomicCaps atomic = devx::parseAtomicCaps(atomic_out);
