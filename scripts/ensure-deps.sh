@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs, on Debian/Ubuntu, the build tools te4j needs that are missing: JDK 17, Maven, CMake,
-# g++ (and iproute2 for the network-namespace tests). nvcc is optional: with it (e.g. the CUDA
-# toolkit in /usr/local/cuda) the CUDA platform is built too.
+# g++ (and iproute2 for the network-namespace tests), and the newest kernel headers package,
+# whose include/linux/mlx5/mlx5_ifc.h test_devx_layout checks the DevX command layout against.
+# nvcc is optional: with it (e.g. the CUDA toolkit in /usr/local/cuda) the CUDA platform is
+# built too.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 need=()
 command -v javac >/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn   >/dev/null || need+=(maven)
@@ -10,9 +13,21 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v g++   >/dev/null || need+=(g++)
 command -v make  >/dev/null || need+=(make)
 command -v ip    >/dev/null || need+=(iproute2)
-if [ ${#need[@]} -gt 0 ]; then
+# A header new enough to declare the DevX umem fields of create_qp_in (kernel 6.4 or so).
+ifc_ok() { grep -qs wq_umem_offset /usr/src/linux-headers-*/include/linux/mlx5/mlx5_ifc.h; }
+if [ ${#need[@]} -gt 0 ] || ! ifc_ok; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  echo "installing: ${need[*]}"
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  if ! ifc_ok; then
+    headers=$(bash "$here/kernel-headers-package.sh")
+    if [ -n "$headers" ]; then
+      need+=("$headers")
+    else
+      echo "warning: apt offers no linux-headers package: test_devx_layout will fail" >&2
+    fi
+  fi
+  if [ ${#need[@]} -gt 0 ]; then
+    echo "installing: ${need[*]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  fi
 fi

@@ -65,7 +65,7 @@ struct AddressPath {
   uint8_t hop_limit = 64;
   uint16_t udp_sport = 0;       // RoCE v2 UDP source port (0: firmware default)
   uint8_t dscp = 0;
-  uint8_t ack_timeout = 14;     // 4.096 us * 2^ack_timeout (RTR→RTS)
+  uint8_t ack_timeout = 14;     // not written by init2rtrIn: RTR→RTS takes RtsConfig's
   // RoCE: destination MAC. The device does not resolve it (no ARP in firmware): the peer
   // sends the MAC of its GID's interface, or it comes from the host's neighbour table.
   uint8_t rmac[6] = {};
@@ -122,7 +122,9 @@ struct GeneralCaps {
   uint32_t sq_ts_format = 0;    // 0 free-running clock only, 1 real time only, 2 both
 };
 GeneralCaps parseGeneralCaps(const Mailbox& out);
-/// QpConfig::ts_format the way the kernel picks it: "default" when the device knows the field.
+/// QpConfig::ts_format the way the kernel picks it: 1 ("default") when the device has a
+/// real-time clock (sq_ts_format != 0), else 0 (free running); a real-time-only device
+/// rejects 0. (For RoCE the kernel reads the RoCE caps' qp_ts_format; same rule.)
 uint8_t qpTsFormat(const GeneralCaps& caps);
 
 /// QUERY_HCA_CAP, atomic capabilities (op_mod 0x7: type 3, current values).
