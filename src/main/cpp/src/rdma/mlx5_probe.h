@@ -1,5 +1,5 @@
-// mlx5_probe.h — is there a usable ConnectX (mlx5) device? Loads rdma-core with dlopen, so
-// libte4j neither links nor needs it.
+// mlx5_probe.h — is there a usable ConnectX (mlx5) device? Loads rdma-core with dlopen (through
+// mlx5/verbs_api.h, so a test's injected table is seen too): libte4j neither links nor needs it.
 #pragma once
 
 #include <string>
@@ -7,6 +7,10 @@
 
 namespace te4j {
 namespace rdma {
+
+/// Why the mlx5 backend is missing from a build without rdma-core's headers.
+constexpr const char* kBuiltWithoutRdmaCore =
+    "te4j was built without rdma-core headers (libibverbs-dev); rebuild with them";
 
 /// True when libibverbs and libmlx5 load and at least one mlx5 device is listed; otherwise
 /// *why names the cause and its fix.

@@ -7,6 +7,10 @@
 #include "transport/device/comm_device.cuh"
 #include "mlx5_probe.h"
 #include "soft_rdma_transport.h"
+#if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
+#include "mlx5/mlx5_rdma_transport.h"
+#include "mlx5/verbs_api.h"
+#endif
 
 namespace te4j {
 
@@ -55,20 +59,20 @@ RdmaTransport* RdmaTransport::create(int platform, int device, int backend) {
   if (platform != kPlatformHost && platform != kPlatformCuda)
     return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown platform " + std::to_string(platform), backend);
   if (backend == kRdmaBackendSoft) return rdma::newSoftRdmaTransport(platform, device);
-  std::string why;
-  const bool have_mlx5 = rdma::probeMlx5(&why);
-  if (backend == kRdmaBackendMlx5) {
-    if (!have_mlx5)
-      return new (std::nothrow) UnavailableRdmaTransport(kUnavailable, "RdmaTransport(mlx5): " + why, backend);
-    return new (std::nothrow) UnavailableRdmaTransport(
-        kUnavailable,
-        "RdmaTransport(mlx5): an mlx5 device is present but te4j's DevX backend is not "
-        "implemented yet (fix: use the software NIC, backend soft)",
-        backend);
-  }
-  if (backend != kRdmaBackendAuto)
+  if (backend != kRdmaBackendMlx5 && backend != kRdmaBackendAuto)
     return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown backend " + std::to_string(backend), backend);
-  // Auto: the hardware backend when it exists and is complete; until then the software NIC.
+#if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
+  // The hardware backend when an mlx5 device is listed; auto falls back to the software NIC.
+  std::string why;
+  const rdma::VerbsApi* api = rdma::probeMlx5(&why) ? rdma::loadVerbsApi(&why) : nullptr;
+  if (api != nullptr) return rdma::newMlx5RdmaTransport(platform, device, api);
+  if (backend == kRdmaBackendMlx5)
+    return new (std::nothrow) UnavailableRdmaTransport(kUnavailable, "RdmaTransport(mlx5): " + why, backend);
+#else
+  if (backend == kRdmaBackendMlx5)
+    return new (std::nothrow) UnavailableRdmaTransport(
+        kUnavailable, std::string("RdmaTransport(mlx5): ") + rdma::kBuiltWithoutRdmaCore, backend);
+#endif
   return rdma::newSoftRdmaTransport(platform, device);
 }
 

@@ -15,7 +15,8 @@ import java.util.Map;
  * mapped), so every operation to another rank goes over the RDMA transport named by {@code nic}.
  * Arguments are key=value: rank, world, port, host (rendezvous address), bind (rank 0's listen
  * address), nic (device filter), platform (host|cuda), device, sizes (comma list), rounds, ring,
- * writers (threads), writes, errors (true|false), session.
+ * writers (threads), writes, errors (true|false), session, backend (soft|mlx5: the backend the
+ * transport must report once initialized; unchecked when absent).
  * Prints "OK ..." lines and exits 0 when every check held; "SKIP reason" + exit 3 when the
  * backend is unavailable here; anything else exits non-zero.
  *
@@ -94,6 +95,9 @@ public final class RdmaWorker
                 System.exit(EXIT_SKIP);
                 return;
             }
+            final String backend = a.get("backend");
+            check(backend == null || backend.equals(rdma.backend()),
+                "transport '" + nic + "' runs backend " + rdma.backend() + ", expected " + backend);
             rdma.register(window);
             rdma.connect(ex, timeout);
             diagnosticsOf = rdma;

@@ -1,0 +1,72 @@
+// doorbell_path.cpp — see doorbell_path.h.
+#if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
+
+#include "doorbell_path.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "te4j/api.h"
+#include "gpu_support.h"
+
+namespace te4j {
+namespace rdma {
+
+namespace {
+
+// ConnectX BlueFlame registers are 512 bytes: two 256-byte halves used alternately.
+constexpr uint32_t kBlueFlameHalf = 256;
+
+uint32_t bfSizeOf(const Mlx5Device& device) { return device.uarIsBlueFlame() ? kBlueFlameHalf : 0; }
+
+// Bytes of MMIO the GPU must reach: both BlueFlame halves, or the one 8-byte doorbell.
+size_t mappedBytes(const Mlx5Device& device) {
+  return device.uarIsBlueFlame() ? 2 * kBlueFlameHalf : 8;
+}
+
+}  // namespace
+
+DoorbellPath chooseDoorbellPath(Mlx5Device* device, int platform, int cuda_device) {
+  DoorbellPath path;
+  path.bf_size = bfSizeOf(*device);
+  if (platform != kPlatformCuda) return path;  // executor threads: the proxy rings
+  const char* forced = std::getenv("TE4J_RDMA_DOORBELL");
+  if (forced != nullptr && std::strcmp(forced, "proxy") == 0) {
+    path.note = "doorbells rung by the host proxy thread (TE4J_RDMA_DOORBELL=proxy)";
+    return path;
+  }
+  std::string why;
+  void* reg = device->uar()->reg_addr;
+  void* gpu = mapUarForGpu(cuda_device, reg, mappedBytes(*device), &why);
+  if (gpu == nullptr && !device->uarIsBlueFlame()) {
+    std::string bf_why;
+    if (device->switchToBlueFlameUar(&bf_why)) {
+      reg = device->uar()->reg_addr;
+      std::string again;
+      gpu = mapUarForGpu(cuda_device, reg, mappedBytes(*device), &again);
+      if (gpu == nullptr) why += "; BlueFlame UAR: " + again;
+    } else {
+      why += "; " + bf_why;
+    }
+    path.bf_size = bfSizeOf(*device);
+  }
+  if (gpu == nullptr) {
+    path.note = "doorbells rung by the host proxy thread: the GPU cannot map the UAR (" + why +
+                "); fix for GPU-side doorbells: a driver that allows cudaHostRegisterIoMemory "
+                "(not under a restrictive IOMMU / vGPU)";
+    return path;
+  }
+  path.gpu_reg = (uint64_t*)gpu;
+  path.mapped = reg;
+  return path;
+}
+
+void releaseDoorbellPath(int cuda_device, DoorbellPath* path) {
+  if (path->mapped != nullptr) unmapUarForGpu(cuda_device, path->mapped);
+  *path = DoorbellPath();
+}
+
+}  // namespace rdma
+}  // namespace te4j
+
+#endif  // TE4J_HAVE_RDMA_CORE_HEADERS

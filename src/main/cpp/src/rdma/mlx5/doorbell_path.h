@@ -1,0 +1,35 @@
+// doorbell_path.h — who rings the NIC: the GPU itself or the host proxy thread.
+//
+// CUDA platform: the UAR register is mapped into the GPU (gpu_support.h) so device code rings
+// it directly (IbgdaQp::bf_reg). A non-cached UAR page the driver refuses to map is swapped for
+// a BlueFlame one and tried again. When no mapping works (or TE4J_RDMA_DOORBELL=proxy), or on
+// the host platform, bf_reg stays nullptr and DoorbellProxy rings for the device code.
+#pragma once
+
+#if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
+
+#include <cstdint>
+#include <string>
+
+#include "mlx5_device.h"
+
+namespace te4j {
+namespace rdma {
+
+struct DoorbellPath {
+  uint64_t* gpu_reg = nullptr;  // the register's device address, or nullptr: the proxy rings
+  void* mapped = nullptr;       // host address mapped into the GPU (to unmap)
+  uint32_t bf_size = 0;         // BlueFlame half (256 B) the doorbells alternate; 0: non-cached
+  std::string note;             // why the proxy rings on the CUDA platform ("" otherwise)
+};
+
+/// Chooses the path for `device` (a CUDA ordinal on kPlatformCuda). Never fails: the proxy is
+/// the fallback.
+DoorbellPath chooseDoorbellPath(Mlx5Device* device, int platform, int cuda_device);
+/// Undoes the GPU mapping (before the UAR is freed).
+void releaseDoorbellPath(int cuda_device, DoorbellPath* path);
+
+}  // namespace rdma
+}  // namespace te4j
+
+#endif  // TE4J_HAVE_RDMA_CORE_HEADERS

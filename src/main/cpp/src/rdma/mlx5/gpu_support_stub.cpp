@@ -1,0 +1,26 @@
+// gpu_support_stub.cpp — gpu_support.h for builds without CUDA (TE4J_WITH_CUDA unset).
+#include "gpu_support.h"
+
+#if !defined(TE4J_WITH_CUDA)
+namespace te4j {
+namespace rdma {
+
+namespace {
+constexpr const char* kNoCuda = "this te4j build has no CUDA support (built without nvcc)";
+}
+
+int gpuDmabufFd(int, void*, size_t, uint64_t*, std::string* why) {
+  *why = kNoCuda;
+  return -1;
+}
+
+void* mapUarForGpu(int, void*, size_t, std::string* why) {
+  *why = kNoCuda;
+  return nullptr;
+}
+
+void unmapUarForGpu(int, void*) {}
+
+}  // namespace rdma
+}  // namespace te4j
+#endif

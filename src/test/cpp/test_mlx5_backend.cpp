@@ -1,0 +1,543 @@
+// test_mlx5_backend.cpp — the mlx5 (DevX) RdmaTransport against a fake NIC (fake_mlx5_nic.h),
+// and the real rdma-core loader on this machine.
+//
+//   two ranks in one process, InfiniBand (LID) and RoCE (GID, MAC, BlueFlame UAR): initialize,
+//   register, create QPs, exchange metadata, connect; every QP in RTS and each INIT2RTR mailbox
+//   carrying the peer's QP number and LID / GID + GID index + MAC;
+//   device code (host platform) posts: the proxy thread rings the fake UAR with exactly the
+//   WQE's first 8 bytes; the test then plays the NIC from what the mailboxes told it (ring,
+//   records, CQ) and the device code's quiet consumes its CQE;
+//   recreateQueuePairs gives new QP numbers; error paths name their cause and leave nothing
+//   allocated; the real loadVerbsApi reports "no mlx5 device" here.
+// TE4J_TIMEOUT_SCALE multiplies the bounded waits (scripts/sanitize.sh sets it).
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "te4j/rdma_api.h"
+#include "transport/device/ibgda_device.cuh"
+
+#if !defined(TE4J_HAVE_RDMA_CORE_HEADERS)
+#include "rdma/mlx5_probe.h"
+
+int main() {
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  const bool ok = t != nullptr && t->status() == te4j::kUnavailable &&
+                  std::strstr(t->lastError(), te4j::rdma::kBuiltWithoutRdmaCore) != nullptr;
+  std::printf("%s built without rdma-core headers: backend mlx5 says: %s\n", ok ? "OK" : "FAIL",
+              t != nullptr ? t->lastError() : "(null)");
+  delete t;
+  std::printf(ok ? "mlx5 backend (no rdma-core headers): 1 check passed\n" : "FAILED\n");
+  return ok ? 0 : 1;
+}
+#else
+
+#include "fake_mlx5_nic.h"
+#include "rdma/mlx5/devx_commands.h"
+#include "rdma/mlx5/doorbell_proxy.h"
+#include "rdma/mlx5/memory_registration.h"
+#include "rdma/mlx5/verbs_api.h"
+
+using namespace mooncake::device;
+namespace devx = te4j::rdma::devx;
+
+namespace {
+
+int g_checks = 0;
+int g_fail = 0;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    ++g_checks;                                            \
+    if (!(cond)) {                                         \
+      std::printf("FAIL line %d: ", __LINE__);             \
+      std::printf(__VA_ARGS__);                            \
+      std::printf("\n");                                   \
+      std::fflush(stdout);                                 \
+      ++g_fail;                                            \
+    }                                                      \
+  } while (0)
+
+constexpr int kRanks = 2;
+constexpr int kQpsPerRank = 2;
+constexpr int kQps = kRanks * kQpsPerRank;
+constexpr size_t kWindow = 1 << 20;
+
+int timeoutScale() {
+  const char* v = std::getenv("TE4J_TIMEOUT_SCALE");
+  const int s = v != nullptr ? std::atoi(v) : 1;
+  return s >= 1 ? s : 1;
+}
+
+bool contains(const char* text, const char* part) { return std::strstr(text, part) != nullptr; }
+
+struct Rank {
+  te4j::RdmaTransport* t = nullptr;
+  uint8_t* buf = nullptr;
+  std::vector<int64_t> meta;
+  IbgdaContext ctx{};
+};
+
+void makeRank(Rank* r) {
+  r->buf = (uint8_t*)std::aligned_alloc(4096, kWindow);
+  std::memset(r->buf, 0, kWindow);
+  r->t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(r->t->status() == 0, "create: %s", r->t->lastError());
+  CHECK(r->t->backend() == te4j::kRdmaBackendMlx5, "backend %d", r->t->backend());
+  CHECK(r->t->initialize("mlx5", kRanks, kQps) == 0, "initialize: %s", r->t->lastError());
+  CHECK(r->t->registerMemory(r->buf, kWindow) == 0, "register: %s", r->t->lastError());
+  CHECK(r->t->setRingSize(16) == 0, "ring: %s", r->t->lastError());
+  CHECK(r->t->setDeviceTimeoutNs(2000000000ll * timeoutScale()) == 0, "timeout");
+  CHECK(r->t->createQueuePairs(nullptr) == 0, "create QPs: %s", r->t->lastError());
+}
+
+void readMetadata(Rank* r) {
+  const int n = r->t->localMetadataLength();
+  r->meta.assign(n, 0);
+  CHECK(r->t->localMetadata(r->meta.data(), n) == n, "metadata: %s", r->t->lastError());
+}
+
+// Every rank connects to every rank (itself included) from the others' metadata.
+void connectAll(Rank* ranks) {
+  uint64_t addrs[kRanks], prefixes[kRanks], ifids[kRanks];
+  uint32_t keys[kRanks], lids[kRanks];
+  std::vector<uint32_t> qpns(kRanks * kQps);
+  for (int r = 0; r < kRanks; ++r) {
+    const std::vector<int64_t>& m = ranks[r].meta;
+    addrs[r] = (uint64_t)m[5];
+    keys[r] = (uint32_t)m[6];
+    prefixes[r] = (uint64_t)m[7];
+    ifids[r] = (uint64_t)m[8];
+    lids[r] = (uint32_t)m[9];
+    for (int q = 0; q < kQps; ++q) qpns[r * kQps + q] = (uint32_t)m[te4j::kRdmaMetadataHeader + q];
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    const bool roce = ranks[r].meta[10] != 0;
+    CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3) == 0,
+          "connectPeers rank %d: %s", r, ranks[r].t->lastError());
+    CHECK(ranks[r].t->fillIbgdaContext(&ranks[r].ctx) == 0, "fill: %s", ranks[r].t->lastError());
+  }
+}
+
+uint32_t qpnOf(const Rank& r, int qp) { return (uint32_t)r.meta[te4j::kRdmaMetadataHeader + qp]; }
+
+// Each QP is in RTS and its INIT2RTR carried what the peer's metadata says.
+void checkConnections(const Rank* ranks, bool roce) {
+  const devx::Field qpc = devx::kModifyQpInQpc;
+  const devx::Field path = devx::at(qpc, devx::kQpcPrimaryAddressPath);
+  for (int a = 0; a < kRanks; ++a) {
+    for (int i = 0; i < kQps; ++i) {
+      const int r = i / kQpsPerRank, c = i % kQpsPerRank;
+      fake::Obj* o = fake::qpByNumber(qpnOf(ranks[a], i));
+      CHECK(o != nullptr && o->state == fake::State::kRts, "rank %d QP %d not in RTS", a, i);
+      if (o == nullptr) continue;
+      const devx::Mailbox& m = o->init2rtr;
+      const uint32_t want_qpn = qpnOf(ranks[r], a * kQpsPerRank + c);
+      CHECK(devx::getField(m, devx::at(qpc, devx::kQpcRemoteQpn)) == want_qpn,
+            "rank %d QP %d: INIT2RTR remote qpn 0x%llx, want 0x%x", a, i,
+            (unsigned long long)devx::getField(m, devx::at(qpc, devx::kQpcRemoteQpn)), want_qpn);
+      CHECK(devx::getField(m, devx::at(qpc, devx::kQpcMtu)) == IBV_MTU_4096, "MTU");
+      if (!roce) {
+        CHECK(devx::getField(m, devx::at(path, devx::kAdsRlid)) == (uint64_t)ranks[r].meta[9],
+              "rank %d QP %d: rlid 0x%llx, want rank %d's LID 0x%llx", a, i,
+              (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsRlid)), r,
+              (unsigned long long)ranks[r].meta[9]);
+        continue;
+      }
+      const devx::Field rgid = devx::at(path, devx::kAdsRgidRip);
+      const uint64_t hi = devx::getField(m, devx::Field{rgid.offset, 64});
+      const uint64_t lo = devx::getField(m, devx::Field{rgid.offset + 64, 64});
+      CHECK(hi == (uint64_t)ranks[r].meta[7] && lo == (uint64_t)ranks[r].meta[8],
+            "rank %d QP %d: rgid %016llx%016llx, want rank %d's GID", a, i,
+            (unsigned long long)hi, (unsigned long long)lo, r);
+      CHECK(devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)) == 3 && ranks[a].meta[11] == 3,
+            "rank %d: GID index %llu (metadata %lld), want 3 (the IPv4 RoCE v2 entry)", a,
+            (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)),
+            (long long)ranks[a].meta[11]);
+      uint8_t gid[16], mac[6];
+      for (int b = 0; b < 8; ++b) {
+        gid[b] = (uint8_t)((uint64_t)ranks[r].meta[7] >> (56 - 8 * b));
+        gid[8 + b] = (uint8_t)((uint64_t)ranks[r].meta[8] >> (56 - 8 * b));
+      }
+      fake::macOf(gid, mac);
+      const uint64_t rmac = devx::getField(m, devx::at(path, devx::kAdsRmac47_32)) << 32 |
+                            devx::getField(m, devx::at(path, devx::kAdsRmac31_0));
+      uint64_t want_mac = 0;
+      for (int b = 0; b < 6; ++b) want_mac = want_mac << 8 | mac[b];
+      CHECK(rmac == want_mac, "rank %d QP %d: rmac %012llx, want %012llx", a, i,
+            (unsigned long long)rmac, (unsigned long long)want_mac);
+      CHECK(devx::getField(m, devx::at(path, devx::kAdsUdpSport)) >= 0xc000, "udp sport");
+    }
+  }
+}
+
+uint8_t* umemAt(uint32_t umem_id, uint64_t offset) {
+  fake::Umem* u = fake::umemById(umem_id);
+  return u != nullptr && offset < u->size ? u->addr + offset : nullptr;
+}
+
+// Waits until the UAR word at `offset` holds a doorbell for WQE `index`; returns it (0: none).
+uint64_t awaitDoorbell(const fake::Uar* uar, uint32_t offset, uint16_t index) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10 * timeoutScale());
+  const uint64_t* word = (const uint64_t*)((const uint8_t*)uar->pub.reg_addr + offset);
+  for (;;) {
+    const uint64_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+    if (v != 0 && (uint16_t)(__builtin_bswap32((uint32_t)v) >> 8) == index) return v;
+    if (std::chrono::steady_clock::now() > end) return v;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+// Rank 0 posts to rank 1 (channel 0) from its device code; the proxy rings; the test plays the
+// NIC with what CREATE_QP / CREATE_CQ said and completes the first WQE.
+void postAndRing(Rank* ranks, bool blueflame) {
+  Rank& r0 = ranks[0];
+  const uint32_t qpn = qpnOf(r0, 1 * kQpsPerRank + 0);
+  fake::Obj* qp = fake::qpByNumber(qpn);
+  CHECK(qp != nullptr, "rank 0's QP to rank 1");
+  if (qp == nullptr) return;
+  fake::Obj* cq = fake::cqByNumber(qp->cqn);
+  const fake::Uar* uar = fake::uarOf(qp->ctx);
+  CHECK(cq != nullptr && uar != nullptr && uar->blueflame == blueflame, "CQ / UAR of the QP");
+  if (cq == nullptr || uar == nullptr) return;
+  uint8_t* ring = umemAt(qp->umem_id, qp->umem_offset);
+  uint32_t* dbr = (uint32_t*)umemAt(qp->dbr_umem_id, qp->dbr_offset);
+  uint8_t* cqes = umemAt(cq->umem_id, cq->umem_offset);
+  uint32_t* cq_dbr = (uint32_t*)umemAt(cq->dbr_umem_id, cq->dbr_offset);
+  CHECK(ring && dbr && cqes && cq_dbr, "the mailboxes' umem offsets lie inside the umem");
+  CHECK(qp->log_size == 4 && cq->log_size == 4, "log sizes %u %u (ring of 16)", qp->log_size, cq->log_size);
+  if (!ring || !dbr || !cqes || !cq_dbr) return;
+
+  // 1. A WRITE: WQE 0, rung on BlueFlame half 0.
+  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 8192, 64, 0) == kMcRdmaOk, "put");
+  uint64_t v = awaitDoorbell(uar, 0, 0);
+  uint64_t first8;
+  std::memcpy(&first8, ring, 8);
+  CHECK(v != 0 && v == first8, "UAR holds 0x%016llx, WQE 0 starts 0x%016llx",
+        (unsigned long long)v, (unsigned long long)first8);
+  const uint32_t w0 = __builtin_bswap32((uint32_t)v), w1 = __builtin_bswap32((uint32_t)(v >> 32));
+  CHECK((w0 & 0xff) == mlx5::kOpcodeRdmaWrite && ((w0 >> 8) & 0xffff) == 0, "opcode/index 0x%08x", w0);
+  CHECK((w1 >> 8) == qpn && (w1 & 0xff) == 3, "qpn/ds 0x%08x, want qpn 0x%x ds 3", w1, qpn);
+  CHECK(__builtin_bswap32(__atomic_load_n(&dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE)) == 1, "doorbell record");
+
+  // 2. The NIC's completion of WQE 0; the device code's quiet consumes it.
+  __atomic_store_n(&((mlx5::Cqe64*)cqes)[0].dw[mlx5::kCqeDwOwner],
+                   mlx5::cqe_make_dw15(0, mlx5::kCqeReq, 0), __ATOMIC_RELEASE);
+  CHECK(mc_rdma_quiet(r0.ctx, 0, 1, kQpsPerRank) == kMcRdmaOk, "quiet after the CQE");
+  CHECK(__builtin_bswap32(cq_dbr[0]) == 1, "CQ doorbell record %u", __builtin_bswap32(cq_dbr[0]));
+
+  // 3. A signal (masked FA, ds 4): WQE 1, on the other BlueFlame half when there is one.
+  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "signal");
+  v = awaitDoorbell(uar, blueflame ? 256 : 0, 1);
+  std::memcpy(&first8, ring + 64, 8);
+  CHECK(v == first8, "UAR holds 0x%016llx, WQE 1 starts 0x%016llx", (unsigned long long)v,
+        (unsigned long long)first8);
+  CHECK((__builtin_bswap32((uint32_t)v) & 0xff) == mlx5::kOpcodeAtomicMaskedFa &&
+            (__builtin_bswap32((uint32_t)(v >> 32)) & 0xff) == 4,
+        "masked FA doorbell 0x%016llx", (unsigned long long)v);
+
+  int64_t stats[6];
+  CHECK(r0.t->statistics(stats, 6) == 6, "statistics: %s", r0.t->lastError());
+  CHECK(stats[0] == 2 && stats[1] == 1 && stats[2] == 0 && stats[3] == kQps && stats[4] == 2,
+        "statistics %lld %lld %lld %lld %lld (%s)", (long long)stats[0], (long long)stats[1],
+        (long long)stats[2], (long long)stats[3], (long long)stats[4], r0.t->statisticsNames());
+  int64_t err[8];
+  CHECK(r0.t->queryQpError(1 * kQpsPerRank, err, 8) == 8 && err[0] == 0 && err[6] == 2 && err[7] == 1,
+        "queryQpError");
+}
+
+void twoRanks(bool roce) {
+  fake::Nic& f = fake::nic();
+  f.roce = roce;
+  f.fail_uar_nc = roce;  // the RoCE run uses a BlueFlame UAR: doorbells alternate halves
+  Rank ranks[kRanks];
+  for (Rank& r : ranks) makeRank(&r);
+  for (Rank& r : ranks) readMetadata(&r);
+  if (g_fail != 0) return;
+  CHECK(ranks[0].meta[2] == te4j::kRdmaBackendMlx5 && ranks[0].meta[10] == (roce ? 1 : 0),
+        "metadata backend / is_roce");
+  if (!roce) CHECK(ranks[0].meta[9] != ranks[1].meta[9] && ranks[0].meta[9] != 0, "distinct LIDs");
+  if (roce)
+    CHECK((uint64_t)ranks[1].meta[8] == 0x0000ffff0a000000ull + ((uint64_t)ranks[1].meta[8] & 0xff),
+          "RoCE interface id 0x%llx is ::ffff:10.0.0.x", (unsigned long long)ranks[1].meta[8]);
+  connectAll(ranks);
+  checkConnections(ranks, roce);
+  postAndRing(ranks, roce);
+  CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "diagnostics: %s", ranks[0].t->diagnostics());
+
+  // After an error CQE: new QPs, new numbers, connected again at both ends.
+  const uint32_t old = qpnOf(ranks[0], 0);
+  const size_t live = f.live();
+  for (Rank& r : ranks) CHECK(r.t->recreateQueuePairs(nullptr) == 0, "recreate: %s", r.t->lastError());
+  CHECK(f.live() == live && fake::qpByNumber(old) == nullptr, "recreate replaced the objects");
+  for (Rank& r : ranks) readMetadata(&r);
+  CHECK(qpnOf(ranks[0], 0) != old, "new QP numbers");
+  connectAll(ranks);
+  checkConnections(ranks, roce);
+  // Connecting QPs that are already in RTS goes through RESET again.
+  connectAll(ranks);
+  checkConnections(ranks, roce);
+
+  for (Rank& r : ranks) {
+    delete r.t;
+    std::free(r.buf);
+  }
+  CHECK(f.live() == 0, "%zu fake objects left after close", f.live());
+  f.fail_uar_nc = false;
+  std::printf("%s: two ranks connected, doorbells rung by the proxy, recreate + reconnect\n",
+              roce ? "RoCE (BlueFlame UAR)" : "InfiniBand (non-cached UAR)");
+}
+
+void gidOverride() {
+  fake::nic().roce = true;
+  setenv("TE4J_RDMA_GID_INDEX", "1", 1);
+  Rank r;
+  makeRank(&r);
+  readMetadata(&r);
+  CHECK(r.meta.size() > 11 && r.meta[11] == 1, "TE4J_RDMA_GID_INDEX=1 chose %lld", (long long)r.meta[11]);
+  delete r.t;
+  setenv("TE4J_RDMA_GID_INDEX", "9", 1);
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "TE4J_RDMA_GID_INDEX"),
+        "bad GID index: %s", t->lastError());
+  delete t;
+  unsetenv("TE4J_RDMA_GID_INDEX");
+  std::free(r.buf);
+  fake::nic().roce = false;
+  CHECK(fake::nic().live() == 0, "GID override left objects");
+}
+
+// Each knob makes one step fail: the call names it and nothing stays allocated.
+void initializeFailures() {
+  fake::Nic& f = fake::nic();
+  struct Step {
+    bool* knob;
+    bool* knob2;
+    const char* text;
+  } steps[] = {
+      {&f.fail_general_cmd, nullptr, "QUERY_HCA_CAP"},
+      {&f.fail_alloc_pd, nullptr, "ibv_alloc_pd"},
+      {&f.fail_uar_nc, &f.fail_uar_bf, "mlx5dv_devx_alloc_uar"},
+      {&f.fail_eqn, nullptr, "query_eqn"},
+  };
+  for (const Step& s : steps) {
+    *s.knob = true;
+    if (s.knob2) *s.knob2 = true;
+    te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+    CHECK(t->initialize("", 1, 1) != 0 && contains(t->lastError(), s.text), "%s: %s", s.text, t->lastError());
+    CHECK(f.live() == 0, "%s failure left %zu objects", s.text, f.live());
+    *s.knob = false;
+    if (s.knob2) *s.knob2 = false;
+    CHECK(t->initialize("", 1, 1) == 0, "retry after %s: %s", s.text, t->lastError());
+    delete t;
+    CHECK(f.live() == 0, "close after %s left %zu objects", s.text, f.live());
+  }
+
+  f.dv_open_errno = EPERM;
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "DevX not permitted") &&
+            contains(t->lastError(), "fix"),
+        "DevX EPERM: %s", t->lastError());
+  CHECK(f.live() == 0, "DevX failure left %zu objects", f.live());
+  f.dv_open_errno = 0;
+  CHECK(t->initialize("mlx5_7", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "matches 'mlx5_7'") &&
+            contains(t->lastError(), "mlx5_0"),
+        "filter: %s", t->lastError());
+  delete t;
+  std::printf("initialize failures: each names its step, nothing left allocated\n");
+}
+
+void queueFailures() {
+  fake::Nic& f = fake::nic();
+  uint8_t* buf = (uint8_t*)std::aligned_alloc(4096, kWindow);
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("", 1, 2) == 0, "initialize: %s", t->lastError());
+  CHECK(t->registerMemory(buf, kWindow) == 0, "register: %s", t->lastError());
+  const size_t base = f.live();  // context, PD, UAR, window MR
+  f.fail_umem = true;
+  CHECK(t->createQueuePairs(nullptr) != 0 && contains(t->lastError(), "mlx5dv_devx_umem_reg") &&
+            contains(t->lastError(), "ulimit -l"),
+        "umem: %s", t->lastError());
+  CHECK(f.live() == base, "umem failure: %zu objects, want %zu", f.live(), base);
+  f.fail_umem = false;
+  f.fail_ctrl_mr = true;
+  CHECK(t->createQueuePairs(nullptr) != 0 && contains(t->lastError(), "ibv_reg_mr of the control buffer"),
+        "control MR: %s", t->lastError());
+  CHECK(f.live() == base, "control MR failure: %zu objects, want %zu", f.live(), base);
+  f.fail_ctrl_mr = false;
+
+  f.fail_create_qp_after = 1;  // the second QP's CREATE_QP fails in the firmware
+  f.create_qps = 0;
+  CHECK(t->createQueuePairs(nullptr) == te4j::kSystemError, "CREATE_QP status");
+  devx::Mailbox out(devx::createQpOutBytes(), 0);
+  fake::reply(out.data(), out.size(), devx::kStatusBadParam, 0x5a5a);
+  const std::string want = devx::describeFailure("CREATE_QP", out);
+  CHECK(contains(t->lastError(), want.c_str()) && contains(t->lastError(), "QP 1"),
+        "CREATE_QP failure: '%s', want it to contain '%s'", t->lastError(), want.c_str());
+  CHECK(f.objs.empty(), "%zu DevX objects left after the failed CREATE_QP", f.objs.size());
+  f.fail_create_qp_after = -1;
+  CHECK(t->createQueuePairs(nullptr) == 0 && f.objs.size() == 4, "create after the failure: %s", t->lastError());
+  delete t;
+  std::free(buf);
+  CHECK(f.live() == 0, "close left %zu objects", f.live());
+  std::printf("queue failures: umem, control MR, CREATE_QP status described, nothing leaked\n");
+}
+
+// A ring slot rewritten by a later WQE (the NIC completed the one the record announced) is not
+// rung with the newer bytes: the proxy waits for the record that announces them.
+void proxyRereads() {
+  alignas(64) static uint8_t ring[16 * 64];
+  alignas(8) static uint32_t dbrec[2];
+  alignas(8) static uint64_t uar[64];
+  std::memset(ring, 0, sizeof(ring));
+  te4j::rdma::DoorbellProxy proxy(uar);
+  te4j::rdma::ProxyQp qp;
+  qp.dbrec = dbrec;
+  qp.ring = ring;
+  qp.sq_mask = 15;
+  qp.qpn = 0x321;
+  qp.bf_size = 256;
+  proxy.setQps({qp});
+  proxy.start();
+  // Slot 0 holds WQE 16 (the ring wrapped) while the record still says 1 WQE posted.
+  ibgda_build_rdma_write(ring, 16, 0x321, 0x1000, 1, 0x2000, 2, 8);
+  __atomic_store_n(&dbrec[mlx5::kSndDbr], __builtin_bswap32(1u), __ATOMIC_RELEASE);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5 * timeoutScale());
+  while (proxy.rereads() < 3 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(proxy.rereads() >= 3 && __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE) == 0,
+        "stale slot: %llu rereads, UAR 0x%llx", (unsigned long long)proxy.rereads(),
+        (unsigned long long)__atomic_load_n(&uar[0], __ATOMIC_ACQUIRE));
+  __atomic_store_n(&dbrec[mlx5::kSndDbr], __builtin_bswap32(17u), __ATOMIC_RELEASE);
+  uint64_t first8;
+  std::memcpy(&first8, ring, 8);
+  uint64_t v = 0;
+  while ((v = __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE)) == 0 && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  CHECK(v == first8 && proxy.doorbells() == 1, "rung 0x%llx after the record moved, want 0x%llx",
+        (unsigned long long)v, (unsigned long long)first8);
+  proxy.stop();
+  CHECK(proxy.diagnostics().empty(), "proxy diagnostics: %s", proxy.diagnostics().c_str());
+  std::printf("doorbell proxy: a reused ring slot is read again, not rung\n");
+}
+
+int g_dmabuf_fd = -1;
+int okDmabuf(int, void*, size_t, uint64_t* offset, std::string*) {
+  g_dmabuf_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  *offset = 0x40;
+  return g_dmabuf_fd;
+}
+int noDmabuf(int, void*, size_t, uint64_t*, std::string* why) {
+  *why = "dma-buf refused by the test";
+  return -1;
+}
+
+void registrationPaths() {
+  fake::Nic& f = fake::nic();
+  te4j::rdma::VerbsApi api = fake::api("");
+  ibv_pd pd{};
+  uint8_t* gpu = (uint8_t*)std::aligned_alloc(4096, 8192);
+  te4j::rdma::Registration reg;
+  std::string why;
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu + 0x40, 4096, &okDmabuf, 0, &reg, &why) == 0 && reg.dmabuf,
+        "dma-buf path: %s", why.c_str());
+  CHECK(f.dmabuf_offset == 0x40 && f.dmabuf_iova == (uint64_t)(uintptr_t)(gpu + 0x40) && f.dmabuf_fd == g_dmabuf_fd,
+        "ibv_reg_dmabuf_mr got offset 0x%llx iova 0x%llx fd %d", (unsigned long long)f.dmabuf_offset,
+        (unsigned long long)f.dmabuf_iova, f.dmabuf_fd);
+  CHECK(fcntl(g_dmabuf_fd, F_GETFD) == -1, "the dma-buf fd is closed after registration");
+  fake::deregMr(reg.mr);
+
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &noDmabuf, 0, &reg, &why) == 0 && !reg.dmabuf &&
+            contains(reg.note.c_str(), "refused by the test"),
+        "no dma-buf: fallback to ibv_reg_mr (note '%s')", reg.note.c_str());
+  fake::deregMr(reg.mr);
+
+  f.fail_dmabuf_mr = true;
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &okDmabuf, 0, &reg, &why) == 0 && !reg.dmabuf &&
+            contains(reg.note.c_str(), "ibv_reg_dmabuf_mr failed"),
+        "dma-buf MR refused: fallback (note '%s')", reg.note.c_str());
+  fake::deregMr(reg.mr);
+  f.fail_dmabuf_mr = false;
+
+  f.fail_reg_mr = true;
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &noDmabuf, 0, &reg, &why) != 0 &&
+            contains(why.c_str(), "no dma-buf or peer-memory support") &&
+            contains(why.c_str(), "nvidia-peermem") && reg.mr == nullptr,
+        "both fail: %s", why.c_str());
+  why.clear();
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, nullptr, 0, &reg, &why) != 0 &&
+            contains(why.c_str(), "ibv_reg_mr") && !contains(why.c_str(), "peer-memory"),
+        "host memory: %s", why.c_str());
+  f.fail_reg_mr = false;
+  CHECK(f.mrs.empty(), "%zu MRs left", f.mrs.size());
+  std::free(gpu);
+  std::printf("registration: dma-buf, fallbacks to ibv_reg_mr, and the peer-memory message\n");
+}
+
+void noDevice() {
+  fake::Nic& f = fake::nic();
+  f.device_names = {"rxe0"};
+  f.is_mlx5 = false;
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->status() == te4j::kUnavailable && contains(t->lastError(), "no mlx5 device"), "mlx5: %s", t->lastError());
+  delete t;
+  t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendAuto);
+  CHECK(t->status() == 0 && t->backend() == te4j::kRdmaBackendSoft, "auto without mlx5: soft NIC");
+  delete t;
+  f.device_names = {"mlx5_0"};
+  f.is_mlx5 = true;
+  t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendAuto);
+  CHECK(t->status() == 0 && t->backend() == te4j::kRdmaBackendMlx5, "auto with mlx5: the DevX backend");
+  delete t;
+  std::printf("device choice: no mlx5 device reported, auto picks mlx5 only when present\n");
+}
+
+// The real libraries: rdma-core is installed here but no NIC.
+void realLibraries() {
+  te4j::rdma::injectVerbsApi(nullptr);
+  std::string why;
+  const te4j::rdma::VerbsApi* api = te4j::rdma::loadVerbsApi(&why);
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  if (t->status() == 0) {
+    std::printf("SKIP real libraries: an mlx5 device exists here (the fake tests cover the rest)\n");
+  } else {
+    CHECK(t->status() == te4j::kUnavailable &&
+              (contains(t->lastError(), "no mlx5 device") || (api == nullptr && contains(t->lastError(), "not found"))),
+          "real rdma-core: %s", t->lastError());
+    std::printf("real rdma-core (%s): %s\n", api != nullptr ? "loaded" : "absent", t->lastError());
+  }
+  delete t;
+}
+
+}  // namespace
+
+int main() {
+  const std::string sysfs = fake::makeSysfs();
+  static const te4j::rdma::VerbsApi api = fake::api(sysfs);
+  te4j::rdma::injectVerbsApi(&api);
+  twoRanks(false);
+  twoRanks(true);
+  gidOverride();
+  initializeFailures();
+  queueFailures();
+  registrationPaths();
+  proxyRereads();
+  noDevice();
+  realLibraries();
+  fake::removeSysfs(sysfs);
+  if (g_fail != 0) {
+    std::printf("FAILED: %d of %d checks\n", g_fail, g_checks);
+    return 1;
+  }
+  std::printf("mlx5 backend: %d checks passed\n", g_checks);
+  return 0;
+}
+
+#endif  // TE4J_HAVE_RDMA_CORE_HEADERS
