@@ -71,7 +71,7 @@ final class BenchRank
                 final WindowLayout layout = new WindowLayout(BenchPlan.maxBytes(plan));
                 final P2pTransport p2p = engine.getOrCreateP2pTransport(config.ranks);
                 final DeviceBuffer window = p2p.allocateBuffer(layout.windowBytes());
-                final boolean rdma = config.transport == TransportKind.RDMA_SOFT;
+                final boolean rdma = config.transport != TransportKind.P2P;
                 // RDMA: P2P maps only the own rank, so every op to another rank goes over the NIC.
                 final CommContext ctx = rdma ? p2p.connect(window, rv, config.timeout, 1L << config.rank)
                     : p2p.connect(window, rv, config.timeout);
@@ -168,7 +168,7 @@ final class BenchRank
     private RdmaTransport connectRdma(final TransferEngine engine, final DeviceBuffer window, final CommContext ctx,
         final Rendezvous rv)
     {
-        final RdmaTransport nic = engine.getOrCreateRdmaTransport("soft");
+        final RdmaTransport nic = engine.getOrCreateRdmaTransport(config.transport.rdmaDeviceFilter());
         nic.initialize(config.ranks, 1);
         nic.register(window);
         nic.connect(rv, config.timeout);
@@ -177,7 +177,7 @@ final class BenchRank
         {
             if (r != config.rank && !ctx.routesOverRdma(r))
             {
-                throw new IllegalStateException("rank " + r + " is not routed over the software NIC");
+                throw new IllegalStateException("rank " + r + " is not routed over RDMA (" + config.transport.label() + ")");
             }
         }
         return nic;

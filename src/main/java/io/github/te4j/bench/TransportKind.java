@@ -4,8 +4,8 @@ import java.util.Locale;
 
 /**
  * Which te4j transport carries the measured puts: {@link #P2P}, or {@link #RDMA_SOFT} (every op to
- * the partner routed over te4j's software NIC: P2P maps only the own rank). {@link #RDMA_HW} is
- * not wired yet and says so.
+ * the partner routed over te4j's software NIC: P2P maps only the own rank), or {@link #RDMA_HW} (the
+ * same over a ConnectX NIC through the mlx5 DevX backend; unavailable, with the cause, without one).
  */
 public enum TransportKind
 {
@@ -65,7 +65,28 @@ public enum TransportKind
         {
             return null;
         }
-        return label + " is not yet wired into te4j-bench (a real NIC: use --transport rdma-soft for the software"
-            + " NIC)";
+        return mlx5Unavailable();
+    }
+
+    /** The RdmaTransport device filter of an RDMA kind: the software NIC or any mlx5 device. */
+    String rdmaDeviceFilter()
+    {
+        return this == RDMA_HW ? "mlx5" : "soft";
+    }
+
+    /** Why no mlx5 backend can be created here (no rdma-core, no device, no DevX), or null. */
+    private String mlx5Unavailable()
+    {
+        try (io.github.te4j.TransferEngine engine = io.github.te4j.TransferEngine.builder()
+            .platform(io.github.te4j.Platform.HOST).build())
+        {
+            engine.getOrCreateRdmaTransport(rdmaDeviceFilter());
+            return null;
+        }
+        catch (final io.github.te4j.Te4jException | IllegalStateException e)
+        {
+            return label + " is not available here: " + e.getMessage() + " (use --transport rdma-soft for the"
+                + " software NIC)";
+        }
     }
 }

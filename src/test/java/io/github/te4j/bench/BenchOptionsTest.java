@@ -66,7 +66,7 @@ public class BenchOptionsTest
         Assert.assertEquals(c.bindAddress, "0.0.0.0");
         Assert.assertEquals(c.timeout, Duration.ofMinutes(2));
         Assert.assertNull(c.transport().unavailableReason(), "rdma-soft runs through io.github.te4j.RdmaTransport");
-        Assert.assertNotNull(TransportKind.RDMA_HW.unavailableReason(), "rdma-hw must say it is not yet available");
+        Assert.assertNotNull(TransportKind.RDMA_HW.unavailableReason(), "rdma-hw must say why it is unavailable without an mlx5 NIC");
     }
 
     @Test
