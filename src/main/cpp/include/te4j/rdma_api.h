@@ -113,6 +113,23 @@ class RdmaTransport : public NativeObject {
   /// Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches...).
   virtual const char* diagnostics() = 0;
 
+  /// Liveness of the connected peers since the last connectPeers, out[num_ranks]: 0 while rank
+  /// r is reachable (or not connected), kPeerClosedConnection when it closed the connection
+  /// (its process exited or was killed), else the errno that broke it (ETIMEDOUT: its host did
+  /// not answer within the peer timeout). Returns num_ranks or a negative Status. A backend
+  /// without its own liveness source reports every rank as reachable.
+  static constexpr int32_t kPeerClosedConnection = -1;
+  virtual int lostPeers(int32_t* out, int capacity) {
+    if (out == nullptr || capacity < numRanks()) return fail(kInvalidArgument, "lostPeers: capacity below num_ranks");
+    for (int r = 0; r < numRanks(); ++r) out[r] = 0;
+    return numRanks();
+  }
+  /// How long a connected peer's host may stay silent (unacknowledged data, unanswered
+  /// keepalives) before it counts as lost; applies to connections made afterwards. Default 10 s.
+  virtual int setPeerTimeoutMs(int timeout_ms) {
+    return timeout_ms > 0 ? kOk : fail(kInvalidArgument, "setPeerTimeoutMs: must be positive");
+  }
+
  protected:
   int init_status_ = kOk;
 };

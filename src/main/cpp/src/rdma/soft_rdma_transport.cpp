@@ -300,6 +300,22 @@ class SoftRdmaTransport final : public RdmaTransport {
     return diagnostics_.c_str();
   }
 
+  int lostPeers(int32_t* out, int capacity) override {
+    if (!nic_ || out == nullptr || capacity < num_ranks_)
+      return fail(kInvalidArgument, "lostPeers: initialize first, capacity below num_ranks");
+    static_assert(SoftNic::kLostClosed == kPeerClosedConnection, "one code for a closed connection");
+    for (int r = 0; r < num_ranks_; ++r) out[r] = nic_->lostCause(r);
+    ok();
+    return num_ranks_;
+  }
+
+  int setPeerTimeoutMs(int timeout_ms) override {
+    if (timeout_ms < 1000) return fail(kInvalidArgument, "setPeerTimeoutMs: at least 1000 ms");
+    if (!nic_) return fail(kIllegalState, "setPeerTimeoutMs: initialize first");
+    nic_->setPeerTimeoutMs(timeout_ms);
+    return ok();
+  }
+
  private:
   int numQps() const { return num_ranks_ * qps_per_rank_; }
 

@@ -42,6 +42,12 @@ public final class RdmaTransport extends NativeResource
     /** Ring sizes the native side accepts. */
     public static final int MIN_RING = 2;
     public static final int MAX_RING = 32768;
+    /**
+     * How long a connected peer's host may stay silent before it counts as lost
+     * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
+     */
+    public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
+        10_000));
 
     private final TransferEngine engine;
     private final NativeRdmaTransport peer;
@@ -55,6 +61,9 @@ public final class RdmaTransport extends NativeResource
     private volatile long registeredBytes;
     private volatile boolean queuePairs;
     private volatile int localRank = -1;
+    /** Where each connected rank's NIC is (for messages), from the metadata of the last connect. */
+    private volatile String[] endpoints = new String[0];
+    private volatile long peerTimeoutMillis = DEFAULT_PEER_TIMEOUT_MILLIS;
 
     RdmaTransport(final TransferEngine engine, final String deviceFilter)
     {
@@ -138,6 +147,8 @@ public final class RdmaTransport extends NativeResource
             {
                 Errors.check(peer.setRingSize(ringWqebbs), "RdmaTransport.setRingSize", peer::lastError);
             }
+            Errors.check(peer.setPeerTimeoutMs((int)peerTimeoutMillis), "RdmaTransport.setPeerTimeoutMs",
+                peer::lastError);
             this.numRanks = numRanks;
             this.qpsPerRank = qpsPerRank;
         }
@@ -361,6 +372,8 @@ public final class RdmaTransport extends NativeResource
         final int[] qpns = new int[numRanks * total];
         final RdmaMetadata mine = all.get(localRank);
         Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
+        checkOwn(localRank, mine);
+        final String[] where = new String[numRanks];
         for (int r = 0; r < numRanks; r++)
         {
             if ((activeRanksMask & (1L << r)) == 0)
@@ -382,6 +395,16 @@ public final class RdmaTransport extends NativeResource
                 throw new BadHandleException("rank " + r + " uses " + m + ", this rank " + mine
                     + " (every rank needs the same backend)");
             }
+            where[r] = m.endpoint();
+            for (int o = 0; o < r; o++)
+            {
+                // Each software NIC listens on its own port: two ranks at one endpoint are one rank twice.
+                if (m.backend() == BACKEND_SOFT && where[r].equals(where[o]))
+                {
+                    throw new BadHandleException("ranks " + o + " and " + r + " name the same software NIC "
+                        + where[r] + " (a duplicated or misordered metadata list)");
+                }
+            }
             addrs[r] = m.raddr();
             keys[r] = m.rkey();
             lids[r] = m.lid();
@@ -394,12 +417,150 @@ public final class RdmaTransport extends NativeResource
         {
             Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
                 activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
+            this.endpoints = where;
             this.localRank = localRank;
             refreshContexts();
         }
         finally
         {
             l.unlock();
+        }
+    }
+
+    /**
+     * The list's own entry must be this rank's current metadata: a stale one (from before
+     * {@link #recreateQueuePairs}) or another rank's (a misordered list) would connect the
+     * peers' QPs to QPs this rank does not have.
+     */
+    private void checkOwn(final int localRank, final RdmaMetadata given)
+    {
+        final Lock l = enter();
+        final RdmaMetadata own;
+        try
+        {
+            final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
+            final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
+                peer::lastError);
+            own = RdmaMetadata.fromNative(v, got, registeredBytes);
+        }
+        finally
+        {
+            l.unlock();
+        }
+        if (!java.util.Arrays.equals(given.qpns(), own.qpns()) || given.lid() != own.lid()
+            || given.interfaceId() != own.interfaceId() || given.subnetPrefix() != own.subnetPrefix()
+            || given.raddr() != own.raddr() || given.rkey() != own.rkey())
+        {
+            throw new BadHandleException("metadata entry " + localRank + " is not this rank's current metadata "
+                + own + " but " + given + " (a misordered list, or metadata from before recreateQueuePairs)");
+        }
+    }
+
+    /**
+     * How long the host of a connected peer may stay silent (data not acknowledged, keepalive
+     * probes not answered) before the peer counts as lost: a bound on how late a peer whose host
+     * vanished without closing its connections is noticed. For connections made afterwards; at
+     * least 1 s; default {@link #DEFAULT_PEER_TIMEOUT_MILLIS}. A peer whose process exits or is
+     * killed closes its connections and is noticed at once.
+     */
+    public synchronized void peerTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && timeout.compareTo(Duration.ofSeconds(1)) >= 0
+            && timeout.compareTo(Duration.ofDays(1)) <= 0, "peer timeout " + timeout + " must be in [1 s, 1 day]");
+        final Lock l = enter();
+        try
+        {
+            if (numRanks != 0)
+            {
+                Errors.check(peer.setPeerTimeoutMs((int)timeout.toMillis()), "RdmaTransport.setPeerTimeoutMs",
+                    peer::lastError);
+            }
+            peerTimeoutMillis = timeout.toMillis();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The peer timeout in use ({@link #peerTimeout(Duration)}). */
+    public Duration peerTimeout()
+    {
+        return Duration.ofMillis(peerTimeoutMillis);
+    }
+
+    /**
+     * Ranks (bit r) whose connection from this rank broke since the last connect: the peer's
+     * process exited or was killed, or its host stopped answering within the peer timeout.
+     * Waits on contexts that reach such a rank over RDMA fail with {@link PeerLostException}.
+     */
+    public long lostPeers()
+    {
+        final int[] causes = lostCauses(enter());
+        long mask = 0;
+        for (int r = 0; r < causes.length; r++)
+        {
+            mask |= causes[r] != 0 ? 1L << r : 0;
+        }
+        return mask;
+    }
+
+    /**
+     * Throws {@link PeerLostException} naming the first rank that {@code ctx} reaches over this
+     * transport and whose connection broke. Never blocks behind a close, never throws otherwise.
+     */
+    void checkPeers(final CommContext ctx, final String waitingFor)
+    {
+        final int[] causes = lostCauses(enterForDrain());
+        final String[] where = endpoints;
+        for (int r = 0; r < causes.length; r++)
+        {
+            if (causes[r] != 0 && ctx.routesOverRdma(r))
+            {
+                throw new PeerLostException("peer lost while waiting for " + waitingFor + ": rank " + r + " ("
+                    + (r < where.length && where[r] != null ? "NIC " + where[r] : "RDMA") + ") " + why(causes[r])
+                    + " (fix: close the streams and contexts that include rank " + r + ", then recreateQueuePairs,"
+                    + " exchange metadata among the remaining ranks and connectPeers with rank " + r
+                    + "'s bit cleared, or exit)");
+            }
+        }
+    }
+
+    /** Causes per rank (te4j/rdma_api.h lostPeers), taken under {@code lock} (null: closed, none). */
+    private int[] lostCauses(final Lock lock)
+    {
+        if (lock == null)
+        {
+            return new int[0];
+        }
+        try
+        {
+            final int n = numRanks;
+            final int[] causes = new int[n];
+            if (n == 0 || peer.lostPeers(causes, n) < 0)
+            {
+                return new int[0];
+            }
+            return causes;
+        }
+        finally
+        {
+            lock.unlock();
+        }
+    }
+
+    private String why(final int cause)
+    {
+        switch (cause)
+        {
+            case -1: return "closed its RDMA connection (its process exited or was killed)";
+            case 104: return "reset its RDMA connection (its process was killed or its NIC closed)";
+            case 110: return "did not answer within the peer timeout of " + peerTimeoutMillis
+                + " ms (its host or the network is gone)";
+            case 113: return "did not answer within the peer timeout of " + peerTimeoutMillis
+                + " ms (no route to its host: its host or the network is gone)";
+            case 71: return "answered out of protocol (connection dropped)";
+            default: return "lost its RDMA connection (errno " + cause + ")";
         }
     }
 

@@ -82,4 +82,8 @@ public final class NativeRdmaTransport extends Pointer
     public native @Cast("const char*") String statisticsNames();
 
     public native @Cast("const char*") String diagnostics();
+
+    public native int lostPeers(@Cast("int32_t*") int[] out, int capacity);
+
+    public native int setPeerTimeoutMs(int timeoutMs);
 }
