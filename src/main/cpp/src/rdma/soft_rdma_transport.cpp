@@ -120,6 +120,12 @@ class SoftRdmaTransport final : public RdmaTransport {
       const int s = allocateControlBuffer();
       if (s != kOk) return s;
     }
+    // QPs still served: take them back first (closing their connections), or the NIC's readers
+    // would answer into destroyed QPs.
+    if (!qp_ptrs_.empty()) {
+      qp_ptrs_.clear();
+      nic_->takeQps();
+    }
     std::memset(ctrl_host_, 0, ctrl_bytes_);
     std::vector<std::unique_ptr<SoftQp>> qps;
     std::vector<dev::IbgdaQp> table(numQps());

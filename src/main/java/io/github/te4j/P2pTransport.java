@@ -113,6 +113,28 @@ public final class P2pTransport extends NativeResource
         }
     }
 
+    TransferEngine engine()
+    {
+        return engine;
+    }
+
+    /** A live buffer of this transport that shares a byte with [address, address + bytes), or null. */
+    DeviceBuffer bufferOverlapping(final long address, final long bytes)
+    {
+        synchronized (buffers)
+        {
+            for (final DeviceBuffer b : buffers)
+            {
+                if (Long.compareUnsigned(address, b.address() + b.size()) < 0
+                    && Long.compareUnsigned(b.address(), address + bytes) < 0)
+                {
+                    return b;
+                }
+            }
+        }
+        return null;
+    }
+
     /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
     public IpcHandle exportHandle(final DeviceBuffer buffer)
     {

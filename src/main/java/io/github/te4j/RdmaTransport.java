@@ -178,13 +178,16 @@ public final class RdmaTransport extends NativeResource
 
     /**
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
-     * offsets refer to. It must be on this engine's platform and device.
+     * offsets refer to. It must be a buffer of this engine (its free then deregisters it first).
      */
     public void register(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         Errors.checkArgument(buffer.platform() == engine.platform() && buffer.device() == engine.device(),
             buffer + " is not on this transport's " + engine.platform() + " device " + engine.device());
+        // Another engine's free would not tell this NIC, which would go on writing into freed memory.
+        Errors.checkArgument(buffer.owner().engine() == engine, buffer + " belongs to another engine (fix: register"
+            + " a buffer of this engine, or register(address, bytes) memory whose lifetime you manage)");
         final Lock lb = buffer.enter();
         try
         {
@@ -207,6 +210,11 @@ public final class RdmaTransport extends NativeResource
         Errors.checkArgument(address != 0, "address is null");
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
         Errors.checkArgument(address + bytes > address, "address + bytes overflows");
+        // Past the end of a te4j buffer the peers would write into whatever lies behind it.
+        final P2pTransport p2p = engine.p2pTransport();
+        final DeviceBuffer b = p2p == null ? null : p2p.bufferOverlapping(address, bytes);
+        Errors.checkArgument(b == null || (address >= b.address() && address + bytes <= b.address() + b.size()),
+            "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside " + b);
         final Lock l = enter();
         try
         {
@@ -276,14 +284,23 @@ public final class RdmaTransport extends NativeResource
         return registeredBytes;
     }
 
-    /** Allocates the rings and creates the queue pairs (new QP numbers). */
+    /**
+     * Allocates the rings and creates the queue pairs (new QP numbers); called again, it
+     * recreates them ({@link #recreateQueuePairs}).
+     */
     public synchronized void createQueuePairs()
     {
         checkInitialized("createQueuePairs");
+        if (queuePairs)
+        {
+            drainAttached();
+        }
         final Lock l = enter();
         try
         {
-            Errors.check(peer.createQueuePairs(0), "RdmaTransport.createQueuePairs", peer::lastError);
+            // Creating over live QPs would free them under the NIC's connections: recreate instead.
+            Errors.check(queuePairs ? peer.recreateQueuePairs(0) : peer.createQueuePairs(0),
+                "RdmaTransport.createQueuePairs", peer::lastError);
             queuePairs = true;
             localRank = -1;
         }
@@ -294,7 +311,8 @@ public final class RdmaTransport extends NativeResource
     }
 
     /**
-     * Destroys and re-creates every queue pair (after an error CQE). The new QP numbers must be
+     * Destroys and re-creates every queue pair (after an error CQE), once the operations queued
+     * on the contexts using this transport are done (bounded). The new QP numbers must be
      * exchanged and {@link #connectPeers} called again at every rank: see
      * {@link #reconnect(HandleExchange, Duration)}.
      */
@@ -302,6 +320,7 @@ public final class RdmaTransport extends NativeResource
     {
         checkInitialized("recreateQueuePairs");
         Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
+        drainAttached();
         final Lock l = enter();
         try
         {
@@ -761,9 +780,32 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /**
+     * Waits (bounded, {@link InFlightWork#DRAIN_NANOS}) for the operations queued on contexts
+     * attached to this transport: they copied its QP tables and poll its CQs, which recreating
+     * wipes and closing frees. False when a stream did not drain in time.
+     */
+    private boolean drainAttached()
+    {
+        final List<CommContext> attached;
+        synchronized (contextsLock)
+        {
+            attached = new ArrayList<>(contexts);
+        }
+        boolean idle = true;
+        for (final CommContext c : attached)
+        {
+            idle &= InFlightWork.drainUsersOf(c);
+        }
+        return idle;
+    }
+
     @Override
     void release()
     {
+        // Freeing the tables under queued operations would be a use after free: if they do not
+        // finish in time, the transport's native memory is kept instead (a logged leak).
+        final boolean idle = drainAttached();
         // Contexts forget the RDMA tables before they are freed: later ops report "no route".
         // A listed context's native ctx is alive: CommContext.release detaches before freeing it.
         synchronized (contextsLock)
@@ -775,7 +817,10 @@ public final class RdmaTransport extends NativeResource
             }
             contexts.clear();
         }
-        NativeApi.destroyObject(peer);
+        if (idle)
+        {
+            NativeApi.destroyObject(peer);
+        }
         engine.rdmaTransportClosed(this);
     }
 

@@ -185,6 +185,12 @@ public final class TransferEngine extends NativeResource
         }
     }
 
+    /** This engine's P2P transport, or null. */
+    synchronized P2pTransport p2pTransport()
+    {
+        return p2p;
+    }
+
     /** A buffer at {@code address} is about to be freed: the RDMA NIC stops accessing it. */
     void bufferFreeing(final long address)
     {
