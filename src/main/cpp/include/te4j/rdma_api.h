@@ -110,7 +110,8 @@ class RdmaTransport : public NativeObject {
   virtual int statistics(int64_t* out, int capacity) = 0;
   /// Comma-separated names of the statistics values.
   virtual const char* statisticsNames() const = 0;
-  /// Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches...).
+  /// Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches...). The
+  /// text is the calling thread's own copy, valid until its next call (callable concurrently).
   virtual const char* diagnostics() = 0;
 
   /// Liveness of the connected peers since the last connectPeers, out[num_ranks]: 0 while rank

@@ -302,8 +302,11 @@ class SoftRdmaTransport final : public RdmaTransport {
   }
 
   const char* diagnostics() override {
-    diagnostics_ = nic_ ? nic_->diagnostics() : std::string();
-    return diagnostics_.c_str();
+    // Java calls this from many threads at once: each gets its own copy (as lastError does),
+    // valid until its next call, instead of one member string reassigned under the readers.
+    thread_local std::string copy;
+    copy = nic_ ? nic_->diagnostics() : std::string();
+    return copy.c_str();
   }
 
   int lostPeers(int32_t* out, int capacity) override {
@@ -390,7 +393,6 @@ class SoftRdmaTransport final : public RdmaTransport {
   uint32_t next_qpn_ = 0x100;
   bool connected_ = false;
   uint64_t timeout_ns_ = 10000000000ull;
-  std::string diagnostics_;
 };
 
 }  // namespace
