@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.Lock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The seed's RdmaTransport: a registered buffer, RC queue pairs whose send rings device code
@@ -35,6 +37,7 @@ import java.util.concurrent.locks.Lock;
  */
 public final class RdmaTransport extends NativeResource
 {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     /** Native backend ids (te4j/rdma_api.h). */
     static final int BACKEND_AUTO = 0;
     static final int BACKEND_SOFT = 1;
@@ -293,7 +296,7 @@ public final class RdmaTransport extends NativeResource
         checkInitialized("createQueuePairs");
         if (queuePairs)
         {
-            drainAttached();
+            drainAttached("recreating the queue pairs anyway");
         }
         final Lock l = enter();
         try
@@ -320,7 +323,7 @@ public final class RdmaTransport extends NativeResource
     {
         checkInitialized("recreateQueuePairs");
         Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
-        drainAttached();
+        drainAttached("recreating the queue pairs anyway");
         final Lock l = enter();
         try
         {
@@ -572,7 +575,7 @@ public final class RdmaTransport extends NativeResource
     {
         switch (cause)
         {
-            case -1: return "closed its RDMA connection (its process exited or was killed)";
+            case -1: return "closed its RDMA connection (its process exited or was killed, or it closed its transport)";
             case 104: return "reset its RDMA connection (its process was killed or its NIC closed)";
             case 110: return "did not answer within the peer timeout of " + peerTimeoutMillis
                 + " ms (its host or the network is gone)";
@@ -785,7 +788,7 @@ public final class RdmaTransport extends NativeResource
      * attached to this transport: they copied its QP tables and poll its CQs, which recreating
      * wipes and closing frees. False when a stream did not drain in time.
      */
-    private boolean drainAttached()
+    private boolean drainAttached(final String then)
     {
         final List<CommContext> attached;
         synchronized (contextsLock)
@@ -795,7 +798,11 @@ public final class RdmaTransport extends NativeResource
         boolean idle = true;
         for (final CommContext c : attached)
         {
-            idle &= InFlightWork.drainUsersOf(c);
+            idle &= InFlightWork.awaitUsersOf(c);
+        }
+        if (!idle)
+        {
+            LOG.warn("{}: a stream with work on its contexts did not drain in time; {}", this, then);
         }
         return idle;
     }
@@ -805,7 +812,7 @@ public final class RdmaTransport extends NativeResource
     {
         // Freeing the tables under queued operations would be a use after free: if they do not
         // finish in time, the transport's native memory is kept instead (a logged leak).
-        final boolean idle = drainAttached();
+        final boolean idle = drainAttached("its native memory and NIC are kept, not freed");
         // Contexts forget the RDMA tables before they are freed: later ops report "no route".
         // A listed context's native ctx is alive: CommContext.release detaches before freeing it.
         synchronized (contextsLock)
