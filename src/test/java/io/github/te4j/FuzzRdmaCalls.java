@@ -34,8 +34,9 @@ final class FuzzRdmaCalls
     {
         v.rdma = true;
         final int k = rnd.nextInt(100);
-        if (k < 24) forgedMetadata(v);
-        else if (k < 38) connectArgs(v);
+        if (k < 20) forgedMetadata(v);
+        else if (k < 29) connectArgs(v);
+        else if (k < 38) connectThroughExchange(v);
         else if (k < 55) pools.streamOp(v);
         else if (k < 68) query(v);
         else if (k < 76) registration(v);
@@ -68,6 +69,11 @@ final class FuzzRdmaCalls
     /** Rank 0's real metadata, forged ({@link ForgedMetadata}), decoded and connected to by rank 1. */
     void forgedMetadata(final FuzzVerdict v)
     {
+        if (rnd.nextInt(10) == 0)
+        {
+            truncations(v);
+            return;
+        }
         final RdmaMetadata own = d.transports[1].localMetadata();
         final ForgedMetadata.Forgery fg = ForgedMetadata.forge(rnd, d.transports[0].localMetadata().toBytes(),
             own.lid());
@@ -78,6 +84,88 @@ final class FuzzRdmaCalls
         }
         final RdmaMetadata m = RdmaMetadata.fromBytes(fg.bytes());
         d.transports[1].connectPeers(1, Arrays.asList(m, own), 3);
+    }
+
+    /**
+     * {@link RdmaTransport#connect} through an exchange that lies ({@link ScriptedExchange}): wrong
+     * world size or rank, too few or too many blobs, a null blob, a forged own or peer entry.
+     */
+    void connectThroughExchange(final FuzzVerdict v)
+    {
+        final int t = pools.r01();
+        final List<RdmaMetadata> cur = d.metadata();
+        final byte[][] blobs = {cur.get(0).toBytes(), cur.get(1).toBytes()};
+        byte[][] gathered = blobs;
+        int world = 2;
+        int rank = t;
+        Expect e = Expect.SUCCEED;
+        String shape = "honest";
+        switch (rnd.nextInt(7))
+        {
+            case 0:
+                world = new int[] {0, 1, 3, 64, -1}[rnd.nextInt(5)];
+                e = Expect.FAIL;
+                shape = "world " + world;
+                break;
+            case 1:
+                rank = pools.anyRank();
+                // As the other rank, the own entry is not this transport's metadata.
+                e = rank == t ? Expect.SUCCEED : Expect.FAIL;
+                shape = "rank " + rank;
+                break;
+            case 2:
+                gathered = Arrays.copyOf(blobs, rnd.nextBoolean() ? rnd.nextInt(2) : 3);
+                e = Expect.FAIL;
+                shape = gathered.length + " blobs";
+                break;
+            case 3:
+                gathered[rnd.nextInt(2)] = null;
+                e = Expect.FAIL;
+                shape = "a null blob";
+                break;
+            case 4:
+            case 5:
+            {
+                final int r = pools.r01();
+                final ForgedMetadata.Forgery fg = ForgedMetadata.forge(rnd, blobs[r], cur.get(1 - r).lid());
+                gathered[r] = fg.bytes();
+                e = fg.expect();
+                shape = (r == t ? "own" : "peer") + " entry " + fg.what();
+                break;
+            }
+            default:
+                break;
+        }
+        final Duration timeout = rnd.nextInt(8) == 0 ? pools.anyTimeout() : Duration.ofSeconds(5);
+        if (!FuzzCalls.validTimeout(timeout))
+        {
+            e = Expect.FAIL;
+        }
+        v.set(unlessRacing(e), "connect on rank " + t + " through an exchange with " + shape + ", timeout " + timeout);
+        if (e != Expect.SUCCEED)
+        {
+            d.disturb();
+        }
+        d.transports[t].connect(new ScriptedExchange(rank, world, gathered), timeout);
+    }
+
+    /** Every truncation of a real rank's metadata, 0 .. length - 1 bytes, is refused by the decoder. */
+    void truncations(final FuzzVerdict v)
+    {
+        final byte[] good = d.transports[pools.r01()].localMetadata().toBytes();
+        v.set(unlessRacing(Expect.SUCCEED), "every truncation of " + good.length + " B of metadata refused");
+        for (int len = 0; len < good.length; len++)
+        {
+            try
+            {
+                RdmaMetadata.fromBytes(Arrays.copyOf(good, len));
+                throw new AssertionError("metadata truncated to " + len + " B was accepted");
+            }
+            catch (final BadHandleException expected)
+            {
+                // refused, as it must be
+            }
+        }
     }
 
     /** connectPeers with a random rank, mask and a list that is null, short, long, swapped, stale or has nulls. */
