@@ -59,6 +59,8 @@ public final class RdmaPeerFailureWorker
         {
             warmUp.getOrCreateRdmaTransport(a.getOrDefault("nic", "soft")).initialize(world, 1);
         }
+        // Every rank has joined the rendezvous (its sockets and threads on rank 0 exist from here).
+        ex.barrier(SETUP);
         final ResourceCounts before = ResourceCounts.now();
         final TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build();
         final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
