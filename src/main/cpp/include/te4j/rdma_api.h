@@ -59,6 +59,12 @@ class RdmaTransport : public NativeObject {
   /// symmetric buffer the metadata and the device tables describe.
   virtual int registerMemory(void* ptr, std::size_t bytes) = 0;
   virtual int deregisterMemory(void* ptr) = 0;
+  /// Forgets every registration that shares a byte with [ptr, ptr + bytes): that memory is about
+  /// to be freed. Remote accesses to it in flight finish first. Default: the one starting at ptr.
+  virtual int deregisterRange(void* ptr, std::size_t bytes) {
+    (void)bytes;
+    return deregisterMemory(ptr);
+  }
   /// Send-ring WQEBBs per QP (a power of two, 2 .. 32768); before allocateControlBuffer.
   virtual int setRingSize(int wqebbs) = 0;
   /// Allocates the rings, CQs, doorbell records and UAR words of every QP.

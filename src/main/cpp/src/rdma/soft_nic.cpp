@@ -550,8 +550,11 @@ void SoftNic::responderLoop(InConn* conn) {
     }
     if (syndrome == 0 && errored[f.src_qpn]) syndrome = mlx5::kSyndromeWrFlushErr;
     uint32_t old_value = 0;
+    // Held from the key check until the access is done: a deregistration (which comes before
+    // the memory is freed) waits for it instead of freeing the memory under this thread.
+    std::shared_lock<std::shared_mutex> hold;
     if (f.type == kFrameWrite) {
-      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, f.length, kAccessRemoteWrite))
+      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       int io = 0;
       if (syndrome != 0) {
@@ -577,7 +580,7 @@ void SoftNic::responderLoop(InConn* conn) {
       if (syndrome == 0) stats_.bytes_written.fetch_add(f.length);
     } else {
       if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, 4, kAccessRemoteAtomic))
+      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       if (syndrome == 0) {
         std::string err;
@@ -589,6 +592,7 @@ void SoftNic::responderLoop(InConn* conn) {
         }
       }
     }
+    if (hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
       errored[f.src_qpn] = true;
@@ -602,6 +606,9 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.arg1 = old_value;
     if (sendFrame(fd, resp, nullptr, 0) != 0) break;
   }
+  // The requester waits for answers on this connection: without this it would learn only
+  // from its own timeout (the socket is closed when the acceptor reaps this thread).
+  shutdown(fd, SHUT_RDWR);
   conn->done.store(true);
 }
 

@@ -86,6 +86,13 @@ class SoftRdmaTransport final : public RdmaTransport {
     return ok();
   }
 
+  int deregisterRange(void* ptr, std::size_t bytes) override {
+    if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "deregisterRange: null or empty");
+    regions_.removeOverlapping((uint64_t)(uintptr_t)ptr, bytes, ctrl_key_);
+    if (window_key_ != 0 && !regions_.check(window_key_, window_base_, 0, 0)) window_key_ = 0;
+    return ok();
+  }
+
   int setRingSize(int wqebbs) override {
     if (ctrl_host_ != nullptr) return fail(kIllegalState, "setRingSize: control buffer already allocated");
     if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)

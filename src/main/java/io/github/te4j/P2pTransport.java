@@ -338,7 +338,7 @@ public final class P2pTransport extends NativeResource
         // Streams may still have operations queued that read or write this buffer.
         final boolean idle = InFlightWork.drainUsersOf(buffer);
         // The RDMA NIC must stop writing into memory before it is freed.
-        engine.bufferFreeing(buffer.address());
+        engine.bufferFreeing(buffer.address(), buffer.size());
         synchronized (buffers)
         {
             buffers.remove(buffer);
@@ -397,7 +397,7 @@ public final class P2pTransport extends NativeResource
         {
             // Close first: it waits for calls still using the buffer and drains streams.
             b.close();
-            engine.bufferFreeing(b.address());
+            engine.bufferFreeing(b.address(), b.size());
             if (!keepNative)
             {
                 peer.freeBuffer(b.address());

@@ -251,20 +251,30 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Called before the memory at {@code address} is freed: drops a registration starting there. */
-    void forget(final long address)
+    /**
+     * Called before [address, address + bytes) is freed: every registration reaching into it is
+     * dropped (a buffer may have been registered more than once, or from inside), and remote
+     * writes into it that already passed their key check finish first.
+     */
+    synchronized void forget(final long address, final long bytes)
     {
-        if (isClosed() || address != registeredAddress)
+        final Lock l = enterForDrain();
+        if (l == null)
         {
-            return;
+            return;  // closed: the NIC is stopped and accesses nothing
         }
         try
         {
-            deregister(address);
+            peer.deregisterRange(address, bytes);
+            if (Long.compareUnsigned(registeredAddress - address, bytes) < 0)
+            {
+                registeredAddress = 0;
+                registeredBytes = 0;
+            }
         }
-        catch (final RuntimeException e)
+        finally
         {
-            // already gone or closing concurrently: nothing left to protect
+            l.unlock();
         }
     }
 

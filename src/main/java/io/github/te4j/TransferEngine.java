@@ -191,8 +191,8 @@ public final class TransferEngine extends NativeResource
         return p2p;
     }
 
-    /** A buffer at {@code address} is about to be freed: the RDMA NIC stops accessing it. */
-    void bufferFreeing(final long address)
+    /** [address, address + bytes) is about to be freed: the RDMA NIC stops accessing it. */
+    void bufferFreeing(final long address, final long bytes)
     {
         final RdmaTransport r;
         synchronized (this)
@@ -201,7 +201,7 @@ public final class TransferEngine extends NativeResource
         }
         if (r != null)
         {
-            r.forget(address);
+            r.forget(address, bytes);
         }
     }
 

@@ -39,6 +39,8 @@ public final class NativeRdmaTransport extends Pointer
 
     public native int deregisterMemory(@Cast("void*") long ptr);
 
+    public native int deregisterRange(@Cast("void*") long ptr, @Cast("size_t") long bytes);
+
     public native int setRingSize(int wqebbs);
 
     public native int allocateControlBuffer();
