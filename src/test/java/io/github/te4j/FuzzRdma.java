@@ -33,6 +33,7 @@ final class FuzzRdma implements AutoCloseable
     /** Closed transports and contexts of earlier instances (use after close); shared, bounded. */
     private final List<NativeResource> graveyard;
     private volatile boolean disturbed;
+    private volatile boolean reranked;
 
     FuzzRdma(final long size, final List<NativeResource> graveyard)
     {
@@ -69,12 +70,13 @@ final class FuzzRdma implements AutoCloseable
     private void connect()
     {
         final List<RdmaMetadata> all = metadata();
-        // Each NIC first takes its own rank back (a fuzz call may have connected it as the other
-        // one, and a NIC refuses connections meant for another rank than its own).
-        for (int r = 0; r < RANKS; r++)
+        // Each NIC first takes its own rank back if a call connected it as the other one (a NIC
+        // refuses connections meant for another rank than its own).
+        for (int r = 0; r < RANKS && reranked; r++)
         {
             transports[r].connectPeers(r, all, 1L << r);
         }
+        reranked = false;
         for (int r = 0; r < RANKS; r++)
         {
             transports[r].connectPeers(r, all, 3);
@@ -84,6 +86,13 @@ final class FuzzRdma implements AutoCloseable
     /** A call may have disconnected, misconnected or errored the queue pairs. */
     void disturb()
     {
+        disturbed = true;
+    }
+
+    /** A call may have connected a transport as the other rank. */
+    void rerank()
+    {
+        reranked = true;
         disturbed = true;
     }
 

@@ -200,11 +200,11 @@ final class FuzzRdmaCalls
         final Expect e = connectExpect(list, rank, t, mask, cur);
         v.set(unlessRacing(e), "connectPeers on rank " + t + " (rank " + rank + ", mask 0x" + Long.toHexString(mask)
             + ", " + shape + ")");
-        if (e != Expect.FAIL && mask != 3)
+        if (e != Expect.FAIL && rank != t)
         {
-            d.disturb();
+            d.rerank();
         }
-        else if (e == Expect.EITHER)
+        else if (e == Expect.EITHER || (e == Expect.SUCCEED && mask != 3))
         {
             d.disturb();
         }
