@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -29,7 +30,7 @@ public class ApiFuzzTest
 {
     private static final int CONTRACT_VIOLATED = 3;
     private static final Pattern SUMMARY = Pattern.compile(
-        "FUZZ calls=(\\d+) refused=(\\d+) violations=(\\d+) rdma=(\\d+)");
+        "FUZZ calls=(\\d+) refused=(\\d+) violations=(\\d+) rdma=(\\d+) refusedBy=\\{([^}]*)\\}");
 
     /** Outcome of one forked JVM. */
     static final class Run
@@ -50,6 +51,7 @@ public class ApiFuzzTest
         long calls = 0;
         long refused = 0;
         long rdma = 0;
+        final TreeMap<String, Long> refusedBy = new TreeMap<>();
         int crashes = 0;
         final List<String> problems = new ArrayList<>();
         for (int from = 0; from < total; from += batch)
@@ -62,6 +64,14 @@ public class ApiFuzzTest
                 calls += Long.parseLong(m.group(1));
                 refused += Long.parseLong(m.group(2));
                 rdma += Long.parseLong(m.group(4));
+                for (final String kv : m.group(5).split(", "))
+                {
+                    final int eq = kv.indexOf('=');
+                    if (eq > 0)
+                    {
+                        refusedBy.merge(kv.substring(0, eq), Long.parseLong(kv.substring(eq + 1)), Long::sum);
+                    }
+                }
             }
             if (run.crashed)
             {
@@ -75,7 +85,7 @@ public class ApiFuzzTest
             }
         }
         final String figures = "seed=" + seed + "\ncalls=" + calls + "\nrdmaCalls=" + rdma + "\nrefused=" + refused
-            + "\njvmCrashes=" + crashes
+            + "\nrefusedBy=" + refusedBy + "\njvmCrashes=" + crashes
             + "\nproblems=" + problems.size() + "\n";
         Files.writeString(dir.resolve("fuzz.txt"), figures);
         System.out.println("API fuzz: " + figures.replace('\n', ' '));
