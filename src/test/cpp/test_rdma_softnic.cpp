@@ -4,8 +4,9 @@
 // puts 1 B .. 64 MiB, each followed by a signal on the same QP (the signal is never visible
 // before the data), red-add totals from 8 threads over 2 channels, ring wraparound (ring of 16
 // WQEBBs), error CQEs for a bad rkey, an out-of-range address and a bad lkey, flushes after an
-// error, many threads posting and quieting concurrently on one QP from both ranks at once, and
-// recreateQueuePairs + reconnect. Every wait is bounded and fails with a message;
+// error, many threads posting and quieting concurrently on one QP from both ranks at once,
+// recreateQueuePairs + reconnect, and the loss of rank 1 as rank 0's NIC sees it. Every wait is
+// bounded and fails with a message;
 // TE4J_TIMEOUT_SCALE (scripts/sanitize.sh sets it) multiplies every bound.
 //
 // Every put lands in bytes no earlier phase wrote or read. Rank 1 reads a destination (after
@@ -340,6 +341,30 @@ int runRank(int rank) {
     CHECK(checkPattern(base + kDstRecover, 4096, 99), "data after recreate");
   }
   barrier();
+
+  // 6. Peer loss: rank 1 closes its transport (its sockets close, as a killed process's would).
+  // Rank 0's NIC records the loss, and a post to rank 1 fails at once with "transport retry
+  // exceeded" instead of waiting out the quiet's device timeout.
+  if (rank == 1) {
+    delete t;
+    t = nullptr;
+  }
+  barrier();
+  if (rank == 0) {
+    int32_t lost[kRanks] = {0, 0};
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds(10));
+    while (t->lostPeers(lost, kRanks) == kRanks && lost[1] == 0 && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    CHECK(lost[1] == te4j::RdmaTransport::kPeerClosedConnection, "rank 1's loss not recorded: %d", lost[1]);
+    CHECK(lost[0] == 0, "the own rank counted as lost: %d", lost[0]);
+    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 64, 0) == 0, "put to a lost peer");
+    CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaQpError, "quiet to a lost peer: an error CQE, not a timeout");
+    int64_t e[8];
+    qpError(t, peer * kQpsPerRank, e);
+    CHECK(e[1] == mlx5::kSyndromeTransportRetryExcErr, "lost peer syndrome 0x%llx", (long long)e[1]);
+  }
+  barrier();
+  std::printf("rank %d: peer loss done\n", rank);
   delete t;
   std::free(base);
   std::printf("rank %d: %s\n", rank, g_fail ? "FAILED" : "ok");

@@ -59,6 +59,12 @@ class RdmaTransport : public NativeObject {
   /// symmetric buffer the metadata and the device tables describe.
   virtual int registerMemory(void* ptr, std::size_t bytes) = 0;
   virtual int deregisterMemory(void* ptr) = 0;
+  /// Forgets every registration that shares a byte with [ptr, ptr + bytes): that memory is about
+  /// to be freed. Remote accesses to it in flight finish first. Default: the one starting at ptr.
+  virtual int deregisterRange(void* ptr, std::size_t bytes) {
+    (void)bytes;
+    return deregisterMemory(ptr);
+  }
   /// Send-ring WQEBBs per QP (a power of two, 2 .. 32768); before allocateControlBuffer.
   virtual int setRingSize(int wqebbs) = 0;
   /// Allocates the rings, CQs, doorbell records and UAR words of every QP.
@@ -110,8 +116,26 @@ class RdmaTransport : public NativeObject {
   virtual int statistics(int64_t* out, int capacity) = 0;
   /// Comma-separated names of the statistics values.
   virtual const char* statisticsNames() const = 0;
-  /// Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches...).
+  /// Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches...). The
+  /// text is the calling thread's own copy, valid until its next call (callable concurrently).
   virtual const char* diagnostics() = 0;
+
+  /// Liveness of the connected peers since the last connectPeers, out[num_ranks]: 0 while rank
+  /// r is reachable (or not connected), kPeerClosedConnection when it closed the connection
+  /// (its process exited or was killed), else the errno that broke it (ETIMEDOUT: its host did
+  /// not answer within the peer timeout). Returns num_ranks or a negative Status. A backend
+  /// without its own liveness source reports every rank as reachable.
+  static constexpr int32_t kPeerClosedConnection = -1;
+  virtual int lostPeers(int32_t* out, int capacity) {
+    if (out == nullptr || capacity < numRanks()) return fail(kInvalidArgument, "lostPeers: capacity below num_ranks");
+    for (int r = 0; r < numRanks(); ++r) out[r] = 0;
+    return numRanks();
+  }
+  /// How long a connected peer's host may stay silent (unacknowledged data, unanswered
+  /// keepalives) before it counts as lost; applies to connections made afterwards. Default 10 s.
+  virtual int setPeerTimeoutMs(int timeout_ms) {
+    return timeout_ms > 0 ? kOk : fail(kInvalidArgument, "setPeerTimeoutMs: must be positive");
+  }
 
  protected:
   int init_status_ = kOk;

@@ -38,6 +38,33 @@ uint32_t RegionTable::keyOf(uint64_t base) const {
 
 bool RegionTable::check(uint32_t key, uint64_t addr, uint64_t len, uint32_t access) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
+  return checkLocked(key, addr, len, access);
+}
+
+bool RegionTable::checkAndHold(uint32_t key, uint64_t addr, uint64_t len, uint32_t access,
+                               std::shared_lock<std::shared_mutex>* hold) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  if (!checkLocked(key, addr, len, access)) return false;
+  *hold = std::move(lock);
+  return true;
+}
+
+size_t RegionTable::removeOverlapping(uint64_t base, uint64_t bytes, uint32_t keep) {
+  if (bytes == 0 || base + bytes < base) return 0;
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  size_t removed = 0;
+  for (Region& r : regions_) {
+    if (r.key == 0 || r.key == keep) continue;
+    // add() refuses regions that wrap, so neither end overflows.
+    if (r.base < base + bytes && base < r.base + r.bytes) {
+      r = Region();
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+bool RegionTable::checkLocked(uint32_t key, uint64_t addr, uint64_t len, uint32_t access) const {
   const size_t slot = key >> 8;
   if (key == 0 || slot >= regions_.size()) return false;
   const Region& r = regions_[slot];

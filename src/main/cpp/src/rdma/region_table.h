@@ -33,9 +33,18 @@ class RegionTable {
   uint32_t keyOf(uint64_t base) const;
   /// Whether [addr, addr + len) lies inside the live region of `key` allowing `access`.
   bool check(uint32_t key, uint64_t addr, uint64_t len, uint32_t access) const;
+  /// check() that, when it passes, leaves the table's shared lock in *hold for as long as the
+  /// caller touches the memory: remove() waits for it, so a region deregistered before its
+  /// memory is freed is never accessed after the free.
+  bool checkAndHold(uint32_t key, uint64_t addr, uint64_t len, uint32_t access,
+                    std::shared_lock<std::shared_mutex>* hold) const;
+  /// Removes every region but `keep` that shares a byte with [base, base + bytes) (memory about
+  /// to be freed); returns how many. Waits for accesses in flight (checkAndHold).
+  size_t removeOverlapping(uint64_t base, uint64_t bytes, uint32_t keep);
   void clear();
 
  private:
+  bool checkLocked(uint32_t key, uint64_t addr, uint64_t len, uint32_t access) const;
   struct Region {
     uint64_t base = 0;
     uint64_t bytes = 0;

@@ -1,10 +1,14 @@
 // soft_nic.cpp — see soft_nic.h.
 #include "soft_nic.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 
@@ -61,6 +65,23 @@ int drain(int fd, uint64_t n) {
   return 0;
 }
 
+// A peer host that vanishes without a FIN or RST (power loss, cable, firewall) is noticed by
+// TCP itself within about timeout_ms: keepalive probes on an idle connection, and
+// TCP_USER_TIMEOUT for data that stays unacknowledged. The connection then fails with
+// ETIMEDOUT. An abort comes at the first probe after user_ms of silence, so at most
+// user_ms + probe after the last answer: timeout_ms - probe.
+void boundSilence(int fd, int timeout_ms) {
+  const int probe_s = std::max(1, timeout_ms / 10000);
+  const int user_ms = std::max(1000, timeout_ms - 2 * probe_s * 1000);
+  const int one = 1;
+  const int count = std::max(1, user_ms / (probe_s * 1000));
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &probe_s, sizeof(probe_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &probe_s, sizeof(probe_s));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
+}
+
 }  // namespace
 
 int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
@@ -79,6 +100,9 @@ void SoftNic::stop() {
   if (listen_fd_ < 0) return;
   disconnect();
   stopping_.store(true, std::memory_order_release);
+  // Wakes the acceptor's poll at once (it would otherwise notice the flag only after its idle
+  // interval): closing a transport, and so an engine, takes no 100 ms per NIC.
+  shutdown(listen_fd_, SHUT_RDWR);
   if (acceptor_.joinable()) acceptor_.join();
   if (progress_.joinable()) progress_.join();
   {
@@ -139,6 +163,7 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
       for (auto& c : conns) if (c) close(c->fd);
       return -1;
     }
+    boundSilence(fd, peer_timeout_ms_.load());
     Frame hello;
     hello.type = kFrameHello;
     hello.seq = (uint32_t)local_rank;
@@ -160,6 +185,8 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     conns[r]->fd = fd;
     conns[r]->rank = (int)r;
   }
+  // The old connections' readers are joined (disconnect): nothing records a loss of them now.
+  for (auto& l : lost_) l.store(0);
   pause_.store(true);
   {
     std::lock_guard<std::mutex> lock(engine_mu_);
@@ -200,6 +227,16 @@ void SoftNic::disconnect() {
   }
   out_.clear();
   pause_.store(false);
+}
+
+int SoftNic::lostCause(int rank) const {
+  return rank >= 0 && rank < kMaxRanks ? lost_[rank].load() : 0;
+}
+
+void SoftNic::markLost(int rank, int cause) {
+  if (rank < 0 || rank >= kMaxRanks) return;
+  int none = 0;
+  lost_[rank].compare_exchange_strong(none, cause == 0 ? kLostClosed : cause);
 }
 
 std::string SoftNic::diagnostics() {
@@ -324,6 +361,8 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   if (syndrome == 0 && w.opcode != mlx5::kOpcodeNop && conn == nullptr)
     syndrome = mlx5::kSyndromeLocalQpOpErr;  // a QP that is not connected (not in RTS)
   if (syndrome != 0) stats_.local_errors.fetch_add(1);
+  if (syndrome == 0 && w.opcode != mlx5::kOpcodeNop && conn->broken.load())
+    syndrome = mlx5::kSyndromeTransportRetryExcErr;  // the link to the peer is gone
   if (syndrome != 0 || w.opcode == mlx5::kOpcodeNop) {
     e.done = true;
     e.syndrome = syndrome;
@@ -346,7 +385,9 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   f.seq = e.wqe_counter;
   f.rkey = w.rkey;
   f.raddr = w.raddr;
-  int rc = 0;
+  int rc = 0;           // the frame could not be sent: the connection is out of step
+  bool read_failed = false;
+  errno = 0;
   if (w.opcode == mlx5::kOpcodeRdmaWrite) {
     f.type = kFrameWrite;
     f.length = (uint32_t)w.total_length;
@@ -357,11 +398,11 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
       staging_.resize(f.length);
       std::string err;
       size_t at = 0;
-      for (int i = 0; i < w.num_sge && rc == 0; ++i) {
-        rc = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err);
+      for (int i = 0; i < w.num_sge && !read_failed; ++i) {
+        read_failed = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err) != 0;
         at += w.sge[i].length;
       }
-      if (rc != 0) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
+      if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
       else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
     }
   } else {
@@ -370,11 +411,20 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     f.arg1 = w.field_boundary;
     rc = sendFrame(conn->fd, f, nullptr, 0);
   }
+  const int send_errno = errno;
   // From here the source is no longer read: the request's CQE may be written (by whichever of
   // this thread and the reader comes last), and the application may then reuse the source.
   qp->markSent(e.wqe_counter);
-  if (rc != 0) {
+  if (read_failed) {
+    // Nothing was sent, the wire is in step: only this QP's requests fail.
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  } else if (rc != 0) {
+    if (!conn->closing.load()) markLost(conn->rank, send_errno);
     conn->broken.store(true);
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  } else if (conn->broken.load()) {
+    // The reader gave up on this connection after the check above: it may have failed the
+    // pending requests before this one was pushed, and nobody will answer it.
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
   }
   qp->retire(&stats_);
@@ -384,10 +434,17 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
 // ---- requester side: responses -------------------------------------------------------------
 
 void SoftNic::readerLoop(OutConn* conn) {
-  while (waitReadable(conn->fd, conn->closing)) {
+  int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
+  for (;;) {
+    errno = 0;
+    if (!waitReadable(conn->fd, conn->closing)) {
+      cause = errno;
+      break;
+    }
     Frame f;
     const char* why = "";
     if (recvFrame(conn->fd, &f, &why) != 0) {
+      cause = errno;
       if (!conn->closing.load()) flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
       break;
     }
@@ -399,6 +456,7 @@ void SoftNic::readerLoop(OutConn* conn) {
         !it->second->answer((uint16_t)f.seq, syndrome, &stats_, &has_fetch, &fetch_addr)) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(conn->rank) + " sent a response out of order or for no QP");
+      cause = EPROTO;
       break;
     }
     if (syndrome == 0 && has_fetch) {
@@ -407,6 +465,8 @@ void SoftNic::readerLoop(OutConn* conn) {
     }
     it->second->retire(&stats_);
   }
+  // Recorded before the error CQEs below, so whoever sees those can already name the lost rank.
+  if (!conn->closing.load()) markLost(conn->rank, cause);
   conn->broken.store(true);
   // Requests without an answer never completed at the responder: as on a lost link, the first
   // one fails with "transport retry exceeded" and the rest are flushed.
@@ -490,8 +550,11 @@ void SoftNic::responderLoop(InConn* conn) {
     }
     if (syndrome == 0 && errored[f.src_qpn]) syndrome = mlx5::kSyndromeWrFlushErr;
     uint32_t old_value = 0;
+    // Held from the key check until the access is done: a deregistration (which comes before
+    // the memory is freed) waits for it instead of freeing the memory under this thread.
+    std::shared_lock<std::shared_mutex> hold;
     if (f.type == kFrameWrite) {
-      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, f.length, kAccessRemoteWrite))
+      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       int io = 0;
       if (syndrome != 0) {
@@ -517,7 +580,7 @@ void SoftNic::responderLoop(InConn* conn) {
       if (syndrome == 0) stats_.bytes_written.fetch_add(f.length);
     } else {
       if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-      if (syndrome == 0 && !regions_->check(f.rkey, f.raddr, 4, kAccessRemoteAtomic))
+      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       if (syndrome == 0) {
         std::string err;
@@ -529,6 +592,7 @@ void SoftNic::responderLoop(InConn* conn) {
         }
       }
     }
+    if (hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
       errored[f.src_qpn] = true;
@@ -542,6 +606,9 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.arg1 = old_value;
     if (sendFrame(fd, resp, nullptr, 0) != 0) break;
   }
+  // The requester waits for answers on this connection: without this it would learn only
+  // from its own timeout (the socket is closed when the acceptor reaps this thread).
+  shutdown(fd, SHUT_RDWR);
   conn->done.store(true);
 }
 

@@ -63,6 +63,15 @@ class SoftNic {
   /// Closes the outgoing connections; pending requests fail (transport retry exceeded).
   void disconnect();
 
+  /// Why rank r's outgoing connection broke since the last connect: 0 while it is up (or none
+  /// was made), kLostClosed when the peer closed it (its process exited or was killed), else
+  /// the errno (ETIMEDOUT: its host stopped answering within the peer timeout).
+  int lostCause(int rank) const;
+  static constexpr int kLostClosed = -1;
+  /// Bound of silence (unacknowledged data, unanswered keepalives) before a connection made
+  /// from now on breaks: how soon a vanished peer host is noticed.
+  void setPeerTimeoutMs(int ms) { peer_timeout_ms_.store(ms); }
+
   SoftNicStats& stats() { return stats_; }
   /// Contract violations seen (doorbell record / UAR mismatches...), oldest first.
   std::string diagnostics();
@@ -92,6 +101,8 @@ class SoftNic {
   void acceptLoop();
   void responderLoop(InConn* conn);
   void flag(const std::string& message);
+  /// Records the first cause of rank's loss (a connection not closed by disconnect).
+  void markLost(int rank, int cause);
 
   MemoryPort* port_;
   RegionTable* regions_;
@@ -102,6 +113,9 @@ class SoftNic {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> pause_{false};
   std::atomic<int> local_rank_{-1};
+  std::atomic<int> peer_timeout_ms_{10000};
+  static constexpr int kMaxRanks = 64;
+  std::atomic<int> lost_[kMaxRanks] = {};
 
   std::mutex engine_mu_;  // held by the progress thread while it scans; guards qps_ and out_
   std::vector<std::unique_ptr<SoftQp>> qps_;

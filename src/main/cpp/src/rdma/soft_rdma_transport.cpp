@@ -86,6 +86,13 @@ class SoftRdmaTransport final : public RdmaTransport {
     return ok();
   }
 
+  int deregisterRange(void* ptr, std::size_t bytes) override {
+    if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "deregisterRange: null or empty");
+    regions_.removeOverlapping((uint64_t)(uintptr_t)ptr, bytes, ctrl_key_);
+    if (window_key_ != 0 && !regions_.check(window_key_, window_base_, 0, 0)) window_key_ = 0;
+    return ok();
+  }
+
   int setRingSize(int wqebbs) override {
     if (ctrl_host_ != nullptr) return fail(kIllegalState, "setRingSize: control buffer already allocated");
     if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
@@ -119,6 +126,12 @@ class SoftRdmaTransport final : public RdmaTransport {
     if (ctrl_host_ == nullptr) {
       const int s = allocateControlBuffer();
       if (s != kOk) return s;
+    }
+    // QPs still served: take them back first (closing their connections), or the NIC's readers
+    // would answer into destroyed QPs.
+    if (!qp_ptrs_.empty()) {
+      qp_ptrs_.clear();
+      nic_->takeQps();
     }
     std::memset(ctrl_host_, 0, ctrl_bytes_);
     std::vector<std::unique_ptr<SoftQp>> qps;
@@ -296,8 +309,27 @@ class SoftRdmaTransport final : public RdmaTransport {
   }
 
   const char* diagnostics() override {
-    diagnostics_ = nic_ ? nic_->diagnostics() : std::string();
-    return diagnostics_.c_str();
+    // Java calls this from many threads at once: each gets its own copy (as lastError does),
+    // valid until its next call, instead of one member string reassigned under the readers.
+    thread_local std::string copy;
+    copy = nic_ ? nic_->diagnostics() : std::string();
+    return copy.c_str();
+  }
+
+  int lostPeers(int32_t* out, int capacity) override {
+    if (!nic_ || out == nullptr || capacity < num_ranks_)
+      return fail(kInvalidArgument, "lostPeers: initialize first, capacity below num_ranks");
+    static_assert(SoftNic::kLostClosed == kPeerClosedConnection, "one code for a closed connection");
+    for (int r = 0; r < num_ranks_; ++r) out[r] = nic_->lostCause(r);
+    ok();
+    return num_ranks_;
+  }
+
+  int setPeerTimeoutMs(int timeout_ms) override {
+    if (timeout_ms < 1000) return fail(kInvalidArgument, "setPeerTimeoutMs: at least 1000 ms");
+    if (!nic_) return fail(kIllegalState, "setPeerTimeoutMs: initialize first");
+    nic_->setPeerTimeoutMs(timeout_ms);
+    return ok();
   }
 
  private:
@@ -368,7 +400,6 @@ class SoftRdmaTransport final : public RdmaTransport {
   uint32_t next_qpn_ = 0x100;
   bool connected_ = false;
   uint64_t timeout_ns_ = 10000000000ull;
-  std::string diagnostics_;
 };
 
 }  // namespace

@@ -209,13 +209,21 @@ public final class CommContext extends NativeResource
         peers = monitor;
     }
 
-    /** Throws {@link PeerLostException} when a watched peer of this window is gone. */
+    /**
+     * Throws {@link PeerLostException} when a peer of this window is gone: a P2P peer's process
+     * (PeerMonitor), or a rank reached over RDMA whose connection broke (the RDMA transport).
+     */
     void checkPeers(final String waitingFor)
     {
         final PeerMonitor m = peers;
         if (m != null)
         {
             m.check(waitingFor);
+        }
+        final RdmaTransport r = rdma;
+        if (r != null)
+        {
+            r.checkPeers(this, waitingFor);
         }
     }
 

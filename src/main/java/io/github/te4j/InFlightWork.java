@@ -35,8 +35,22 @@ final class InFlightWork
         OPEN.remove(s);
     }
 
-    /** Drains every open stream that used {@code r}; true when none of them still runs work. */
+    /** Drains every open stream that used {@code r}, which is freed next; true when none of them still runs work. */
     static boolean drainUsersOf(final NativeResource r)
+    {
+        return drain(r, true);
+    }
+
+    /**
+     * Like {@link #drainUsersOf} for a resource that stays alive (its RDMA tables are recreated
+     * or detached): the streams keep tracking it, so their waits still check its peers.
+     */
+    static boolean awaitUsersOf(final NativeResource r)
+    {
+        return drain(r, false);
+    }
+
+    private static boolean drain(final NativeResource r, final boolean forget)
     {
         boolean idle = true;
         for (final OpStream s : OPEN)
@@ -44,10 +58,13 @@ final class InFlightWork
             if (s.touches(r))
             {
                 idle &= s.drainFor(r);
-                s.forget(r);
+                if (forget)
+                {
+                    s.forget(r);
+                }
             }
         }
-        if (!idle)
+        if (!idle && forget)
         {
             LOG.warn("{} is still used by a stream that did not drain in time: its native memory is kept, not freed",
                 r.name());

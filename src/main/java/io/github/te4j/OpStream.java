@@ -212,7 +212,22 @@ public final class OpStream extends NativeResource
             {
                 throw first;
             }
-            Errors.check(status, "synchronize", () -> message[0]);
+            if (status < 0)
+            {
+                // An operation that failed because its peer is gone (an RDMA error CQE, a timeout)
+                // is reported as the lost peer, with the operation's error as the cause.
+                final Te4jException e = Errors.toException(status, "synchronize", message[0]);
+                try
+                {
+                    checkPeers("synchronize");
+                }
+                catch (final PeerLostException lost)
+                {
+                    lost.initCause(e);
+                    throw lost;
+                }
+                throw e;
+            }
         }
         finally
         {

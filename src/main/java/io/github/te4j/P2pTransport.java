@@ -113,6 +113,28 @@ public final class P2pTransport extends NativeResource
         }
     }
 
+    TransferEngine engine()
+    {
+        return engine;
+    }
+
+    /** A live buffer of this transport that shares a byte with [address, address + bytes), or null. */
+    DeviceBuffer bufferOverlapping(final long address, final long bytes)
+    {
+        synchronized (buffers)
+        {
+            for (final DeviceBuffer b : buffers)
+            {
+                if (Long.compareUnsigned(address, b.address() + b.size()) < 0
+                    && Long.compareUnsigned(b.address(), address + bytes) < 0)
+                {
+                    return b;
+                }
+            }
+        }
+        return null;
+    }
+
     /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
     public IpcHandle exportHandle(final DeviceBuffer buffer)
     {
@@ -316,7 +338,7 @@ public final class P2pTransport extends NativeResource
         // Streams may still have operations queued that read or write this buffer.
         final boolean idle = InFlightWork.drainUsersOf(buffer);
         // The RDMA NIC must stop writing into memory before it is freed.
-        engine.bufferFreeing(buffer.address());
+        engine.bufferFreeing(buffer.address(), buffer.size());
         synchronized (buffers)
         {
             buffers.remove(buffer);
@@ -375,7 +397,7 @@ public final class P2pTransport extends NativeResource
         {
             // Close first: it waits for calls still using the buffer and drains streams.
             b.close();
-            engine.bufferFreeing(b.address());
+            engine.bufferFreeing(b.address(), b.size());
             if (!keepNative)
             {
                 peer.freeBuffer(b.address());

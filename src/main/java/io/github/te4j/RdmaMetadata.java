@@ -20,7 +20,9 @@ import java.util.zip.CRC32;
  * </pre>
  * All fields are big-endian. QP i serves (destination rank i / qpsPerRank, channel
  * i % qpsPerRank). {@link #fromBytes(byte[])} rejects anything else with a
- * {@link BadHandleException} naming the field.
+ * {@link BadHandleException} naming the field, including values no rank sends (QP number 0 or
+ * over 24 bits, remote key 0, nothing registered, a software NIC address that is not a unicast
+ * IPv4 address and TCP port).
  */
 public final class RdmaMetadata
 {
@@ -29,6 +31,8 @@ public final class RdmaMetadata
     public static final int VERSION = 1;
     static final int HEADER_BYTES = 68;
     static final int MAX_QPNS = 64 * 1024;
+    /** QP numbers are 24 bits; 0 is never a QP. */
+    static final int MAX_QPN = 0xffffff;
 
     // Layout of te4j::RdmaTransport::localMetadata (te4j/rdma_api.h).
     private static final long NATIVE_MAGIC = 0x54453452L;
@@ -220,7 +224,12 @@ public final class RdmaMetadata
         final int lid = b.getInt();
         final long raddr = b.getLong();
         final int rkey = b.getInt();
-        b.getInt();
+        final int reserved = b.getInt();
+        if (reserved != 0)
+        {
+            throw new BadHandleException("RDMA metadata reserved word is 0x" + Integer.toHexString(reserved)
+                + ", not 0 (fix: run the same te4j version on every rank)");
+        }
         final long registered = b.getLong();
         final long prefix = b.getLong();
         final long ifid = b.getLong();
@@ -249,9 +258,71 @@ public final class RdmaMetadata
         for (int i = 0; i < n; i++)
         {
             q[i] = b.getInt();
+            if (q[i] <= 0 || q[i] > MAX_QPN)
+            {
+                throw new BadHandleException("RDMA metadata QP number " + i + " is 0x" + Integer.toHexString(q[i])
+                    + ", not in [1, 0xffffff]");
+            }
         }
+        checkValues(backend, (flags & 1) != 0, gidIndex, lid, raddr, rkey, registered, prefix, ifid);
         return new RdmaMetadata(backend, (flags & 1) != 0, numRanks, qpsPerRank, gidIndex, lid, raddr, rkey,
             registered, prefix, ifid, q);
+    }
+
+    /**
+     * What a well-formed encoding can still get wrong (a forged or damaged field under a valid
+     * checksum): values no te4j rank ever sends are refused here, before native code sees them.
+     */
+    private static void checkValues(final int backend, final boolean roce, final int gidIndex, final int lid,
+        final long raddr, final int rkey, final long registered, final long prefix, final long ifid)
+    {
+        if (registered == 0)
+        {
+            throw new BadHandleException("RDMA metadata registers 0 bytes (every rank registers its buffer first)");
+        }
+        if (raddr <= 0 || raddr + registered < 0)
+        {
+            throw new BadHandleException("RDMA metadata remote address 0x" + Long.toHexString(raddr) + " + "
+                + registered + " B is not a user-space range");
+        }
+        if (rkey == 0)
+        {
+            throw new BadHandleException("RDMA metadata remote key is 0 (no region has key 0)");
+        }
+        if (lid < 0 || lid > 0xffff || gidIndex < 0 || gidIndex > 255)
+        {
+            throw new BadHandleException("RDMA metadata lid " + lid + " / GID index " + gidIndex
+                + " outside [0, 65535] / [0, 255]");
+        }
+        if (backend == RdmaTransport.BACKEND_SOFT)
+        {
+            // The software NIC's address: GID ::ffff:<unicast IPv4> of its listener, lid its TCP port.
+            final int ip = (int)ifid;
+            final int first = ip >>> 24;
+            if (!roce || prefix != 0 || (ifid >>> 32) != 0xffff || first == 0 || first >= 224 || lid == 0
+                || gidIndex != 0)
+            {
+                throw new BadHandleException("RDMA metadata of a software NIC must name a unicast IPv4 address"
+                    + " and a TCP port (GID ::ffff:a.b.c.d, lid = port, GID index 0); got GID " + gid(prefix, ifid)
+                    + ", lid " + lid + ", GID index " + gidIndex);
+            }
+        }
+    }
+
+    private static String gid(final long prefix, final long ifid)
+    {
+        return String.format("%016x:%016x", prefix, ifid);
+    }
+
+    /** Where this rank's NIC is reached, for messages: "a.b.c.d:port" (software NIC), "lid N" or a GID. */
+    String endpoint()
+    {
+        if (backend == RdmaTransport.BACKEND_SOFT)
+        {
+            final int ip = (int)interfaceId;
+            return (ip >>> 24) + "." + (ip >>> 16 & 0xff) + "." + (ip >>> 8 & 0xff) + "." + (ip & 0xff) + ":" + lid;
+        }
+        return roce ? "GID " + gid(subnetPrefix, interfaceId) : "lid " + lid;
     }
 
     @Override

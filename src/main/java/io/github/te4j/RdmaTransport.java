@@ -9,6 +9,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.Lock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The seed's RdmaTransport: a registered buffer, RC queue pairs whose send rings device code
@@ -35,6 +37,7 @@ import java.util.concurrent.locks.Lock;
  */
 public final class RdmaTransport extends NativeResource
 {
+    private static final Logger LOG = LoggerFactory.getLogger(RdmaTransport.class);
     /** Native backend ids (te4j/rdma_api.h). */
     static final int BACKEND_AUTO = 0;
     static final int BACKEND_SOFT = 1;
@@ -42,6 +45,12 @@ public final class RdmaTransport extends NativeResource
     /** Ring sizes the native side accepts. */
     public static final int MIN_RING = 2;
     public static final int MAX_RING = 32768;
+    /**
+     * How long a connected peer's host may stay silent before it counts as lost
+     * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
+     */
+    public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
+        10_000));
 
     private final TransferEngine engine;
     private final NativeRdmaTransport peer;
@@ -55,6 +64,9 @@ public final class RdmaTransport extends NativeResource
     private volatile long registeredBytes;
     private volatile boolean queuePairs;
     private volatile int localRank = -1;
+    /** Where each connected rank's NIC is (for messages), from the metadata of the last connect. */
+    private volatile String[] endpoints = new String[0];
+    private volatile long peerTimeoutMillis = DEFAULT_PEER_TIMEOUT_MILLIS;
 
     RdmaTransport(final TransferEngine engine, final String deviceFilter)
     {
@@ -138,6 +150,8 @@ public final class RdmaTransport extends NativeResource
             {
                 Errors.check(peer.setRingSize(ringWqebbs), "RdmaTransport.setRingSize", peer::lastError);
             }
+            Errors.check(peer.setPeerTimeoutMs((int)peerTimeoutMillis), "RdmaTransport.setPeerTimeoutMs",
+                peer::lastError);
             this.numRanks = numRanks;
             this.qpsPerRank = qpsPerRank;
         }
@@ -167,13 +181,16 @@ public final class RdmaTransport extends NativeResource
 
     /**
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
-     * offsets refer to. It must be on this engine's platform and device.
+     * offsets refer to. It must be a buffer of this engine (its free then deregisters it first).
      */
     public void register(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         Errors.checkArgument(buffer.platform() == engine.platform() && buffer.device() == engine.device(),
             buffer + " is not on this transport's " + engine.platform() + " device " + engine.device());
+        // Another engine's free would not tell this NIC, which would go on writing into freed memory.
+        Errors.checkArgument(buffer.owner().engine() == engine, buffer + " belongs to another engine (fix: register"
+            + " a buffer of this engine, or register(address, bytes) memory whose lifetime you manage)");
         final Lock lb = buffer.enter();
         try
         {
@@ -196,6 +213,11 @@ public final class RdmaTransport extends NativeResource
         Errors.checkArgument(address != 0, "address is null");
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
         Errors.checkArgument(address + bytes > address, "address + bytes overflows");
+        // Past the end of a te4j buffer the peers would write into whatever lies behind it.
+        final P2pTransport p2p = engine.p2pTransport();
+        final DeviceBuffer b = p2p == null ? null : p2p.bufferOverlapping(address, bytes);
+        Errors.checkArgument(b == null || (address >= b.address() && address + bytes <= b.address() + b.size()),
+            "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside " + b);
         final Lock l = enter();
         try
         {
@@ -229,20 +251,30 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Called before the memory at {@code address} is freed: drops a registration starting there. */
-    void forget(final long address)
+    /**
+     * Called before [address, address + bytes) is freed: every registration reaching into it is
+     * dropped (a buffer may have been registered more than once, or from inside), and remote
+     * writes into it that already passed their key check finish first.
+     */
+    synchronized void forget(final long address, final long bytes)
     {
-        if (isClosed() || address != registeredAddress)
+        final Lock l = enterForDrain();
+        if (l == null)
         {
-            return;
+            return;  // closed: the NIC is stopped and accesses nothing
         }
         try
         {
-            deregister(address);
+            peer.deregisterRange(address, bytes);
+            if (Long.compareUnsigned(registeredAddress - address, bytes) < 0)
+            {
+                registeredAddress = 0;
+                registeredBytes = 0;
+            }
         }
-        catch (final RuntimeException e)
+        finally
         {
-            // already gone or closing concurrently: nothing left to protect
+            l.unlock();
         }
     }
 
@@ -265,14 +297,23 @@ public final class RdmaTransport extends NativeResource
         return registeredBytes;
     }
 
-    /** Allocates the rings and creates the queue pairs (new QP numbers). */
+    /**
+     * Allocates the rings and creates the queue pairs (new QP numbers); called again, it
+     * recreates them ({@link #recreateQueuePairs}).
+     */
     public synchronized void createQueuePairs()
     {
         checkInitialized("createQueuePairs");
+        if (queuePairs)
+        {
+            drainAttached("recreating the queue pairs anyway");
+        }
         final Lock l = enter();
         try
         {
-            Errors.check(peer.createQueuePairs(0), "RdmaTransport.createQueuePairs", peer::lastError);
+            // Creating over live QPs would free them under the NIC's connections: recreate instead.
+            Errors.check(queuePairs ? peer.recreateQueuePairs(0) : peer.createQueuePairs(0),
+                "RdmaTransport.createQueuePairs", peer::lastError);
             queuePairs = true;
             localRank = -1;
         }
@@ -283,7 +324,8 @@ public final class RdmaTransport extends NativeResource
     }
 
     /**
-     * Destroys and re-creates every queue pair (after an error CQE). The new QP numbers must be
+     * Destroys and re-creates every queue pair (after an error CQE), once the operations queued
+     * on the contexts using this transport are done (bounded). The new QP numbers must be
      * exchanged and {@link #connectPeers} called again at every rank: see
      * {@link #reconnect(HandleExchange, Duration)}.
      */
@@ -291,6 +333,7 @@ public final class RdmaTransport extends NativeResource
     {
         checkInitialized("recreateQueuePairs");
         Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
+        drainAttached("recreating the queue pairs anyway");
         final Lock l = enter();
         try
         {
@@ -361,6 +404,8 @@ public final class RdmaTransport extends NativeResource
         final int[] qpns = new int[numRanks * total];
         final RdmaMetadata mine = all.get(localRank);
         Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
+        checkOwn(localRank, mine);
+        final String[] where = new String[numRanks];
         for (int r = 0; r < numRanks; r++)
         {
             if ((activeRanksMask & (1L << r)) == 0)
@@ -382,6 +427,16 @@ public final class RdmaTransport extends NativeResource
                 throw new BadHandleException("rank " + r + " uses " + m + ", this rank " + mine
                     + " (every rank needs the same backend)");
             }
+            where[r] = m.endpoint();
+            for (int o = 0; o < r; o++)
+            {
+                // Each software NIC listens on its own port: two ranks at one endpoint are one rank twice.
+                if (m.backend() == BACKEND_SOFT && where[r].equals(where[o]))
+                {
+                    throw new BadHandleException("ranks " + o + " and " + r + " name the same software NIC "
+                        + where[r] + " (a duplicated or misordered metadata list)");
+                }
+            }
             addrs[r] = m.raddr();
             keys[r] = m.rkey();
             lids[r] = m.lid();
@@ -394,12 +449,150 @@ public final class RdmaTransport extends NativeResource
         {
             Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
                 activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
+            this.endpoints = where;
             this.localRank = localRank;
             refreshContexts();
         }
         finally
         {
             l.unlock();
+        }
+    }
+
+    /**
+     * The list's own entry must be this rank's current metadata: a stale one (from before
+     * {@link #recreateQueuePairs}) or another rank's (a misordered list) would connect the
+     * peers' QPs to QPs this rank does not have.
+     */
+    private void checkOwn(final int localRank, final RdmaMetadata given)
+    {
+        final Lock l = enter();
+        final RdmaMetadata own;
+        try
+        {
+            final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
+            final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
+                peer::lastError);
+            own = RdmaMetadata.fromNative(v, got, registeredBytes);
+        }
+        finally
+        {
+            l.unlock();
+        }
+        if (!java.util.Arrays.equals(given.qpns(), own.qpns()) || given.lid() != own.lid()
+            || given.interfaceId() != own.interfaceId() || given.subnetPrefix() != own.subnetPrefix()
+            || given.raddr() != own.raddr() || given.rkey() != own.rkey())
+        {
+            throw new BadHandleException("metadata entry " + localRank + " is not this rank's current metadata "
+                + own + " but " + given + " (a misordered list, or metadata from before recreateQueuePairs)");
+        }
+    }
+
+    /**
+     * How long the host of a connected peer may stay silent (data not acknowledged, keepalive
+     * probes not answered) before the peer counts as lost: a bound on how late a peer whose host
+     * vanished without closing its connections is noticed. For connections made afterwards; at
+     * least 1 s; default {@link #DEFAULT_PEER_TIMEOUT_MILLIS}. A peer whose process exits or is
+     * killed closes its connections and is noticed at once.
+     */
+    public synchronized void peerTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && timeout.compareTo(Duration.ofSeconds(1)) >= 0
+            && timeout.compareTo(Duration.ofDays(1)) <= 0, "peer timeout " + timeout + " must be in [1 s, 1 day]");
+        final Lock l = enter();
+        try
+        {
+            if (numRanks != 0)
+            {
+                Errors.check(peer.setPeerTimeoutMs((int)timeout.toMillis()), "RdmaTransport.setPeerTimeoutMs",
+                    peer::lastError);
+            }
+            peerTimeoutMillis = timeout.toMillis();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The peer timeout in use ({@link #peerTimeout(Duration)}). */
+    public Duration peerTimeout()
+    {
+        return Duration.ofMillis(peerTimeoutMillis);
+    }
+
+    /**
+     * Ranks (bit r) whose connection from this rank broke since the last connect: the peer's
+     * process exited or was killed, or its host stopped answering within the peer timeout.
+     * Waits on contexts that reach such a rank over RDMA fail with {@link PeerLostException}.
+     */
+    public long lostPeers()
+    {
+        final int[] causes = lostCauses(enter());
+        long mask = 0;
+        for (int r = 0; r < causes.length; r++)
+        {
+            mask |= causes[r] != 0 ? 1L << r : 0;
+        }
+        return mask;
+    }
+
+    /**
+     * Throws {@link PeerLostException} naming the first rank that {@code ctx} reaches over this
+     * transport and whose connection broke. Never blocks behind a close, never throws otherwise.
+     */
+    void checkPeers(final CommContext ctx, final String waitingFor)
+    {
+        final int[] causes = lostCauses(enterForDrain());
+        final String[] where = endpoints;
+        for (int r = 0; r < causes.length; r++)
+        {
+            if (causes[r] != 0 && ctx.routesOverRdma(r))
+            {
+                throw new PeerLostException("peer lost while waiting for " + waitingFor + ": rank " + r + " ("
+                    + (r < where.length && where[r] != null ? "NIC " + where[r] : "RDMA") + ") " + why(causes[r])
+                    + " (fix: close the streams and contexts that include rank " + r + ", then recreateQueuePairs,"
+                    + " exchange metadata among the remaining ranks and connectPeers with rank " + r
+                    + "'s bit cleared, or exit)");
+            }
+        }
+    }
+
+    /** Causes per rank (te4j/rdma_api.h lostPeers), taken under {@code lock} (null: closed, none). */
+    private int[] lostCauses(final Lock lock)
+    {
+        if (lock == null)
+        {
+            return new int[0];
+        }
+        try
+        {
+            final int n = numRanks;
+            final int[] causes = new int[n];
+            if (n == 0 || peer.lostPeers(causes, n) < 0)
+            {
+                return new int[0];
+            }
+            return causes;
+        }
+        finally
+        {
+            lock.unlock();
+        }
+    }
+
+    private String why(final int cause)
+    {
+        switch (cause)
+        {
+            case -1: return "closed its RDMA connection (its process exited or was killed, or it closed its transport)";
+            case 104: return "reset its RDMA connection (its process was killed or its NIC closed)";
+            case 110: return "did not answer within the peer timeout of " + peerTimeoutMillis
+                + " ms (its host or the network is gone)";
+            case 113: return "did not answer within the peer timeout of " + peerTimeoutMillis
+                + " ms (no route to its host: its host or the network is gone)";
+            case 71: return "answered out of protocol (connection dropped)";
+            default: return "lost its RDMA connection (errno " + cause + ")";
         }
     }
 
@@ -600,9 +793,36 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /**
+     * Waits (bounded, {@link InFlightWork#DRAIN_NANOS}) for the operations queued on contexts
+     * attached to this transport: they copied its QP tables and poll its CQs, which recreating
+     * wipes and closing frees. False when a stream did not drain in time.
+     */
+    private boolean drainAttached(final String then)
+    {
+        final List<CommContext> attached;
+        synchronized (contextsLock)
+        {
+            attached = new ArrayList<>(contexts);
+        }
+        boolean idle = true;
+        for (final CommContext c : attached)
+        {
+            idle &= InFlightWork.awaitUsersOf(c);
+        }
+        if (!idle)
+        {
+            LOG.warn("{}: a stream with work on its contexts did not drain in time; {}", this, then);
+        }
+        return idle;
+    }
+
     @Override
     void release()
     {
+        // Freeing the tables under queued operations would be a use after free: if they do not
+        // finish in time, the transport's native memory is kept instead (a logged leak).
+        final boolean idle = drainAttached("its native memory and NIC are kept, not freed");
         // Contexts forget the RDMA tables before they are freed: later ops report "no route".
         // A listed context's native ctx is alive: CommContext.release detaches before freeing it.
         synchronized (contextsLock)
@@ -614,7 +834,10 @@ public final class RdmaTransport extends NativeResource
             }
             contexts.clear();
         }
-        NativeApi.destroyObject(peer);
+        if (idle)
+        {
+            NativeApi.destroyObject(peer);
+        }
         engine.rdmaTransportClosed(this);
     }
 

@@ -185,8 +185,14 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** A buffer at {@code address} is about to be freed: the RDMA NIC stops accessing it. */
-    void bufferFreeing(final long address)
+    /** This engine's P2P transport, or null. */
+    synchronized P2pTransport p2pTransport()
+    {
+        return p2p;
+    }
+
+    /** [address, address + bytes) is about to be freed: the RDMA NIC stops accessing it. */
+    void bufferFreeing(final long address, final long bytes)
     {
         final RdmaTransport r;
         synchronized (this)
@@ -195,7 +201,7 @@ public final class TransferEngine extends NativeResource
         }
         if (r != null)
         {
-            r.forget(address);
+            r.forget(address, bytes);
         }
     }
 

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,12 +23,14 @@ import org.testng.annotations.Test;
  * broke the contract. Figures land in target/reliability/fuzz.txt.
  *
  * <p>Knobs: {@code -Dte4j.fuzz.calls} (10000), {@code -Dte4j.fuzz.batch} (1000),
- * {@code -Dte4j.fuzz.seed} (fixed, so CI is reproducible).
+ * {@code -Dte4j.fuzz.seed} (fixed, so CI is reproducible), {@code -Dte4j.fuzz.rdmaPercent} (15:
+ * the share of calls on the RDMA objects, {@link FuzzRdmaCalls}).
  */
 public class ApiFuzzTest
 {
     private static final int CONTRACT_VIOLATED = 3;
-    private static final Pattern SUMMARY = Pattern.compile("FUZZ calls=(\\d+) refused=(\\d+) violations=(\\d+)");
+    private static final Pattern SUMMARY = Pattern.compile(
+        "FUZZ calls=(\\d+) refused=(\\d+) violations=(\\d+) rdma=(\\d+) refusedBy=\\{([^}]*)\\}");
 
     /** Outcome of one forked JVM. */
     static final class Run
@@ -47,6 +50,8 @@ public class ApiFuzzTest
         final Path dir = Files.createDirectories(Path.of("target", "reliability"));
         long calls = 0;
         long refused = 0;
+        long rdma = 0;
+        final TreeMap<String, Long> refusedBy = new TreeMap<>();
         int crashes = 0;
         final List<String> problems = new ArrayList<>();
         for (int from = 0; from < total; from += batch)
@@ -58,6 +63,15 @@ public class ApiFuzzTest
             {
                 calls += Long.parseLong(m.group(1));
                 refused += Long.parseLong(m.group(2));
+                rdma += Long.parseLong(m.group(4));
+                for (final String kv : m.group(5).split(", "))
+                {
+                    final int eq = kv.indexOf('=');
+                    if (eq > 0)
+                    {
+                        refusedBy.merge(kv.substring(0, eq), Long.parseLong(kv.substring(eq + 1)), Long::sum);
+                    }
+                }
             }
             if (run.crashed)
             {
@@ -70,7 +84,8 @@ public class ApiFuzzTest
                 problems.add("batch [" + from + ", " + to + ") broke the contract:\n" + tail(run.output));
             }
         }
-        final String figures = "seed=" + seed + "\ncalls=" + calls + "\nrefused=" + refused + "\njvmCrashes=" + crashes
+        final String figures = "seed=" + seed + "\ncalls=" + calls + "\nrdmaCalls=" + rdma + "\nrefused=" + refused
+            + "\nrefusedBy=" + refusedBy + "\njvmCrashes=" + crashes
             + "\nproblems=" + problems.size() + "\n";
         Files.writeString(dir.resolve("fuzz.txt"), figures);
         System.out.println("API fuzz: " + figures.replace('\n', ' '));
@@ -86,7 +101,9 @@ public class ApiFuzzTest
         final Path work = Files.createTempDirectory(dir, "fuzz-" + from + "-");
         final Path progress = work.resolve("progress");
         final List<String> cmd = List.of(RankProcesses.javaExecutable(), "--enable-native-access=ALL-UNNAMED",
-            "-Xmx512m", "-XX:ErrorFile=" + work.resolve("hs_err_%p.log"), "-cp", System.getProperty("java.class.path"),
+            "-Xmx512m", "-XX:ErrorFile=" + work.resolve("hs_err_%p.log"),
+            "-Dte4j.fuzz.rdmaPercent=" + Integer.getInteger("te4j.fuzz.rdmaPercent", 15),
+            "-cp", System.getProperty("java.class.path"),
             ApiFuzzer.class.getName(), Long.toString(seed), Integer.toString(from), Integer.toString(to),
             progress.toString());
         final Path log = work.resolve("output.txt");

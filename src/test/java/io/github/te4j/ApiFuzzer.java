@@ -19,20 +19,27 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Usage: {@code ApiFuzzer SEED FROM TO PROGRESS_FILE}. Before each call its index is written to
  * PROGRESS_FILE (which call was running if the JVM dies). Prints one summary line
- * {@code FUZZ calls=... refused=... violations=...}; exits 0, or 3 when a call broke the contract.
+ * {@code FUZZ calls=... refused=... violations=... rdma=...} (rdma: calls on the RDMA objects);
+ * exits 0, or 3 when a call broke the contract. {@code -Dte4j.fuzz.slowMillis=N} prints calls
+ * and fixture rebuilds that took N ms or more.
  */
 public final class ApiFuzzer
 {
     /** One call in this many is a storm of threads sharing the fixture, closes included. */
     static final int STORM_EVERY = 100;
+    /** Calls slower than this are printed (FUZZ-SLOW), to keep the run's time in check; 0: off. */
+    private static final long SLOW_MILLIS = Long.getLong("te4j.fuzz.slowMillis", 0);
 
     private final long seed;
     private final List<Object> graveyard = new ArrayList<>();
+    private final List<NativeResource> rdmaGraveyard = new ArrayList<>();
     private final AtomicInteger calls = new AtomicInteger();
     private final AtomicInteger refused = new AtomicInteger();
+    private final AtomicInteger rdmaCalls = new AtomicInteger();
     private final List<String> violations = new ArrayList<>();
     private final TreeMap<String, Integer> refusals = new TreeMap<>();
     private FuzzFixture fixture;
+    private FuzzRdma rdma;
 
     ApiFuzzer(final long seed)
     {
@@ -54,7 +61,7 @@ public final class ApiFuzzer
         }
         fuzzer.finish();
         System.out.println("FUZZ calls=" + fuzzer.calls.get() + " refused=" + fuzzer.refused.get() + " violations="
-            + fuzzer.violations.size() + " refusedBy=" + fuzzer.refusals);
+            + fuzzer.violations.size() + " rdma=" + fuzzer.rdmaCalls.get() + " refusedBy=" + fuzzer.refusals);
         fuzzer.violations.forEach(s -> System.out.println("FUZZ-VIOLATION " + s));
         System.out.flush();
         System.exit(fuzzer.violations.isEmpty() ? 0 : 3);
@@ -63,29 +70,51 @@ public final class ApiFuzzer
     /** Runs call {@code i}: rebuilds a broken fixture first, then one call or one storm. */
     void call(final int i) throws InterruptedException
     {
+        final long built = System.nanoTime();
+        final long[] sizes = {64, 4096, 12345, 65536, 1 << 20};
+        if (rdma == null || rdma.broken())
+        {
+            if (rdma != null)
+            {
+                rdma.close();
+            }
+            rdma = new FuzzRdma(sizes[new Random(~seed ^ i).nextInt(sizes.length)], rdmaGraveyard);
+        }
         if (fixture == null || fixture.broken())
         {
             if (fixture != null)
             {
                 fixture.close();
             }
-            final long[] sizes = {64, 4096, 12345, 65536, 1 << 20};
             fixture = new FuzzFixture(sizes[new Random(seed ^ i).nextInt(sizes.length)], graveyard);
+            final long ms = (System.nanoTime() - built) / 1_000_000;
+            if (SLOW_MILLIS > 0 && ms >= SLOW_MILLIS)
+            {
+                System.out.println("FUZZ-SLOW call " + i + ": " + ms + " ms fixture rebuilt");
+            }
         }
+        fixture.rdma = rdma;
         final Random rnd = new Random(seed * 1_000_003L + i);
+        final long start = System.nanoTime();
+        final FuzzVerdict v = new FuzzVerdict();
         if (i % STORM_EVERY == STORM_EVERY - 1)
         {
             storm(i, rnd);
+            v.what = "storm";
         }
         else
         {
-            one(i, new FuzzCalls(fixture, rnd, false), false);
+            one(i, new FuzzCalls(fixture, rnd, false), false, v);
+        }
+        final long ms = (System.nanoTime() - start) / 1_000_000;
+        if (SLOW_MILLIS > 0 && ms >= SLOW_MILLIS)
+        {
+            System.out.println("FUZZ-SLOW call " + i + ": " + ms + " ms " + v.what);
         }
     }
 
-    private void one(final int i, final FuzzCalls c, final boolean racing)
+    private void one(final int i, final FuzzCalls c, final boolean racing, final FuzzVerdict v)
     {
-        final FuzzVerdict v = new FuzzVerdict();
         Throwable thrown = null;
         try
         {
@@ -103,6 +132,10 @@ public final class ApiFuzzer
             thrown = t;
         }
         calls.incrementAndGet();
+        if (v.rdma)
+        {
+            rdmaCalls.incrementAndGet();
+        }
         final String bad = v.judge(thrown);
         synchronized (this)
         {
@@ -140,7 +173,7 @@ public final class ApiFuzzer
                 }
                 for (int k = 0; k < each; k++)
                 {
-                    one(i, c, true);
+                    one(i, c, true, new FuzzVerdict());
                 }
             }, "fuzz-storm-" + t);
             ts.add(th);
@@ -160,6 +193,8 @@ public final class ApiFuzzer
         }
         FuzzCalls.drain(fixture.streams[0]);
         FuzzCalls.drain(fixture.streams[1]);
+        FuzzCalls.drain(rdma.streams[0]);
+        FuzzCalls.drain(rdma.streams[1]);
     }
 
     private void finish()
@@ -167,6 +202,10 @@ public final class ApiFuzzer
         if (fixture != null)
         {
             fixture.close();
+        }
+        if (rdma != null)
+        {
+            rdma.close();
         }
     }
 

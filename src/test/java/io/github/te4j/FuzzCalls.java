@@ -16,6 +16,8 @@ import java.util.Random;
 final class FuzzCalls
 {
     private static final Duration SYNC = Duration.ofSeconds(20);
+    /** Percent of calls aimed at the RDMA objects ({@link FuzzRdmaCalls}); -Dte4j.fuzz.rdmaPercent. */
+    private static final int RDMA_PERCENT = Integer.getInteger("te4j.fuzz.rdmaPercent", 15);
 
     private final FuzzFixture f;
     private final Random rnd;
@@ -32,6 +34,11 @@ final class FuzzCalls
     /** One random call of the kinds a single thread makes. */
     void any(final FuzzVerdict v)
     {
+        if (rnd.nextInt(100) < RDMA_PERCENT)
+        {
+            new FuzzRdmaCalls(this, f.rdma, rnd, racing).any(v);
+            return;
+        }
         final int k = rnd.nextInt(100);
         if (k < 7) decodeBytes(v);
         else if (k < 10) rdmaMetadataBytes(v);
@@ -55,6 +62,11 @@ final class FuzzCalls
     /** One random call of the kinds that run concurrently with others on the same objects. */
     void racy(final FuzzVerdict v)
     {
+        if (rnd.nextInt(100) < RDMA_PERCENT)
+        {
+            new FuzzRdmaCalls(this, f.rdma, rnd, racing).racy(v);
+            return;
+        }
         final int k = rnd.nextInt(100);
         if (k < 25) bufferIo(v);
         else if (k < 60) streamOp(v);
@@ -67,25 +79,25 @@ final class FuzzCalls
 
     // ---- value pools ------------------------------------------------------------------------
 
-    private <T> T pick(final List<T> xs)
+    <T> T pick(final List<T> xs)
     {
         return xs.get(rnd.nextInt(xs.size()));
     }
 
-    private int anyRank()
+    int anyRank()
     {
         final int[] rs = {0, 1, 0, 1, -1, 2, 3, 63, 64, Integer.MIN_VALUE, Integer.MAX_VALUE};
         return rnd.nextInt(8) == 0 ? rnd.nextInt() : rs[rnd.nextInt(rs.length)];
     }
 
-    private long anyMask()
+    long anyMask()
     {
         final long[] ms = {3, 3, 1, 2, 0, 7, 4, -1L, 1L << 63, 0x8000_0000L};
         return rnd.nextInt(8) == 0 ? rnd.nextLong() : ms[rnd.nextInt(ms.length)];
     }
 
     /** Offsets and lengths around 0 and the capacity, including overflow bait. */
-    private long anyLong(final long cap)
+    long anyLong(final long cap)
     {
         switch (rnd.nextInt(14))
         {
@@ -105,13 +117,13 @@ final class FuzzCalls
         }
     }
 
-    private int anyInt(final int cap)
+    int anyInt(final int cap)
     {
         final long x = anyLong(cap);
         return rnd.nextInt(6) == 0 ? (int)x : (int)Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, x));
     }
 
-    private Duration anyTimeout()
+    Duration anyTimeout()
     {
         switch (rnd.nextInt(9))
         {
@@ -124,17 +136,17 @@ final class FuzzCalls
         }
     }
 
-    private static boolean validTimeout(final Duration t)
+    static boolean validTimeout(final Duration t)
     {
         return t != null && !t.isNegative() && !t.isZero();
     }
 
-    private int r01()
+    int r01()
     {
         return rnd.nextInt(2);
     }
 
-    private <T> T dead(final Class<T> type)
+    <T> T dead(final Class<T> type)
     {
         final List<T> found = new ArrayList<>();
         synchronized (f.graveyard)
@@ -150,13 +162,23 @@ final class FuzzCalls
         return found.isEmpty() ? null : pick(found);
     }
 
-    private DeviceBuffer anyBuffer()
+    DeviceBuffer anyBuffer()
     {
         final int k = rnd.nextInt(10);
         if (k < 6) return f.windows[r01()];
         if (k < 7) return f.otherBuffer;
         if (k < 8) return null;
         return dead(DeviceBuffer.class);
+    }
+
+    /** A context for stream operations: P2P, RDMA-only (FuzzRdma), none, or a closed one. */
+    CommContext anyOpCtx()
+    {
+        final int k = rnd.nextInt(10);
+        if (k < 6) return f.contexts[r01()];
+        if (k < 8) return f.rdma.contexts[r01()];
+        if (k < 9) return null;
+        return dead(CommContext.class);
     }
 
     private CommContext anyCtx()
@@ -167,13 +189,13 @@ final class FuzzCalls
         return dead(CommContext.class);
     }
 
-    private OpStream anyStream()
+    OpStream anyStream()
     {
         final OpStream s = rnd.nextInt(10) == 0 ? dead(OpStream.class) : null;
         return s != null ? s : f.streams[r01()];
     }
 
-    private static boolean open(final NativeResource... rs)
+    static boolean open(final NativeResource... rs)
     {
         for (final NativeResource r : rs)
         {
@@ -185,12 +207,12 @@ final class FuzzCalls
         return true;
     }
 
-    private static boolean inRange(final long off, final long len, final long cap)
+    static boolean inRange(final long off, final long len, final long cap)
     {
         return off >= 0 && len >= 0 && off <= cap && len <= cap - off;
     }
 
-    private Expect succeedIf(final boolean valid)
+    Expect succeedIf(final boolean valid)
     {
         return valid ? (racing ? Expect.EITHER : Expect.SUCCEED) : Expect.FAIL;
     }
@@ -364,7 +386,8 @@ final class FuzzCalls
     void streamOp(final FuzzVerdict v)
     {
         final OpStream s = anyStream();
-        final CommContext c = anyCtx();
+        final CommContext c = anyOpCtx();
+        v.rdma |= c != null && c.rdma() != null;
         final int rank = anyRank();
         final long cap = c == null ? 0 : c.size();
         final boolean ctxOk = c != null && open(s, c) && rank >= 0 && rank < 2;
@@ -379,8 +402,9 @@ final class FuzzCalls
                 final long dst = anyLong(cap);
                 final long srcOff = anyLong(src == null ? 0 : src.size());
                 final long bytes = rnd.nextBoolean() ? anyLong(cap) : 1 + rnd.nextInt(4096);
+                // Over RDMA the source must be the window itself (it is what the NIC may read).
                 final boolean putOk = ctxOk && open(src) && bytes > 0 && inRange(dst, bytes, cap)
-                    && inRange(srcOff, bytes, src.size());
+                    && inRange(srcOff, bytes, src.size()) && (src == c.localBuffer() || !c.routesOverRdma(rank));
                 if (rnd.nextBoolean())
                 {
                     v.set(succeedIf(putOk), "put(rank " + rank + ", " + dst + ", " + srcOff + ", " + bytes + ")");

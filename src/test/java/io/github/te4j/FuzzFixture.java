@@ -5,8 +5,9 @@ import java.util.List;
 
 /**
  * The objects one fuzz batch aims its calls at: two host-platform ranks in this JVM (engine,
- * transport, window, context, stream each), a third engine whose buffer has another size, and a
- * bounded pile of closed objects kept for use-after-close calls.
+ * transport, window, context, stream each), a third engine whose buffer has another size, a
+ * bounded pile of closed objects kept for use-after-close calls, and the RDMA objects
+ * ({@link FuzzRdma}, whose lifetime is its own).
  */
 final class FuzzFixture implements AutoCloseable
 {
@@ -22,6 +23,8 @@ final class FuzzFixture implements AutoCloseable
     final OpStream[] streams = new OpStream[RANKS];
     final TransferEngine otherEngine;
     final DeviceBuffer otherBuffer;
+    /** Set by the fuzzer before every call (it outlives this fixture). */
+    volatile FuzzRdma rdma;
     /** Closed objects of earlier fixtures (use after close); shared across rebuilds. */
     final List<Object> graveyard;
 

@@ -18,6 +18,8 @@ final class FuzzVerdict
 
     Expect expect = Expect.EITHER;
     String what = "?";
+    /** The call went to the RDMA objects (counted apart in the figures). */
+    boolean rdma;
 
     void set(final Expect e, final String description)
     {
@@ -25,11 +27,15 @@ final class FuzzVerdict
         what = description;
     }
 
-    /** The exceptions te4j documents for bad input, bad state and failed waits. */
+    /**
+     * The exceptions te4j documents for bad input, bad state and failed waits (IllegalStateException:
+     * RdmaTransport's call-order errors, e.g. initialize twice or metadata before createQueuePairs).
+     */
     static boolean documented(final Throwable t)
     {
         return t instanceof Te4jException || t instanceof IllegalArgumentException
-            || t instanceof IndexOutOfBoundsException || t instanceof io.github.te4j.rendezvous.RendezvousException;
+            || t instanceof IndexOutOfBoundsException || t instanceof IllegalStateException
+            || t instanceof io.github.te4j.rendezvous.RendezvousException;
     }
 
     /** null when the outcome is correct, otherwise why not. */

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import org.testng.Assert;
@@ -51,6 +52,66 @@ public class RdmaApiTest
         version[5] = 2;
         final BadHandleException e = Assert.expectThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(version));
         Assert.assertTrue(e.getMessage().contains("version 2"), e.getMessage());
+    }
+
+    @Test(groups = "host")
+    public void metadataRejectsValuesNoRankSends()
+    {
+        final RdmaMetadata m = sample();
+        // Each forgery keeps a valid checksum: only the value checks can refuse it.
+        final int[][] fields = {{ForgedMetadata.RKEY, 0}, {ForgedMetadata.QPNS, 0}, {ForgedMetadata.QPNS, 0x1000000},
+            {ForgedMetadata.LID, 0}, {ForgedMetadata.LID, 65536}, {ForgedMetadata.GID_INDEX, 1},
+            {ForgedMetadata.RESERVED, 1}};
+        for (final int[] f : fields)
+        {
+            final byte[] b = m.toBytes();
+            java.nio.ByteBuffer.wrap(b).putInt(f[0], f[1]);
+            Assert.assertThrows("field at " + f[0] + " = " + f[1], BadHandleException.class,
+                () -> RdmaMetadata.fromBytes(ForgedHandles.withCrc(b)));
+        }
+        final long[][] longs = {{ForgedMetadata.RADDR, 0}, {ForgedMetadata.RADDR, -1},
+            {ForgedMetadata.REGISTERED, 0}, {ForgedMetadata.PREFIX, 1}, {ForgedMetadata.IFID, 0x0000ffffe0000001L},
+            {ForgedMetadata.IFID, 0x0000ffff00000001L}, {ForgedMetadata.IFID, 0xfe80000000000001L}};
+        for (final long[] f : longs)
+        {
+            final byte[] b = m.toBytes();
+            java.nio.ByteBuffer.wrap(b).putLong((int)f[0], f[1]);
+            Assert.assertThrows("field at " + f[0] + " = 0x" + Long.toHexString(f[1]), BadHandleException.class,
+                () -> RdmaMetadata.fromBytes(ForgedHandles.withCrc(b)));
+        }
+        Assert.assertEquals(m.endpoint(), "127.0.0.1:40000");
+    }
+
+    @Test(groups = "host")
+    public void registrationsStayInsideThisEnginesBuffers()
+    {
+        try (TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build();
+            TransferEngine other = TransferEngine.builder().platform(Platform.HOST).build())
+        {
+            final RdmaTransport rdma = engine.getOrCreateRdmaTransport("soft");
+            rdma.initialize(1, 1);
+            final DeviceBuffer window = engine.getOrCreateP2pTransport(1).allocateBuffer(1 << 16);
+            final DeviceBuffer foreign = other.getOrCreateP2pTransport(1).allocateBuffer(1 << 16);
+            // Its free would not deregister it here: refused.
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(foreign));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(window.address(), window.size() + 1));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(window.address() - 8, 64));
+            rdma.register(window.address() + 64, 4096);
+            rdma.register(window);
+            rdma.createQueuePairs();
+            final RdmaMetadata before = rdma.localMetadata();
+            rdma.createQueuePairs();  // again: recreated (new QP numbers), never freed under the NIC
+            final RdmaMetadata mine = rdma.localMetadata();
+            Assert.assertNotEquals(mine.qpns(), before.qpns());
+            // The own entry must be current: metadata from before the recreation is refused.
+            Assert.assertThrows(BadHandleException.class, () -> rdma.connectPeers(0, List.of(before), 1));
+            rdma.connectPeers(0, List.of(mine), 1);
+            Assert.assertEquals(rdma.lostPeers(), 0L);
+            Assert.assertEquals(rdma.peerTimeout(), Duration.ofMillis(RdmaTransport.DEFAULT_PEER_TIMEOUT_MILLIS));
+            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.peerTimeout(Duration.ofMillis(999)));
+            rdma.peerTimeout(Duration.ofSeconds(3));
+            Assert.assertEquals(rdma.peerTimeout(), Duration.ofSeconds(3));
+        }
     }
 
     @Test(groups = "host")

@@ -18,11 +18,13 @@ final class VethPair implements AutoCloseable
 {
     private final String[] namespaces;
     private final String[] addresses;
+    private final String[] devices;
 
-    private VethPair(final String[] namespaces, final String[] addresses)
+    private VethPair(final String[] namespaces, final String[] addresses, final String[] devices)
     {
         this.namespaces = namespaces;
         this.addresses = addresses;
+        this.devices = devices;
     }
 
     static VethPair create()
@@ -32,7 +34,7 @@ final class VethPair implements AutoCloseable
         final String[] ns = {"te4j-" + tag + "-a", "te4j-" + tag + "-b"};
         final String[] dev = {"t4" + tag + "a", "t4" + tag + "b"};
         final String[] ip = {"10.213." + id + ".1", "10.213." + id + ".2"};
-        final VethPair pair = new VethPair(ns, ip);
+        final VethPair pair = new VethPair(ns, ip, dev);
         final List<List<String>> steps = new ArrayList<>();
         steps.add(List.of("ip", "netns", "add", ns[0]));
         steps.add(List.of("ip", "netns", "add", ns[1]));
@@ -66,6 +68,12 @@ final class VethPair implements AutoCloseable
     String address(final int rank)
     {
         return addresses[rank];
+    }
+
+    /** Takes rank's end of the pair down: from then on nothing reaches or leaves its namespace. */
+    boolean linkDown(final int rank)
+    {
+        return run(List.of("ip", "-n", namespaces[rank], "link", "set", devices[rank], "down")) == null;
     }
 
     @Override

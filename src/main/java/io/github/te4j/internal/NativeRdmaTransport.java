@@ -39,6 +39,8 @@ public final class NativeRdmaTransport extends Pointer
 
     public native int deregisterMemory(@Cast("void*") long ptr);
 
+    public native int deregisterRange(@Cast("void*") long ptr, @Cast("size_t") long bytes);
+
     public native int setRingSize(int wqebbs);
 
     public native int allocateControlBuffer();
@@ -82,4 +84,8 @@ public final class NativeRdmaTransport extends Pointer
     public native @Cast("const char*") String statisticsNames();
 
     public native @Cast("const char*") String diagnostics();
+
+    public native int lostPeers(@Cast("int32_t*") int[] out, int capacity);
+
+    public native int setPeerTimeoutMs(int timeoutMs);
 }
