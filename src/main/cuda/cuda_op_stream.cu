@@ -26,6 +26,7 @@
 #include "kernels/put_variants.cuh"
 #include "kernels/signal_kernels.cuh"
 #include "kernels/wait_kernels.cuh"
+#include "../cpp/src/cuda_bridge.h"
 #include "copy_engine_route.cuh"
 #include "device_scope.cuh"
 #include "../cpp/src/peer_table_mirror.h"
@@ -125,6 +126,8 @@ class StreamWordPool {
         w.status_dev = static_cast<McStreamStatus*>(status_dev) + i;
         free_list.push_back(w);
       }
+      slabs_.push_back({device, static_cast<McStreamScratch*>(scratch),
+                        static_cast<McStreamStatus*>(status)});
     }
     *out = free_list.back();
     free_list.pop_back();
@@ -137,9 +140,42 @@ class StreamWordPool {
     free_[device].push_back(words);
   }
 
+  /// Frees every slab whose words are all back in the pool (no stream uses them); the caller
+  /// accepts the implicit device synchronisation (te4j::releaseCachedMemory). Returns the bytes
+  /// freed.
+  size_t releaseIdle() {
+    std::lock_guard<std::mutex> lock(mu_);
+    size_t freed = 0;
+    for (size_t i = 0; i < slabs_.size();) {
+      const Slab slab = slabs_[i];
+      std::vector<StreamWords>& free_list = free_[slab.device];
+      auto inSlab = [&slab](const StreamWords& w) {
+        return w.scratch >= slab.scratch && w.scratch < slab.scratch + kSlabEntries;
+      };
+      if ((size_t)std::count_if(free_list.begin(), free_list.end(), inSlab) != kSlabEntries) {
+        ++i;
+        continue;
+      }
+      free_list.erase(std::remove_if(free_list.begin(), free_list.end(), inSlab), free_list.end());
+      DeviceScope scope(slab.device);
+      cudaFree(slab.scratch);
+      cudaFreeHost(slab.status);
+      cudaGetLastError();
+      freed += kSlabEntries * (sizeof(McStreamScratch) + sizeof(McStreamStatus));
+      slabs_.erase(slabs_.begin() + (long)i);
+    }
+    return freed;
+  }
+
  private:
+  struct Slab {
+    int device;
+    McStreamScratch* scratch;  // kSlabEntries of each, as allocated
+    McStreamStatus* status;    // host address
+  };
   std::mutex mu_;
   std::map<int, std::vector<StreamWords>> free_;
+  std::vector<Slab> slabs_;
 };
 
 struct LaunchShape {
@@ -644,6 +680,11 @@ class CudaOpStream final : public OpStream {
 }  // namespace
 }  // namespace cuda
 }  // namespace te4j
+
+/// te4j::releaseCachedMemory's CUDA part (cuda_bridge.h).
+std::size_t te4j::cuda_bridge::releaseIdleStreamWords() {
+  return te4j::cuda::StreamWordPool::instance().releaseIdle();
+}
 
 /// CUDA factory used by OpStream::create / wrapCuda (op_stream_factory.cpp). owned=true with
 /// stream=nullptr creates te4j's own non-blocking stream; owned=false wraps `stream`. nullptr

@@ -112,6 +112,14 @@ std::string availabilityReport() {
 
 const char* lastThreadError() { return t_last_error.c_str(); }
 
+std::size_t releaseCachedMemory() {
+#ifdef TE4J_WITH_CUDA
+  return cuda_bridge::releaseIdleStreamWords();
+#else
+  return 0;
+#endif
+}
+
 int cudaDeviceCount() {
 #ifdef TE4J_WITH_CUDA
   std::string why;

@@ -21,6 +21,9 @@ int canAccessPeer(int device, int peer_device, std::string* error);
 int copy(int device, void* dst, const void* src, std::size_t bytes, std::string* error);
 int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* error);
 
+/// Frees the op streams' idle word slabs (cuda_op_stream.cu); the bytes freed.
+std::size_t releaseIdleStreamWords();
+
 /// Appends the "cuda.*" lines of availabilityReport() (everything but cuda.built). Never fails.
 void appendAvailability(std::string* report);
 

@@ -45,6 +45,11 @@ std::string availabilityReport();
 /// Message of the last failed free function (below) on the calling thread.
 const char* lastThreadError();
 
+/// Frees memory te4j keeps for reuse while the process lives (CUDA: the op streams' status-word
+/// slabs) as far as no live object uses it, and returns the bytes freed. For leak checkers at
+/// the end of a program; on CUDA it synchronises the device like cudaFree does. Never fails.
+std::size_t releaseCachedMemory();
+
 /// Number of usable CUDA devices, or a negative Status when CUDA is unusable (reason in
 /// lastThreadError()). 0 without the CUDA build.
 int cudaDeviceCount();
