@@ -13,7 +13,7 @@
 #              java -jar BENCH_JAR --report perf-rows.txt)
 #   QUICK=1    fewer iterations (a smoke run)
 #
-# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm,
+# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
 # cesplit=50..95 (put=cesm's copy-engine percent),
 # signal=red|atom, pdl=1|0 (first value = default), wait=sleep|spin, hostcopy=memmove|memcpy|nt, threads=N.
 set -uo pipefail
@@ -81,9 +81,10 @@ bench lat 40 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --
   --variant default --variant wait=spin --variant signal=atom
 
 # 5. putWithSignal back to back (targets 4, 5): the lean kernel (default), u8+pdl+red, and the
-#    copy engine followed by the signal kernel (put=ce), 4 KiB (one block) and 64 KiB.
+#    copy engine followed by the signal kernel (put=ce), the lean kernel as one thread-block
+#    cluster (put=cluster: the blocks meet at the cluster barrier), 4 KiB (one block) and 64 KiB.
 bench rate 90 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
-  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce
+  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce --variant put=cluster
 
 # What else runs before the CPU-bound host step (run 4 saw the 1 MiB host put at 0.36-0.59 x
 # memcpy here, 0.88-0.90 on the same host alone).

@@ -173,7 +173,7 @@ void loadConfig() {
       v != nullptr && *v != '\0'
           ? v
           : "default;put=base;put=auto;put=u8;put=u16;put=u8c;put=tma;put=tma8;put=tma3;"
-            "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;"
+            "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;put=cluster;"
             "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0";
   std::size_t at = 0;
   while (at <= spec.size()) {

@@ -24,7 +24,7 @@ struct KnobInfo {
 const KnobInfo kKnobs[kKnobCount] = {
     {"put", kPutAuto,
      {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
-      nullptr}},
+      "cluster", nullptr}},
     {"signal", kSignalRed, {"atom", "red", nullptr}},
     {"pdl", 1, {"0", "1", nullptr}},
     {"wait", kWaitSleep, {"sleep", "spin", nullptr}},

@@ -67,6 +67,8 @@ constexpr uint64_t kBulkDeadlineNs = 10000000000ull;
 constexpr size_t kAutoBulkBytes = 32u << 20;
 // Source words each thread of the lean kernel loads before it knows the route (registers: 4 x 4).
 constexpr int kLeanPreload = 4;
+// put=cluster: blocks of its single cluster (8: the portable cluster size).
+constexpr unsigned kMaxClusterBlocks = 8;
 
 __device__ __forceinline__ uint32_t mc_ld_relaxed_gpu_u32(const uint32_t* p) {
   uint32_t v;
@@ -181,9 +183,28 @@ __global__ void __launch_bounds__(kUnroll > 8 ? 512 : 1024, 1)
   }
 }
 
+/// Cluster barrier of every thread of the cluster: the arrive releases, the wait acquires, at
+/// cluster scope (Hopper thread-block clusters; the hardware barrier, no memory round trip).
+__device__ __forceinline__ void mc_cluster_sync_acq_rel() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
+               :
+               :
+               : "memory");
+}
+
+__device__ __forceinline__ uint32_t mc_cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+
 /// put=auto below kAutoBulkBytes: put / putWithSignal with the shortest per-op latency chain (see
 /// the file comment). Same contract as the other variants (abort skip, no-route record, one
 /// signal after every block's data is visible); P2P and own-rank routes only.
+/// kClusterArrival (knob put=cluster): the grid is ONE thread-block cluster and the blocks meet
+/// at the cluster barrier instead of the arrival counter (an L2 atomic round trip) before one
+/// block signals.
+template <bool kClusterArrival>
 __global__ void __launch_bounds__(1024, 1)
     mc_put_lean_kernel(mooncake::device::CommCtx ctx, int dst_rank, void* recv_ptr,
                        const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
@@ -253,8 +274,16 @@ __global__ void __launch_bounds__(1024, 1)
   // 3. The signal, once, after every block's stores (the bar.sync makes the block's stores
   // happen before thread 0's fences, which are cumulative).
   mc_bar_sync();
-  if (threadIdx.x != 0) return;
-  if (gridDim.x > 1) {
+  if (kClusterArrival && gridDim.x > 1) {
+    // Each block's stores performed at system scope by its thread 0 before it arrives; the
+    // signalling thread's wait acquires every arrival, so every block's stores happen before
+    // its release add (the same argument as the counter's, with a cluster-scope barrier).
+    if (threadIdx.x == 0) mc_fence();
+    mc_cluster_sync_acq_rel();
+    if (threadIdx.x != 0 || mc_cluster_ctarank() != 0) return;
+  } else if (threadIdx.x != 0) {
+    return;
+  } else if (gridDim.x > 1) {
     // This block's stores performed at system scope, then the arrival; the acquire half of the
     // last arrival makes every block's (already performed) stores happen before its signal.
     mc_fence();
@@ -302,7 +331,8 @@ inline PutVariantLaunch mc_put_variant_for(int put_knob, size_t nbytes) {
       return {mc_put_variant_kernel<kVariantGrid, 8, 1, 16>, 0};
     case kPutAuto:
       if (nbytes >= kAutoBulkBytes) return {mc_put_variant_kernel<kVariantTma, 8, 8, 16384>, 8 * 16384};
-      return {mc_put_lean_kernel, 0};
+      return {mc_put_lean_kernel<false>, 0};
+    case kPutCluster: return {mc_put_lean_kernel<true>, 0};
     default: return {nullptr, 0};
   }
 }
@@ -342,12 +372,22 @@ inline cudaError_t mc_launch_put_variant(int put_knob, bool pdl, bool red_signal
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = v.smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
+  cudaLaunchAttribute attr[2];
+  cfg.attrs = attr;
   if (pdl) {
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    attr[cfg.numAttrs].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[cfg.numAttrs].val.programmaticStreamSerializationAllowed = 1;
+    ++cfg.numAttrs;
+  }
+  if (put_knob == te4j::tuning::kPutCluster) {
+    // One cluster of the whole grid: at most 8 blocks (the portable cluster size) take part.
+    if (blocks > kMaxClusterBlocks) blocks = kMaxClusterBlocks;
+    cfg.gridDim = dim3(blocks);
+    attr[cfg.numAttrs].id = cudaLaunchAttributeClusterDimension;
+    attr[cfg.numAttrs].val.clusterDim.x = blocks;
+    attr[cfg.numAttrs].val.clusterDim.y = 1;
+    attr[cfg.numAttrs].val.clusterDim.z = 1;
+    ++cfg.numAttrs;
   }
   const uint32_t flags = red_signal ? kPutVariantRedSignal : 0u;
   return cudaLaunchKernelEx(&cfg, v.fn, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value,

@@ -7,7 +7,7 @@
 //
 // knob      values                                        affects
 // put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
-//           | tma3 | tmah | tmaq | ce | cesm              (auto, the default: the lean kernel
+//           | tma3 | tmah | tmaq | ce | cesm | cluster    (auto, the default: the lean kernel
 //                                                         below 32 MiB; from 32 MiB the copy
 //                                                         engine on P2P routes, else tma8;
 //                                                         ce: the copy engine at every size,
@@ -54,6 +54,8 @@ enum PutKernel : int {
   kPutTmaQuarter,  // a quarter through the bulk pipeline, three quarters by LSU stores
   kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
   kPutCopyEngineSm,  // a cesplit share by the copy engine, the rest by the kernel, concurrently
+  kPutCluster,       // the lean kernel as one thread-block cluster (<= 8 blocks): the blocks of
+                     // a putWithSignal meet at the cluster barrier instead of an L2 counter
 };
 
 enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
