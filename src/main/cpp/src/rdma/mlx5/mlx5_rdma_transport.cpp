@@ -21,6 +21,7 @@
 
 #include "transport/device/ibgda_device.cuh"
 #include "transport/device/ibgda/cqe.cuh"
+#include "../device_tables.h"
 #include "../memory_port.h"
 #include "control_buffer.h"
 #include "control_layout.h"
@@ -292,33 +293,29 @@ class Mlx5RdmaTransport final : public RdmaTransport {
     if (out == nullptr) return fail(kInvalidArgument, "fillIbgdaContext: null context");
     if (!connected_) return fail(kIllegalState, "fillIbgdaContext: connectPeers first");
     if (window_rkey_ == 0) return fail(kIllegalState, "fillIbgdaContext: registerMemory first");
-    std::memset(out, 0, sizeof(*out));
-    out->qps = qp_table_;
-    out->raddrs = (const uint64_t*)raddrs_;
-    out->rkeys = (const uint32_t*)rkeys_;
-    out->local_base = (void*)(uintptr_t)window_base_;
-    out->num_ranks = num_ranks_;
-    out->qps_per_rank = qps_per_rank_;
-    out->lkey = window_lkey_;
-    out->timeout_ns = timeout_ns_;
+    te4j::rdma::fillIbgdaContext(deviceTables(), out);
     return ok();
+  }
+
+  DeviceTables deviceTables() const {
+    DeviceTables t;
+    t.qp_table = qp_table_;
+    t.raddrs = raddrs_;
+    t.rkeys = rkeys_;
+    t.window_base = window_base_;
+    t.window_lkey = window_lkey_;
+    t.num_ranks = num_ranks_;
+    t.qps_per_rank = qps_per_rank_;
+    t.timeout_ns = timeout_ns_;
+    return t;
   }
 
   int queryQpError(int qp_index, int64_t* out, int capacity) override {
     if (qps_.empty() || qp_index < 0 || qp_index >= numQps() || out == nullptr || capacity < 8)
       return fail(kInvalidArgument, "queryQpError: bad QP index or capacity < 8");
-    dev::IbgdaQp qp;
     std::string err;
-    if (memory_->fromTable(&qp, (dev::IbgdaQp*)qp_table_ + qp_index, sizeof(qp), &err) != 0)
+    if (readQpError(*memory_, qp_table_, qp_index, out, &err) != 0)
       return fail(kCudaError, "queryQpError: " + err);
-    out[0] = qp.err_count;
-    out[1] = qp.err_first & 0xff;
-    out[2] = (qp.err_first >> 8) & 0xff;
-    out[3] = (qp.err_first >> 16) & 0xff;
-    out[4] = qp.err_wqe_counter;
-    out[5] = qp.err_fatal;
-    out[6] = qp.sq_pi;
-    out[7] = qp.sq_ci;
     ok();
     return 8;
   }
