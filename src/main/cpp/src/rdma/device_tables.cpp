@@ -39,5 +39,38 @@ int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t 
   return 0;
 }
 
+int TableRdmaTransport::setDeviceTimeoutNs(int64_t timeout_ns) {
+  if (timeout_ns <= 0) return fail(kInvalidArgument, "setDeviceTimeoutNs: must be positive");
+  timeout_ns_ = (uint64_t)timeout_ns;
+  return ok();
+}
+
+int TableRdmaTransport::fillIbgdaContext(mooncake::device::IbgdaContext* out) {
+  if (out == nullptr) return fail(kInvalidArgument, "fillIbgdaContext: null context");
+  if (!connected_) return fail(kIllegalState, "fillIbgdaContext: connectPeers first");
+  if (windowKey() == 0) return fail(kIllegalState, "fillIbgdaContext: registerMemory first");
+  DeviceTables t;
+  t.qp_table = qp_table_;
+  t.raddrs = raddrs_;
+  t.rkeys = rkeys_;
+  t.window_base = window_base_;
+  t.window_lkey = windowKey();
+  t.num_ranks = num_ranks_;
+  t.qps_per_rank = qps_per_rank_;
+  t.timeout_ns = timeout_ns_;
+  rdma::fillIbgdaContext(t, out);
+  return ok();
+}
+
+int TableRdmaTransport::queryQpError(int qp_index, int64_t* out, int capacity) {
+  if (!haveQps() || qp_index < 0 || qp_index >= numQps() || out == nullptr || capacity < 8)
+    return fail(kInvalidArgument, "queryQpError: bad QP index or capacity < 8");
+  std::string err;
+  if (readQpError(*memory_, qp_table_, qp_index, out, &err) != 0)
+    return fail(kCudaError, "queryQpError: " + err);
+  ok();
+  return 8;
+}
+
 }  // namespace rdma
 }  // namespace te4j

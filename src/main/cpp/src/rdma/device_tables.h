@@ -1,17 +1,20 @@
 // device_tables.h — what both RdmaTransport backends hand to device code, in one place: the
-// RDMA part of a device context built from a transport's tables, and a QP's error record read
-// back from them (RdmaTransport::fillIbgdaContext / queryQpError).
+// device tables (QP contexts, raddrs, rkeys) and the window they describe, the RDMA part of a
+// device context built from them, and a QP's error record read back (TableRdmaTransport, the
+// base of the software-NIC and mlx5 transports).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "memory_port.h"
+#include "te4j/rdma_api.h"
 
 namespace mooncake { namespace device { struct IbgdaContext; } }
 
 namespace te4j {
 namespace rdma {
-
-class MemoryPort;
 
 /// A transport's device tables and the window they describe.
 struct DeviceTables {
@@ -32,6 +35,36 @@ void fillIbgdaContext(const DeviceTables& tables, mooncake::device::IbgdaContext
 /// through `memory`; 0, or -1 with *err when the read failed.
 int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t out[8],
                 std::string* err);
+
+/// The part of an RdmaTransport both backends share: the device tables, the registered window,
+/// the device timeout, and the calls answered from them alone. Backends fill the members;
+/// windowKey() is the local key the window was registered with (0: not yet).
+class TableRdmaTransport : public RdmaTransport {
+ public:
+  void* raddrsPtr() override { return connected_ ? raddrs_ : nullptr; }
+  void* rkeysPtr() override { return connected_ ? rkeys_ : nullptr; }
+  void* qpDevCtxsPtr() override { return haveQps() ? qp_table_ : nullptr; }
+  int numRanks() const override { return num_ranks_; }
+  int qpsPerRank() const override { return qps_per_rank_; }
+  int setDeviceTimeoutNs(int64_t timeout_ns) override;
+  int fillIbgdaContext(mooncake::device::IbgdaContext* out) override;
+  int queryQpError(int qp_index, int64_t* out, int capacity) override;
+
+ protected:
+  virtual uint32_t windowKey() const = 0;
+  virtual bool haveQps() const = 0;
+  int numQps() const { return num_ranks_ * qps_per_rank_; }
+
+  std::unique_ptr<MemoryPort> memory_;
+  void* qp_table_ = nullptr;  // IbgdaQp[numQps()], platform memory
+  void* raddrs_ = nullptr;    // uint64 per rank
+  void* rkeys_ = nullptr;     // uint32 per rank
+  uint64_t window_base_ = 0;
+  int num_ranks_ = 0;
+  int qps_per_rank_ = 0;
+  bool connected_ = false;
+  uint64_t timeout_ns_ = 10000000000ull;
+};
 
 }  // namespace rdma
 }  // namespace te4j

@@ -36,7 +36,7 @@ constexpr size_t kDbrOffset(uint32_t ring) { return (size_t)ring * 128; }
 constexpr size_t blockBytes(uint32_t ring) { return ((size_t)ring * 128 + 704 + 4095) & ~(size_t)4095; }
 constexpr int kConnectTimeoutMs = 10000;
 
-class SoftRdmaTransport final : public RdmaTransport {
+class SoftRdmaTransport final : public TableRdmaTransport {
  public:
   SoftRdmaTransport(int platform, int device) : platform_(platform), device_(device) {}
   ~SoftRdmaTransport() override { release(); }
@@ -247,50 +247,12 @@ class SoftRdmaTransport final : public RdmaTransport {
     return localMetadataLength();
   }
 
-  void* raddrsPtr() override { return connected_ ? raddrs_ : nullptr; }
-  void* rkeysPtr() override { return connected_ ? rkeys_ : nullptr; }
-  void* qpDevCtxsPtr() override { return qpns_.empty() ? nullptr : qp_table_; }
   bool isRoce() const override { return true; }
   int gidIndex() const override { return 0; }
-  int numRanks() const override { return num_ranks_; }
-  int qpsPerRank() const override { return qps_per_rank_; }
 
-  int setDeviceTimeoutNs(int64_t timeout_ns) override {
-    if (timeout_ns <= 0) return fail(kInvalidArgument, "setDeviceTimeoutNs: must be positive");
-    timeout_ns_ = (uint64_t)timeout_ns;
-    return ok();
-  }
-
-  int fillIbgdaContext(dev::IbgdaContext* out) override {
-    if (out == nullptr) return fail(kInvalidArgument, "fillIbgdaContext: null context");
-    if (!connected_) return fail(kIllegalState, "fillIbgdaContext: connectPeers first");
-    if (window_key_ == 0) return fail(kIllegalState, "fillIbgdaContext: registerMemory first");
-    te4j::rdma::fillIbgdaContext(deviceTables(), out);
-    return ok();
-  }
-
-  DeviceTables deviceTables() const {
-    DeviceTables t;
-    t.qp_table = qp_table_;
-    t.raddrs = raddrs_;
-    t.rkeys = rkeys_;
-    t.window_base = window_base_;
-    t.window_lkey = window_key_;
-    t.num_ranks = num_ranks_;
-    t.qps_per_rank = qps_per_rank_;
-    t.timeout_ns = timeout_ns_;
-    return t;
-  }
-
-  int queryQpError(int qp_index, int64_t* out, int capacity) override {
-    if (qpns_.empty() || qp_index < 0 || qp_index >= numQps() || out == nullptr || capacity < 8)
-      return fail(kInvalidArgument, "queryQpError: bad QP index or capacity < 8");
-    std::string err;
-    if (readQpError(*memory_, qp_table_, qp_index, out, &err) != 0)
-      return fail(kCudaError, "queryQpError: " + err);
-    ok();
-    return 8;
-  }
+  // TableRdmaTransport
+  uint32_t windowKey() const override { return window_key_; }
+  bool haveQps() const override { return !qpns_.empty(); }
 
   int statistics(int64_t* out, int capacity) override {
     if (!nic_ || out == nullptr || capacity < SoftNicStats::kCount)
@@ -330,7 +292,6 @@ class SoftRdmaTransport final : public RdmaTransport {
   }
 
  private:
-  int numQps() const { return num_ranks_ * qps_per_rank_; }
 
   // QP (dst r, channel c) pairs with rank r's QP (dst local_rank, channel c).
   void setPeers(int local_rank, const uint32_t* remote_qpns, uint64_t mask) {
@@ -376,27 +337,18 @@ class SoftRdmaTransport final : public RdmaTransport {
 
   const int platform_;
   const int device_;
-  std::unique_ptr<MemoryPort> memory_;
   RegionTable regions_;
   std::unique_ptr<SoftNic> nic_;
-  int num_ranks_ = 0;
-  int qps_per_rank_ = 0;
   int local_rank_ = -1;
   uint32_t ring_ = 256;
-  uint64_t window_base_ = 0;
   uint32_t window_key_ = 0;
   uint8_t* ctrl_host_ = nullptr;
   uint8_t* ctrl_dev_ = nullptr;
   size_t ctrl_bytes_ = 0;
   uint32_t ctrl_key_ = 0;
-  void* qp_table_ = nullptr;
-  void* raddrs_ = nullptr;
-  void* rkeys_ = nullptr;
   std::vector<uint32_t> qpns_;
   std::vector<SoftQp*> qp_ptrs_;  // owned by nic_, valid until takeQps
   uint32_t next_qpn_ = 0x100;
-  bool connected_ = false;
-  uint64_t timeout_ns_ = 10000000000ull;
 };
 
 }  // namespace

@@ -51,7 +51,7 @@ void putBigEndian64(uint64_t v, uint8_t* p) {
   for (int i = 7; i >= 0; --i, v >>= 8) p[i] = (uint8_t)v;
 }
 
-class Mlx5RdmaTransport final : public RdmaTransport {
+class Mlx5RdmaTransport final : public TableRdmaTransport {
  public:
   Mlx5RdmaTransport(int platform, int device, const VerbsApi* api)
       : platform_(platform), cuda_device_(device), api_(api) {}
@@ -275,50 +275,12 @@ class Mlx5RdmaTransport final : public RdmaTransport {
     return localMetadataLength();
   }
 
-  void* raddrsPtr() override { return connected_ ? raddrs_ : nullptr; }
-  void* rkeysPtr() override { return connected_ ? rkeys_ : nullptr; }
-  void* qpDevCtxsPtr() override { return qps_.empty() ? nullptr : qp_table_; }
   bool isRoce() const override { return device_ && device_->port().is_roce; }
   int gidIndex() const override { return device_ ? device_->port().gid_index : 0; }
-  int numRanks() const override { return num_ranks_; }
-  int qpsPerRank() const override { return qps_per_rank_; }
 
-  int setDeviceTimeoutNs(int64_t timeout_ns) override {
-    if (timeout_ns <= 0) return fail(kInvalidArgument, "setDeviceTimeoutNs: must be positive");
-    timeout_ns_ = (uint64_t)timeout_ns;
-    return ok();
-  }
-
-  int fillIbgdaContext(dev::IbgdaContext* out) override {
-    if (out == nullptr) return fail(kInvalidArgument, "fillIbgdaContext: null context");
-    if (!connected_) return fail(kIllegalState, "fillIbgdaContext: connectPeers first");
-    if (window_rkey_ == 0) return fail(kIllegalState, "fillIbgdaContext: registerMemory first");
-    te4j::rdma::fillIbgdaContext(deviceTables(), out);
-    return ok();
-  }
-
-  DeviceTables deviceTables() const {
-    DeviceTables t;
-    t.qp_table = qp_table_;
-    t.raddrs = raddrs_;
-    t.rkeys = rkeys_;
-    t.window_base = window_base_;
-    t.window_lkey = window_lkey_;
-    t.num_ranks = num_ranks_;
-    t.qps_per_rank = qps_per_rank_;
-    t.timeout_ns = timeout_ns_;
-    return t;
-  }
-
-  int queryQpError(int qp_index, int64_t* out, int capacity) override {
-    if (qps_.empty() || qp_index < 0 || qp_index >= numQps() || out == nullptr || capacity < 8)
-      return fail(kInvalidArgument, "queryQpError: bad QP index or capacity < 8");
-    std::string err;
-    if (readQpError(*memory_, qp_table_, qp_index, out, &err) != 0)
-      return fail(kCudaError, "queryQpError: " + err);
-    ok();
-    return 8;
-  }
+  // TableRdmaTransport
+  uint32_t windowKey() const override { return window_lkey_; }
+  bool haveQps() const override { return !qps_.empty(); }
 
   int statistics(int64_t* out, int capacity) override {
     if (!device_ || out == nullptr || capacity < kStatCount)
@@ -362,7 +324,6 @@ class Mlx5RdmaTransport final : public RdmaTransport {
     Registration reg;
   };
 
-  int numQps() const { return num_ranks_ * qps_per_rank_; }
 
   // CQEs start invalid with owner 0 (what the device code's cqe_ready expects on the first pass).
   void initCqes(int qp) {
@@ -443,25 +404,16 @@ class Mlx5RdmaTransport final : public RdmaTransport {
   const int platform_;
   const int cuda_device_;  // CUDA ordinal (kPlatformCuda)
   const VerbsApi* const api_;
-  std::unique_ptr<MemoryPort> memory_;
   std::unique_ptr<Mlx5Device> device_;
   DoorbellPath doorbell_;
   std::unique_ptr<DoorbellProxy> proxy_;
   std::vector<Region> regions_;
-  uint64_t window_base_ = 0;
   uint32_t window_rkey_ = 0;
   uint32_t window_lkey_ = 0;
   ControlLayout layout_;
   ControlBuffer control_;
-  void* qp_table_ = nullptr;
-  void* raddrs_ = nullptr;
-  void* rkeys_ = nullptr;
   std::vector<HwQp> qps_;
-  int num_ranks_ = 0;
-  int qps_per_rank_ = 0;
   int local_rank_ = -1;
-  bool connected_ = false;
-  uint64_t timeout_ns_ = 10000000000ull;
   std::mutex notes_mu_;  // diagnostics may be read while another thread registers memory
   std::string registration_note_;
   std::string diagnostics_;
