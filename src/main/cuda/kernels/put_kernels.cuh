@@ -82,13 +82,7 @@ __global__ void mc_put_signal_kernel(mooncake::device::CommCtx ctx, int dst_rank
   }
   mc_bar_sync();
   if (threadIdx.x != 0) return;
-  mc_fence();
-  if (gridDim.x > 1) {
-    const uint32_t arrived = mc_atomic_add_release_u32(&scratch->arrivals, 1u);
-    if (arrived != gridDim.x - 1) return;  // not the last block: the last one signals
-    mc_fence();
-    mc_st_release_u32(&scratch->arrivals, 0u);
-  }
+  if (!mc_block_arrive_last(scratch)) return;
   const int rc = mc_signal(ctx, dst_rank, 0, 1, sig_ptr, value);
   if (rc != kMcRouteOk) {
     mc_stream_record(scratch, status, mc_no_route_error(kMcOpPutWithSignal, dst_rank, sig_ptr, rc));

@@ -166,13 +166,7 @@ __global__ void __launch_bounds__(kUnroll > 8 ? 512 : 1024, 1)
   if (sig_ptr == nullptr) return;
   mc_bar_sync();
   if (threadIdx.x != 0) return;
-  mc_fence();
-  if (gridDim.x > 1) {
-    const uint32_t arrived = mc_atomic_add_release_u32(&scratch->arrivals, 1u);
-    if (arrived != gridDim.x - 1) return;  // not the last block: the last one signals
-    mc_fence();
-    mc_st_release_u32(&scratch->arrivals, 0u);
-  }
+  if (!mc_block_arrive_last(scratch)) return;
   // An aborted stream (a block of this op timed out above) gets no signal.
   if (mc_ld_relaxed_gpu_u32(&scratch->aborted) != 0) return;
   const int rc = (flags & kPutVariantRedSignal) != 0

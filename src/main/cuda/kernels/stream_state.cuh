@@ -112,6 +112,20 @@ __device__ __forceinline__ McStreamStatus mc_no_route_error(McStreamOp op, int d
   return e;
 }
 
+/// putWithSignal's arrival, by thread 0 of each block after the block's bar.sync: performs the
+/// block's stores at system scope and counts the block in. True only for the grid's last block,
+/// which resets the counter for the next op and then signals (its acquire covers every block).
+__device__ __forceinline__ bool mc_block_arrive_last(McStreamScratch* scratch) {
+  using namespace mooncake::device;
+  mc_fence();
+  if (gridDim.x == 1) return true;
+  const uint32_t arrived = mc_atomic_add_release_u32(&scratch->arrivals, 1u);
+  if (arrived != gridDim.x - 1) return false;  // not the last block: the last one signals
+  mc_fence();
+  mc_st_release_u32(&scratch->arrivals, 0u);
+  return true;
+}
+
 #endif  // __CUDACC__
 
 }  // namespace cuda
