@@ -15,7 +15,8 @@
 #
 # Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
 # cesplit=50..95 (put=cesm's copy-engine percent),
-# signal=red|atom, pdl=1|0 (first value = default), wait=sleep|spin, hostcopy=memmove|memcpy|nt, threads=N.
+# signal=red|atom|set, pdl=1|0, arrival=sys|gpu (first value = default), wait=sleep|spin,
+# hostcopy=memmove|memcpy|nt, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -77,25 +78,29 @@ bench bwmid 60 --platform cuda --mode bandwidth --sizes 64K,1M,16M --blocks 0 \
 
 # 4. put(8 B)+signal ping-pong (target 3): the bench loop now resolves routes once and keeps
 #    the payload in the signalling lane's registers; raw flag and the floor 3f beside it.
-bench lat 40 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 \
-  --variant default --variant wait=spin --variant signal=atom
+#    signal=set: the signal as mc_signal_set's release store instead of a remote atomic add.
+bench lat 60 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 \
+  --variant default --variant wait=spin --variant signal=atom --variant signal=set \
+  --variant signal=set,wait=spin
 
 # 5. putWithSignal back to back (targets 4, 5): the lean kernel (default), u8+pdl+red, and the
 #    copy engine followed by the signal kernel (put=ce), the lean kernel as one thread-block
 #    cluster (put=cluster: the blocks meet at the cluster barrier), 4 KiB (one block) and 64 KiB.
-bench rate 90 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
-  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce --variant put=cluster
+#    arrival=gpu: no per-block system-scope fence before the arrival (the signal's covers them).
+bench rate 120 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
+  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce --variant put=cluster \
+  --variant arrival=gpu --variant put=cluster,arrival=gpu
 
 # What else runs before the CPU-bound host step (run 4 saw the 1 MiB host put at 0.36-0.59 x
 # memcpy here, 0.88-0.90 on the same host alone).
 { echo "== load before the host step: $(cat /proc/loadavg)"; ps -eo pid,pcpu,etimes,comm --sort=-pcpu | head -6; } >>"$log"
 
 # 6. Host platform (targets 6, 7): defaults only (the ping-pong loop changed, the knobs did not).
-bench host 60 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
-  --iterations "$it" --warmup 2
+bench host 75 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
+  --iterations "$it" --warmup 2 --variant default --variant signal=set
 
 # 7. Peers (NVSHMEM putmem_on_stream for target 4), skipped when the run is already long.
-if [ -n "$peers" ] && [ "$peers" != none ] && [ "$SECONDS" -gt 240 ]; then
+if [ -n "$peers" ] && [ "$peers" != none ] && [ "$SECONDS" -gt 300 ]; then
   echo "== peers skipped: $SECONDS s used already" | tee -a "$log"
 elif [ -n "$peers" ] && [ "$peers" != none ]; then
   bench peers 150 --platform cuda --mode rate --rate-sizes 64K --blocks 0 --iterations 5 --warmup 1 \

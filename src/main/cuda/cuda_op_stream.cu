@@ -546,7 +546,7 @@ class CudaOpStream final : public OpStream {
     } else {
       if (ce_bytes > 0) e = copy_engine_.fork(dst, send_ptr, ce_bytes, stream_);
       if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
-      e = mc_launch_put_variant(tuning::kPutAuto, tuning::get(tuning::kPdl) != 0, false, device_,
+      e = mc_launch_put_variant(tuning::kPutAuto, tuning::get(tuning::kPdl) != 0, 0u, device_,
                                 shape.blocks, shape.threads, stream_, *ctx, dst_rank,
                                 static_cast<char*>(recv_ptr) + ce_bytes,
                                 static_cast<const char*>(send_ptr) + ce_bytes, nbytes - ce_bytes,
@@ -571,7 +571,7 @@ class CudaOpStream final : public OpStream {
     // A copy-engine knob whose route the host tables do not map: the default kernels.
     if (knob == tuning::kPutCopyEngine || knob == tuning::kPutCopyEngineSm) knob = tuning::kPutAuto;
     const cudaError_t e = mc_launch_put_variant(
-        knob, tuning::get(tuning::kPdl) != 0, tuning::get(tuning::kSignal) == tuning::kSignalRed,
+        knob, tuning::get(tuning::kPdl) != 0, mc_put_variant_flags(),
         device_, shape.blocks, shape.threads, stream_, *ctx, dst_rank, recv_ptr, send_ptr, nbytes,
         sig_ptr, value, scratch_, status_dev_);
     if (e != cudaSuccess) variant_error_ = e;

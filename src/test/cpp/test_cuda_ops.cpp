@@ -9,7 +9,7 @@
 //     odd and congruent offsets, several launch shapes, both directions and to the own rank:
 //     random data, poisoned destinations, no byte written before or after the range;
 //     once per put kernel variant of te4j/tuning.h (the default, base, auto, u8, u16, u8c, tma,
-//     tma8, tma3, tmah, tmaq; signal=atom/red; pdl=0/1);
+//     tma8, tma3, tmah, tmaq, ce, cesm, cluster; signal=atom/red/set; pdl=0/1; arrival=sys/gpu);
 //   * ordering: the receiver's stream snapshots the data (a put to itself) right after its
 //     waitSignal, on the device;
 //   * CUDA graph capture of putWithSignal + redAdd, replayed 10 times (and synchronize refused
@@ -174,7 +174,8 @@ void loadConfig() {
           ? v
           : "default;put=base;put=auto;put=u8;put=u16;put=u8c;put=tma;put=tma8;put=tma3;"
             "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;put=cluster;"
-            "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0";
+            "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0;arrival=gpu;"
+            "put=cluster,arrival=gpu;signal=set";
   std::size_t at = 0;
   while (at <= spec.size()) {
     const std::size_t end = std::min(spec.find(';', at), spec.size());

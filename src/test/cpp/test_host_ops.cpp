@@ -155,6 +155,52 @@ void testManyWriters() {
         expected);
 }
 
+// mc_signal_set: routes like mc_signal (own, P2P, none / RDMA refused), stores the value (no
+// add), and orders the writer's data before it: a reader that sees round r reads round r's data.
+void testSignalSet() {
+  World w;
+  uint32_t* sig = w.word(0, 768);
+  CHECK(mc_signal_set(w.ctx, 1, sig, 41) == kMcRouteOk, "set to P2P rank");
+  CHECK(mc_signal_set(w.ctx, 1, sig, 7) == kMcRouteOk && *w.word(1, 768) == 7,
+        "set stores the value (no add): %u", *w.word(1, 768));
+  CHECK(*sig == 0, "own word untouched by a set to rank 1");
+  CHECK(mc_signal_set(w.ctx, 0, sig, 3) == kMcRouteOk && *sig == 3, "set on own rank");
+  CHECK(mc_signal_set(w.ctx, 2, sig, 1) == kMcNoRoute, "no RDMA context: no route");
+  static int no_qps[1];
+  CommCtx rdma = w.ctx;
+  rdma.ibgda.qps = (decltype(rdma.ibgda.qps))no_qps;
+  rdma.ibgda.num_ranks = 0;
+  CHECK(mc_signal_set(rdma, 2, sig, 1) == kMcRdmaUnsupported, "RDMA-only rank: unsupported");
+  CHECK(*w.word(2, 768) == 0, "nothing written to the unreachable rank");
+
+  // Message passing: a writer "rank 3" puts round r into rank 1's data word, then sets rank 1's
+  // signal to r; the reader waits for each r and must never see older data.
+  uint32_t* data = w.word(0, 1024);
+  uint32_t* sig1 = w.word(1, 768);
+  uint32_t* data1 = w.word(1, 1024);
+  *sig1 = 0;
+  constexpr uint32_t kRounds = 200000;
+  std::thread writer([&w, sig, data] {
+    CommCtx ctx = w.ctx;
+    ctx.rank = 3;
+    for (uint32_t r = 1; r <= kRounds; ++r) {
+      *(volatile uint32_t*)mc_route_put(ctx, 1, data) = r;
+      mc_signal_set(ctx, 1, sig, r);
+    }
+  });
+  uint32_t stale = 0, last = 0;
+  const uint64_t deadline = mc_globaltimer_ns() + 30000 * kMs;
+  while (last < kRounds && mc_globaltimer_ns() < deadline) {
+    const uint32_t r = mc_ld_acquire_u32(sig1);
+    if (r == last) continue;
+    if (*(volatile uint32_t*)data1 < r) ++stale;
+    last = r;
+  }
+  writer.join();
+  CHECK(last == kRounds, "reader saw the last round (%u of %u)", last, kRounds);
+  CHECK(stale == 0, "%u rounds showed older data than their signal", stale);
+}
+
 // The cooperative copy, as many "threads" would run it, for every size/alignment pair.
 void testCooperativeCopy() {
   std::vector<uint8_t> src(512), dst(512);
@@ -342,6 +388,7 @@ int main() {
   testSignalReached();
   testRouting();
   testManyWriters();
+  testSignalSet();
   testCooperativeCopy();
   testStreamOps();
   testInOrder();

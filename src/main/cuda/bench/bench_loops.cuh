@@ -77,16 +77,30 @@ MC_DEVICE_INLINE void bench_meet(const mooncake::device::CommCtx& ctx, int peer,
   bench_record(out, kLoopOk, 0, expected, seen);
 }
 
+/// How a te4j ping-pong side signals (knob signal): release atom, release red (no return value),
+/// or mc_signal_set's release store of base + round.
+enum BenchSignal : int { kBenchSignalAtom = 0, kBenchSignalRed = 1, kBenchSignalSet = 2 };
+
 /// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst, then lane 0
-/// signals the peer's sig word (+1, release) and/or waits for its own to reach base + round. The
-/// initiator sends first.
+/// signals the peer's sig word (+1 or := base + round, release) and/or waits for its own to
+/// reach base + round. The initiator sends first.
 /// Variants (te4j/tuning.h): kSpin waits with mc_wait_signal_spin instead of mc_wait_signal
-/// (knob wait=spin); kRed signals with a release red instead of a release atom (knob signal=red).
-template <bool kSpin = false, bool kRed = false>
+/// (knob wait=spin); kSignal picks the signal (knob signal=atom|red|set).
+template <bool kSpin = false>
 MC_DEVICE_INLINE bool bench_wait(const uint32_t* sig, uint32_t expected, uint64_t deadline,
                                  uint32_t* seen) {
   return kSpin ? mooncake::device::mc_wait_signal_spin(sig, expected, deadline, seen)
                : mooncake::device::mc_wait_signal(sig, expected, deadline, seen);
+}
+
+/// A relaxed 8-byte store of a payload word to peer-mapped global memory. On CUDA spelled as a
+/// global-space store (the routed pointer is generic: a plain C++ store would be a generic ST).
+MC_DEVICE_INLINE void bench_store_u64(void* p, uint64_t v) {
+#if defined(MC_PLATFORM_CUDA)
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+#else
+  *(volatile uint64_t*)p = v;
+#endif
 }
 
 /// An 8-byte word of a source buffer (8-byte aligned).
@@ -106,13 +120,15 @@ MC_DEVICE_INLINE uint64_t bench_load_u64(const void* p) {
 ///     dependent table loads again (every acquire poll invalidates L1 on CUDA: they were L2 trips);
 ///   * a small put (bytes <= 8 per lane, 8-byte aligned) keeps its payload in registers: each
 ///     lane loads its 8 bytes once (the source is not written while the loop runs) and stores
-///     them every round, so no source load sits on the round's critical path; 8 bytes are stored
-///     by lane 0 itself, the signalling lane: program order, then the release add, no warp sync;
-///   * the signal is the release add on the resolved word (red.release.sys with kRed), the wait
-///     an acquire spin (kSpin: no nanosleep).
+///     them every round, so no source load sits on the round's critical path; up to 8 bytes are
+///     stored by lane 0 itself, the signalling lane, which then runs the rounds alone (the other
+///     lanes return): program order, then the release, no warp sync or shuffle;
+///   * the signal is the release add on the resolved word (red.release.sys with kBenchSignalRed)
+///     or, kBenchSignalSet, mc_signal_set's release store of the round (the word has one writer,
+///     the peer, and counts rounds); the wait an acquire spin (kSpin: no nanosleep).
 /// Larger puts copy with the whole side each round (mc_copy_cooperative), warp sync, then lane 0
 /// signals. The correctly ordered floor is bench_raw_side<true> (8 bytes + release flag).
-template <bool kSpin = false, bool kRed = false>
+template <bool kSpin = false, int kSignal = kBenchSignalAtom>
 MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int peer,
                                       bool initiator, void* dst, const void* src, size_t bytes,
                                       uint32_t* sig, uint32_t base, uint32_t iters,
@@ -129,20 +145,24 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
                        (((uintptr_t)remote | (uintptr_t)src) & 7u) == 0;
   const bool stores = in_regs && 8 * (size_t)lane < bytes;
   const uint64_t word = stores ? bench_load_u64((const uint8_t*)src + 8 * (size_t)lane) : 0;
+  // Up to 8 bytes are lane 0's work alone: the other lanes leave, and lane 0 runs the rounds
+  // without warp shuffles or barriers (uniform: every lane computed the same `solo`).
+  const bool solo = in_regs && bytes <= 8;
+  if (solo && lane != 0) return;
   for (uint32_t round = 1; round <= iters; ++round) {
     const uint32_t expected = base + round;
     uint32_t failed = 0;
     uint32_t seen = 0;
     if (!initiator) {
       if (lane == 0 && !bench_wait<kSpin>(sig, expected, deadline, &seen)) failed = kLoopTimeout;
-      failed = bench_side_bcast(failed);
+      if (!solo) failed = bench_side_bcast(failed);
       if (failed != 0) {
         if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
         return;
       }
     }
     if (in_regs) {
-      if (stores) *(volatile uint64_t*)(remote + 8 * (size_t)lane) = word;
+      if (stores) bench_store_u64(remote + 8 * (size_t)lane, word);
       if (bytes > 8) bench_side_sync();  // other lanes' stores before lane 0's release
     } else {
       mc_copy_cooperative(remote, src, bytes, lane, lanes);
@@ -150,7 +170,9 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
       bench_side_sync();
     }
     if (lane == 0) {
-      if (kRed) {
+      if (kSignal == kBenchSignalSet) {
+        mc_st_release_u32(remote_sig, expected);  // mc_signal_set on the resolved word
+      } else if (kSignal == kBenchSignalRed) {
         mc_red_release_u32(remote_sig, 1u);
       } else {
         mc_atomic_add_release_u32(remote_sig, 1u);
@@ -158,7 +180,7 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
       if (initiator && !bench_wait<kSpin>(sig, expected, deadline, &seen)) failed = kLoopTimeout;
     }
     if (initiator) {
-      failed = bench_side_bcast(failed);
+      if (!solo) failed = bench_side_bcast(failed);
       if (failed != 0) {
         if (lane == 0) bench_record(out, failed, round - 1, expected, seen);
         return;

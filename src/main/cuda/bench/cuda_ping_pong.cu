@@ -34,14 +34,14 @@ __global__ void bench_meet_kernel(CommCtx ctx, int peer, uint32_t* ready, uint32
   bench_meet(ctx, peer, ready, expected, deadline, out);
 }
 
-template <bool kSpin, bool kRed>
+template <bool kSpin, int kSignal>
 __global__ void bench_te4j_kernel(CommCtx ctx, int peer, bool initiator, void* dst, const void* src,
                                   size_t bytes, uint32_t* sig, uint32_t base, uint32_t iters,
                                   uint64_t timeout_ns, BenchLoopResult* out) {
   __shared__ uint64_t deadline;  // one clock read for the whole warp
   if (threadIdx.x == 0) deadline = mooncake::device::mc_globaltimer_ns() + timeout_ns;
   __syncthreads();
-  bench_te4j_side<kSpin, kRed>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
+  bench_te4j_side<kSpin, kSignal>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
                   blockDim.x, out);
 }
 
@@ -99,11 +99,17 @@ class CudaPingPong final : public PingPong {
     if (e == cudaSuccess) e = launchMeet(timeout_ns);
     if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
     if (e == cudaSuccess) {
-      // Variants (te4j/tuning.h): wait=spin, signal=red.
+      // Variants (te4j/tuning.h): wait=spin, signal=atom|red|set.
       const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
-      const bool red = tuning::get(tuning::kSignal) == tuning::kSignalRed;
-      auto kernel = spin ? (red ? bench_te4j_kernel<true, true> : bench_te4j_kernel<true, false>)
-                         : (red ? bench_te4j_kernel<false, true> : bench_te4j_kernel<false, false>);
+      const int signal = tuning::get(tuning::kSignal);
+      auto kernel = signal == tuning::kSignalSet
+                        ? (spin ? bench_te4j_kernel<true, kBenchSignalSet>
+                                : bench_te4j_kernel<false, kBenchSignalSet>)
+                    : signal == tuning::kSignalRed
+                        ? (spin ? bench_te4j_kernel<true, kBenchSignalRed>
+                                : bench_te4j_kernel<false, kBenchSignalRed>)
+                        : (spin ? bench_te4j_kernel<true, kBenchSignalAtom>
+                                : bench_te4j_kernel<false, kBenchSignalAtom>);
       kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
                                     (uint32_t)iters, (uint64_t)timeout_ns, results_dev_ + 1);
       e = cudaGetLastError();

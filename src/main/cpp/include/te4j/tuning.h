@@ -13,8 +13,16 @@
 //                                                         ce: the copy engine at every size,
 //                                                         cesm: copy engine and SM kernel at once)
 // cesplit   50 | 55 | ... | 95                            put=cesm: the copy engine's percent
-// signal    atom | red                                    CUDA signal atomic of putWithSignal and
-//                                                         the ping-pong bench (red = no return)
+// signal    atom | red | set                              CUDA signal atomic of putWithSignal and
+//                                                         the ping-pong bench (red = no return;
+//                                                         set: the ping-pong signals with
+//                                                         mc_signal_set, a release store of the
+//                                                         round; putWithSignal's add stays a red)
+// arrival   gpu | sys                                     lean putWithSignal kernel, several
+//                                                         blocks: no per-block fence before the
+//                                                         arrival (gpu, the default: the
+//                                                         signal's release covers them) or a
+//                                                         system-scope fence per block (sys)
 // pdl       0 | 1                                         CUDA programmatic dependent launch of
 //                                                         put kernels (variants other than base)
 // wait      sleep | spin                                  device-side waits of the ping-pong bench
@@ -37,6 +45,7 @@ enum Knob : int {
   kRawData,
   kHostCopy,
   kCopyEngineSplit,
+  kArrival,
   kKnobCount
 };
 
@@ -58,7 +67,8 @@ enum PutKernel : int {
                      // a putWithSignal meet at the cluster barrier instead of an L2 counter
 };
 
-enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
+enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1, kSignalSet = 2 };
+enum Arrival : int { kArrivalSys = 0, kArrivalGpu = 1 };
 enum WaitStyle : int { kWaitSleep = 0, kWaitSpin = 1 };
 enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
 

@@ -33,15 +33,14 @@ class HostPingPong final : public PingPong {
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    // Variants (te4j/tuning.h): wait=spin (no pause between polls); signal=red is the same
-    // lock add on x86.
-    if (tuning::get(tuning::kWait) == tuning::kWaitSpin) {
-      bench_te4j_side<true>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
-                            (uint32_t)iters, deadline, 0, 1, &r);
-    } else {
-      bench_te4j_side(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_, (uint32_t)iters,
-                      deadline, 0, 1, &r);
-    }
+    // Variants (te4j/tuning.h): wait=spin (no pause between polls); signal=set (a release
+    // store: a plain mov on x86, no lock prefix); signal=red is the same lock add as atom here.
+    const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
+    const bool set = tuning::get(tuning::kSignal) == tuning::kSignalSet;
+    auto loop = spin ? (set ? bench_te4j_side<true, kBenchSignalSet> : bench_te4j_side<true>)
+                     : (set ? bench_te4j_side<false, kBenchSignalSet> : bench_te4j_side<false>);
+    loop(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_, (uint32_t)iters, deadline, 0, 1,
+         &r);
     const auto t1 = Clock::now();
     if (r.status != kLoopOk) return broken(bench_loop_failure("te4j ping-pong", r));
     sig_base_ += (uint32_t)iters;

@@ -6,8 +6,8 @@
 //   P2P-available peer    the peer-mapped address (NVLink / shared-memory segment)
 //   anything else         RDMA (IBGDA): mc_route_put returns nullptr and the caller posts a WQE
 //
-// Signal semantics (everywhere): a release-ordered 32-bit atomic add on the destination word;
-// waiters compare wrap-aware with mc_signal_reached.
+// Signal semantics (everywhere): a release-ordered 32-bit atomic add on the destination word
+// (mc_signal_set: a release store instead); waiters compare wrap-aware with mc_signal_reached.
 #pragma once
 
 #include <stdint.h>
@@ -86,6 +86,23 @@ MC_DEVICE_INLINE int mc_red_add_noret(const CommCtx& ctx, int dst_rank, int chan
 MC_DEVICE_INLINE int mc_signal_noret(const CommCtx& ctx, int dst_rank, int channel,
                                      int qps_per_rank, uint32_t* sig_ptr, uint32_t val) {
   return mc_red_add_noret(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
+}
+
+/// The "set" signal (NVSHMEM's SIGNAL_SET): a release-ordered store of `value` into dst_rank's
+/// copy of sig_ptr instead of an add. Everything this thread wrote (and observed) before is
+/// visible to whoever acquires the new value. For a single writer of the word that counts in
+/// steps (round, sequence number), so waiters keep using mc_wait_signal; a plain store travels
+/// to the peer like data, where an add is a remote atomic (on NVLink measurably slower, issue 5
+/// target 3). Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA path
+/// signals with atomics only) and kMcNoRoute as mc_signal does.
+MC_DEVICE_INLINE int mc_signal_set(const CommCtx& ctx, int dst_rank, uint32_t* sig_ptr,
+                                   uint32_t value) {
+  uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, sig_ptr);
+  if (target != nullptr) {
+    mc_st_release_u32(target, value);
+    return kMcRouteOk;
+  }
+  return mc_rdma_available(ctx.ibgda) ? kMcRdmaUnsupported : kMcNoRoute;
 }
 
 /// Text of a mc_signal / mc_red_add status, for host-side error messages.
