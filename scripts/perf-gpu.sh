@@ -15,7 +15,7 @@
 #
 # Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
 # cesplit=50..95 (put=cesm's copy-engine percent),
-# signal=red|atom|set, pdl=1|0, arrival=sys|gpu (first value = default), wait=sleep|spin,
+# signal=red|atom|set, pdl=1|0, arrival=gpu|sys (first value = default), wait=sleep|spin,
 # hostcopy=memmove|memcpy|nt, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,7 +59,7 @@ bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME
 } | tee -a "$log"
 
 # Run 4: the copy-engine routes beside the kernels, plus every row the issue-5 table needs.
-# Defaults: put=auto,signal=red,pdl=1 (earlier runs' variant sweeps: docs/PERFORMANCE.md).
+# Defaults: put=auto,signal=red,pdl=1,arrival=gpu (earlier runs' variant sweeps: docs/PERFORMANCE.md).
 
 # 1. Bulk put, <= 16 SMs (targets 1, 2): auto (the copy engine from 32 MiB since run 4), the
 #    best SM kernels (tma8, u8: row 1s) and put=cesm (65 % by the copy engine, the rest by the
@@ -86,10 +86,10 @@ bench lat 60 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --
 # 5. putWithSignal back to back (targets 4, 5): the lean kernel (default), u8+pdl+red, and the
 #    copy engine followed by the signal kernel (put=ce), the lean kernel as one thread-block
 #    cluster (put=cluster: the blocks meet at the cluster barrier), 4 KiB (one block) and 64 KiB.
-#    arrival=gpu: no per-block system-scope fence before the arrival (the signal's covers them).
+#    arrival=sys: the v2-v5 arrival (a system-scope fence per block; default since v6: one per op).
 bench rate 120 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iterations 20 --warmup 2 \
-  --variant default --variant put=u8,pdl=1,signal=red --variant put=ce --variant put=cluster \
-  --variant arrival=gpu --variant put=cluster,arrival=gpu
+  --variant default --variant arrival=sys --variant put=u8,pdl=1,signal=red --variant put=ce \
+  --variant put=cluster
 
 # What else runs before the CPU-bound host step (run 4 saw the 1 MiB host put at 0.36-0.59 x
 # memcpy here, 0.88-0.90 on the same host alone).
