@@ -81,11 +81,7 @@ MC_DEVICE_INLINE void bench_meet(const mooncake::device::CommCtx& ctx, int peer,
 /// or mc_signal_set's release store of base + round.
 enum BenchSignal : int { kBenchSignalAtom = 0, kBenchSignalRed = 1, kBenchSignalSet = 2 };
 
-/// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst, then lane 0
-/// signals the peer's sig word (+1 or := base + round, release) and/or waits for its own to
-/// reach base + round. The initiator sends first.
-/// Variants (te4j/tuning.h): kSpin waits with mc_wait_signal_spin instead of mc_wait_signal
-/// (knob wait=spin); kSignal picks the signal (knob signal=atom|red|set).
+/// The ping-pong's wait: mc_wait_signal_spin with kSpin (knob wait=spin), else mc_wait_signal.
 template <bool kSpin = false>
 MC_DEVICE_INLINE bool bench_wait(const uint32_t* sig, uint32_t expected, uint64_t deadline,
                                  uint32_t* seen) {
@@ -114,6 +110,11 @@ MC_DEVICE_INLINE uint64_t bench_load_u64(const void* p) {
 #endif
 }
 
+/// One side of the te4j ping-pong: per round, put `bytes` from src to the peer's dst, then lane 0
+/// signals the peer's sig word (+1 or := base + round, release) and/or waits for its own to
+/// reach base + round. The initiator sends first. Variants (te4j/tuning.h): kSpin (knob
+/// wait=spin), kSignal (knob signal=atom|red|set).
+///
 /// How a device-API user writes a latency-critical put+signal (issue 5, target 3):
 ///   * the routes of the peer's dst and signal word are resolved ONCE, before the loop (what
 ///     mc_route_put returns does not change while the window lives), so no round pays the two
