@@ -91,9 +91,9 @@ MC_DEVICE_INLINE int mc_signal_noret(const CommCtx& ctx, int dst_rank, int chann
 /// The "set" signal (NVSHMEM's SIGNAL_SET): a release-ordered store of `value` into dst_rank's
 /// copy of sig_ptr instead of an add. Everything this thread wrote (and observed) before is
 /// visible to whoever acquires the new value. For a single writer of the word that counts in
-/// steps (round, sequence number), so waiters keep using mc_wait_signal; a plain store travels
-/// to the peer like data, where an add is a remote atomic (on NVLink measurably slower, issue 5
-/// target 3). Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA path
+/// steps (round, sequence number), so waiters keep using mc_wait_signal. On NVLink it costs the
+/// same as the release add (2xH200, issue 5 run 11); it suits words whose value is known, not
+/// counted. Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA path
 /// signals with atomics only) and kMcNoRoute as mc_signal does.
 MC_DEVICE_INLINE int mc_signal_set(const CommCtx& ctx, int dst_rank, uint32_t* sig_ptr,
                                    uint32_t value) {
