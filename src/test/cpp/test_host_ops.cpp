@@ -184,7 +184,9 @@ void testSignalSet() {
     CommCtx ctx = w.ctx;
     ctx.rank = 3;
     for (uint32_t r = 1; r <= kRounds; ++r) {
-      *(volatile uint32_t*)mc_route_put(ctx, 1, data) = r;
+      // Relaxed atomics for the data word: the reader reads it while the next round's write
+      // may be under way (a value >= its round is right; only older data would be wrong).
+      __atomic_store_n((uint32_t*)mc_route_put(ctx, 1, data), r, __ATOMIC_RELAXED);
       mc_signal_set(ctx, 1, sig, r);
     }
   });
@@ -193,7 +195,7 @@ void testSignalSet() {
   while (last < kRounds && mc_globaltimer_ns() < deadline) {
     const uint32_t r = mc_ld_acquire_u32(sig1);
     if (r == last) continue;
-    if (*(volatile uint32_t*)data1 < r) ++stale;
+    if (__atomic_load_n(data1, __ATOMIC_RELAXED) < r) ++stale;
     last = r;
   }
   writer.join();
