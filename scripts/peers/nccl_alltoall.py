@@ -8,8 +8,9 @@ runs dist.all_to_all_single on a uint8 tensor of N x size bytes, and rank 0 prin
 
     nccl-a2a| N=<ranks> size=<bytes> us=<median time of one all-to-all> gbps=<per GPU>
 
-GB/s per GPU = (N-1) x size / time, 1e9 B/s (what te4j-bench reports). Each sample times a loop of
-all-to-alls with CUDA events; the slowest rank's time counts (an all-to-all ends when all have).
+GB/s per GPU = (N-1) x size / time, 1e9 B/s (what te4j-bench reports). Each sample is shaped like
+te4j-bench's: a barrier, then --loop all-to-alls (default 1) timed with CUDA events; the slowest
+rank's time counts (an all-to-all ends when every rank has its blocks).
 """
 import os
 
@@ -40,10 +41,9 @@ def parse_size(text):
 def arguments():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("sizes", nargs="+", type=parse_size, help="block sizes per destination")
-    p.add_argument("--warmup", type=int, default=3, help="untimed all-to-alls per size")
-    p.add_argument("--samples", type=int, default=10, help="timed samples per size")
-    p.add_argument("--bytes-per-sample", type=parse_size, default=parse_size("256M"),
-                   help="all-to-alls per sample: about this much sent per rank (at least 1, at most 100)")
+    p.add_argument("--warmup", type=int, default=2, help="untimed all-to-alls per size")
+    p.add_argument("--samples", type=int, default=20, help="timed samples per size")
+    p.add_argument("--loop", type=int, default=1, help="back-to-back all-to-alls per sample")
     return p.parse_args()
 
 
@@ -83,7 +83,7 @@ def main():
             if wrong is not None:
                 print(f"nccl-a2a| error rank {rank}: block from rank {wrong} is wrong (size {size})", flush=True)
                 return 1
-            loop = max(1, min(100, args.bytes_per_sample // (world * size)))
+            loop = max(1, args.loop)
             start = torch.cuda.Event(enable_timing=True)
             stop = torch.cuda.Event(enable_timing=True)
             per_op_us = []

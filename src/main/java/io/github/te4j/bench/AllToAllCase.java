@@ -14,7 +14,7 @@ import java.util.List;
  * Runs one all-to-all case on one rank; every rank of the run takes part, in lock step:
  * <pre>
  *   write this case's N-1 source blocks, poison the N slots, note the signal word
- *   per sample: all-gather (go, or stop with a rank's error)
+ *   per sample: all-gather (go, or stop with a rank's error), then --batch all-to-alls (default 1):
  *     te4j:   putWithSignal to every other rank (rotated order), waitSignal for the N-1 arriving
  *     memcpy: one single-thread memcpy of each block into the other ranks' mappings
  *   all-gather run errors .. verify every slot, its guard, the own slot, the signal count .. all-gather verdicts
@@ -92,7 +92,8 @@ final class AllToAllCase
         }
 
         final List<Double> samples = new ArrayList<>();
-        int done = 0;
+        final int batch = config.allToAllBatch();
+        int done = 0;  // all-to-alls run, warm-up included
         long end = 0;
         for (int i = 0; ; i++)
         {
@@ -111,11 +112,11 @@ final class AllToAllCase
             }
             try
             {
-                final long ns = te4j ? te4jSample(k, signalBefore + (done + 1) * (ranks - 1)) : memcpySample(k);
-                done++;
+                final long ns = te4j ? te4jSample(k, batch, signalBefore + done * (ranks - 1)) : memcpySample(k, batch);
+                done += batch;
                 if (timed >= 0)
                 {
-                    samples.add((double)ns);
+                    samples.add((double)ns / batch);
                 }
             }
             catch (final RuntimeException e)
@@ -146,20 +147,20 @@ final class AllToAllCase
         final String failure = runError != null ? runError : CaseRunner.firstText(verdicts, 0);
         final double[] v = samples.stream().mapToDouble(Double::doubleValue).toArray();
         final Stats s = v.length == 0 ? null : Stats.of(v);
-        // One all-to-all per sample: the row's time per op is the time of one all-to-all.
+        // The row's time per op is the time of one all-to-all.
         return new Row(Mode.ALLTOALL, k.seriesLabel(), k.series().role(), config.rowPlatform(platform), k.bytes(),
-            k.blocks(), k.threads(), 1, v.length, s == null ? Double.NaN : s.median(), s == null ? Double.NaN : s.p99(),
-            failure == null && s == null ? "no samples" : failure, note(te4j), ranks);
+            k.blocks(), k.threads(), batch, v.length, s == null ? Double.NaN : s.median(), s == null ? Double.NaN : s.p99(),
+            failure == null && s == null ? "no samples" : failure, note(te4j, batch), ranks);
     }
 
-    private String note(final boolean te4j)
+    private String note(final boolean te4j, final int batch)
     {
         final String clock = platform == Platform.CUDA ? "CUDA events" : "monotonic clock";
-        return te4j
-            ? clock + " around " + (ranks - 1) + " putWithSignal (rotated order) + waitSignal for " + (ranks - 1)
-                + " arrivals; samples start together after an all-gather"
-            : clock + " around " + (ranks - 1) + " single-thread memcpy into the other ranks' mappings"
-                + " (no arrival wait); samples start together after an all-gather";
+        final String each = te4j
+            ? (ranks - 1) + " putWithSignal (rotated order) + waitSignal for " + (ranks - 1) + " arrivals"
+            : (ranks - 1) + " single-thread memcpy into the other ranks' mappings (no arrival wait)";
+        return clock + " around " + (batch == 1 ? "one all-to-all" : batch + " back-to-back all-to-alls") + " of "
+            + each + "; samples start together after an all-gather";
     }
 
     /** This case's source blocks (a distinct stream per source, destination and case) and poisoned slots. */
@@ -181,23 +182,30 @@ final class AllToAllCase
         return (rank + i) % ranks;
     }
 
-    /** One te4j all-to-all, timed on the stream until the own word reached {@code expected}. */
-    private long te4jSample(final BenchCase k, final int expected)
+    /**
+     * {@code batch} te4j all-to-alls, timed on the stream until the own word has every arrival;
+     * {@code base} is the word's value when they started. Back to back, a fast sender's next
+     * block may count toward a wait before a slow one's; the last wait needs all of them.
+     */
+    private long te4jSample(final BenchCase k, final int batch, final int base)
     {
         return natives.timeStreamOps(stream, timeout, () ->
         {
-            for (int i = 1; i < ranks; i++)
+            for (int b = 1; b <= batch; b++)
             {
-                final int p = target(i);
-                stream.putWithSignal(ctx, p, layout.allToAllSlot(rank), window, layout.allToAllBlock(p), k.bytes(),
-                    WindowLayout.ALLTOALL_SIGNAL, 1);
+                for (int i = 1; i < ranks; i++)
+                {
+                    final int p = target(i);
+                    stream.putWithSignal(ctx, p, layout.allToAllSlot(rank), window, layout.allToAllBlock(p),
+                        k.bytes(), WindowLayout.ALLTOALL_SIGNAL, 1);
+                }
+                stream.waitSignal(ctx, WindowLayout.ALLTOALL_SIGNAL, base + b * (ranks - 1), arrivalTimeout);
             }
-            stream.waitSignal(ctx, WindowLayout.ALLTOALL_SIGNAL, expected, arrivalTimeout);
         });
     }
 
     /** The baseline: the same N-1 copies as plain memcpy on this thread, timed with the same clock. */
-    private long memcpySample(final BenchCase k)
+    private long memcpySample(final BenchCase k, final int batch)
     {
         if (peerBases == null)
         {
@@ -210,10 +218,14 @@ final class AllToAllCase
         }
         final long base = window.address();
         natives.timerStart();
-        for (int i = 1; i < ranks; i++)
+        for (int b = 0; b < batch; b++)
         {
-            final int p = target(i);
-            natives.copyEngine(peerBases[p] + layout.allToAllSlot(rank), base + layout.allToAllBlock(p), k.bytes(), 1);
+            for (int i = 1; i < ranks; i++)
+            {
+                final int p = target(i);
+                natives.copyEngine(peerBases[p] + layout.allToAllSlot(rank), base + layout.allToAllBlock(p),
+                    k.bytes(), 1);
+            }
         }
         natives.timerStop();
         return natives.timerElapsedNs();

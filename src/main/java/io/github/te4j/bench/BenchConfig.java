@@ -151,6 +151,15 @@ public final class BenchConfig
     }
 
     /**
+     * All-to-alls per timed sample: --batch, else one (each sample then starts with every rank
+     * released together, as a collective call would be).
+     */
+    public int allToAllBatch()
+    {
+        return batch > 0 ? batch : 1;
+    }
+
+    /**
      * The command line of one launched rank: everything that shapes the measurements, explicit,
      * so that every rank computes the same plan.
      */

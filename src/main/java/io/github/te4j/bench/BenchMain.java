@@ -82,7 +82,8 @@ public final class BenchMain implements Callable<Integer>
     String duration;
 
     @Option(names = "--batch", paramLabel = "N",
-        description = "Operations per timed sample; 0 = auto, up to 1000 (default: 0).")
+        description = "Operations per timed sample; 0 = auto, up to 1000; alltoall: all-to-alls per sample, auto = 1"
+            + " (default: 0).")
     int batch;
 
     @Option(names = {"--ranks", "--world-size"}, paramLabel = "N",

@@ -26,8 +26,8 @@ final class NcclAllToAll
     /** The script, next to this class in the jar. */
     static final String SCRIPT = "nccl_alltoall.py";
     static final String SERIES = "NCCL all-to-all (torch)";
-    private static final String NOTE = "printed by nccl_alltoall.py (dist.all_to_all_single, CUDA events, slowest"
-        + " rank); not verified by te4j-bench";
+    private static final String NOTE = "printed by nccl_alltoall.py (dist.all_to_all_single after a barrier, CUDA"
+        + " events, slowest rank); not verified by te4j-bench";
     private static final Pattern LINE =
         Pattern.compile("nccl-a2a\\| N=(\\d+) size=(\\d+) us=([\\d.]+) gbps=([\\d.]+)");
     /** Whether python can import torch with CUDA and NCCL; the last line says why not. */
@@ -69,7 +69,10 @@ final class NcclAllToAll
             }
             out.println("peers: NCCL all-to-all (torch) on " + config.ranks + " GPUs with " + python);
             out.flush();
-            final List<String> cmd = new ArrayList<>(List.of(python, script.toString()));
+            // Samples shaped like te4j's: as many, as many warm-ups, as many all-to-alls each.
+            final List<String> cmd = new ArrayList<>(List.of(python, script.toString(),
+                "--warmup=" + config.warmup, "--samples=" + (config.duration == null ? config.iterations : 20),
+                "--loop=" + config.allToAllBatch()));
             for (final long size : sizes)
             {
                 cmd.add(Long.toString(size));

@@ -36,6 +36,9 @@ public class AllToAllPlanTest
         Assert.assertFalse(BenchOptionsTest.parse("--mode", "all").modes().contains(Mode.ALLTOALL));
         Assert.assertEquals(BenchOptionsTest.parse("--mode", "all,alltoall").modes().size(), 4);
         Assert.assertEquals(BenchOptionsTest.parse("--nccl-python", "/x/python").ncclPython(), "/x/python");
+        // One all-to-all per sample unless --batch says more.
+        Assert.assertEquals(c.allToAllBatch(), 1);
+        Assert.assertEquals(BenchOptionsTest.parse("--mode", "alltoall", "--batch", "5").allToAllBatch(), 5);
     }
 
     @Test

@@ -62,13 +62,15 @@ public class BenchAllToAllTest
     public void aWrongByteInABlockIsALoudFailure() throws Exception
     {
         Availability.ensureAvailability(Platform.HOST);
-        final List<String[]> rows = run(BenchMain.EXIT_FAILED, "--platform", "host", "--ranks", "3",
+        // Two back-to-back all-to-alls per sample: the later cases check the signal counts of that path.
+        final List<String[]> rows = run(BenchMain.EXIT_FAILED, "--platform", "host", "--ranks", "3", "--batch", "2",
             "--corrupt-for-test");
         Assert.assertEquals(rows.get(0)[14], "false", "the corrupted case must fail");
         Assert.assertTrue(rows.get(0)[15].contains("data check failed on rank 1, block from rank 0"), rows.get(0)[15]);
         for (final String[] r : rows.subList(1, rows.size()))
         {
             Assert.assertEquals(r[14], "true", "only the corrupted case fails: " + String.join(",", r));
+            Assert.assertEquals(r[7], "2", "batch: " + String.join(",", r));
         }
     }
 
