@@ -133,7 +133,7 @@ public final class BenchConfig
         return transport == TransportKind.P2P ? name : name + "+" + transport.label();
     }
 
-        /** CUDA device of a rank: --gpus entry, else the rank number. */
+    /** CUDA device of a rank: --gpus entry, else the rank number. */
     public int deviceOf(final int r)
     {
         return gpus != null ? gpus[r] : r;

@@ -126,7 +126,8 @@ public final class BenchMain implements Callable<Integer>
         description = "Run nothing: print the table and the issue-5 targets of rows saved by earlier --save-rows runs.")
     String report;
 
-    @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present.")
+    @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present;"
+        + " with alltoall, NCCL's all-to-all through torch.")
     boolean peers;
 
     @Option(names = "--peers-dir", paramLabel = "DIR", description = "Where run-peers.sh is (default: ../shared/peers).")

@@ -2,14 +2,17 @@ package io.github.te4j.bench;
 
 import io.github.te4j.Availability;
 import io.github.te4j.Platform;
+import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import javax.xml.parsers.DocumentBuilderFactory;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
+import org.xml.sax.InputSource;
 
 /**
  * --mode alltoall: real runs (4 host ranks as child JVMs in CI; 2 GPUs on a GPU host) where every
@@ -43,7 +46,8 @@ public class BenchAllToAllTest
     public void fourHostRanksVerifyEveryBlock() throws Exception
     {
         Availability.ensureAvailability(Platform.HOST);
-        final List<String[]> rows = run(0, "--platform", "host", "--ranks", "4");
+        final Path svg = Files.createTempFile("te4j-a2a", ".svg");
+        final List<String[]> rows = run(0, "--platform", "host", "--ranks", "4", "--chart", svg.toString());
         final Set<String> series = BenchRunTest.checkRows(rows);
         Assert.assertEquals(series, Set.of(Series.TE4J_ALLTOALL.label(), Series.MEMCPY_ALLTOALL.label()));
         Assert.assertEquals(rows.size(), 4, "te4j and memcpy at 4K and 64K");
@@ -56,6 +60,12 @@ public class BenchAllToAllTest
         }
         Assert.assertEquals(seen, List.of("te4j all-to-all 4096", "memcpy all-to-all 4096", "te4j all-to-all 65536",
             "memcpy all-to-all 65536"));
+        final String chart = Files.readString(svg);
+        Files.delete(svg);
+        DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(new InputSource(new StringReader(chart)));
+        Assert.assertTrue(chart.contains("All-to-all bandwidth per GPU"), "the chart's all-to-all panel");
+        Assert.assertFalse(chart.contains("rank 0 -&gt; rank 1") || chart.contains("rank 0 -> rank 1"),
+            "no empty pair panel");
     }
 
     @Test(groups = "host", timeOut = 300_000)
