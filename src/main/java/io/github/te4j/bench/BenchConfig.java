@@ -2,6 +2,7 @@ package io.github.te4j.bench;
 
 import io.github.te4j.Availability;
 import io.github.te4j.Platform;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +24,10 @@ public final class BenchConfig
     static final List<Long> HOST_SWEEP = Sizes.parseSweep("8:64M");
     static final List<Long> DEFAULT_LATENCY_SIZES = List.of(8L);
     static final List<Long> DEFAULT_RATE_SIZES = List.of(64L << 10);
+    /** Default all-to-all block sizes (bytes each rank sends to each other rank). */
+    static final List<Long> DEFAULT_ALLTOALL_SIZES = Sizes.parseList("4K,64K,1M,16M");
+    /** Where the torch of a GPU host usually lives; else python3 from PATH. */
+    static final Path TORCH_PYTHON = Path.of("/opt/torch/.venv/bin/python3");
 
     TransportKind transport = TransportKind.P2P;
     /** "auto", "cuda" or "host". */
@@ -31,6 +36,7 @@ public final class BenchConfig
     List<Long> bandwidthSizes;
     List<Long> latencySizes;
     List<Long> rateSizes;
+    List<Long> allToAllSizes;
     int warmup = 2;
     int iterations = 20;
     Duration duration;
@@ -44,6 +50,8 @@ public final class BenchConfig
     Path chart;
     boolean peers;
     Path peersDir = Path.of("..", "shared", "peers");
+    /** The python that runs the NCCL all-to-all (torch) beside te4j's; null = {@link #ncclPython()}'s default. */
+    String ncclPython;
     boolean targets;
     /** te4j variants (tuning knobs) each te4j series runs under; "" = the defaults. */
     List<String> variants = List.of("");
@@ -101,9 +109,28 @@ public final class BenchConfig
                 return latencySizes != null ? latencySizes : DEFAULT_LATENCY_SIZES;
             case RATE:
                 return rateSizes != null ? rateSizes : DEFAULT_RATE_SIZES;
+            case ALLTOALL:
+                return allToAllSizes != null ? allToAllSizes : DEFAULT_ALLTOALL_SIZES;
             default:
                 return bandwidthSizes != null ? bandwidthSizes : platform == Platform.CUDA ? CUDA_SWEEP : HOST_SWEEP;
         }
+    }
+
+    /** The python for the NCCL all-to-all: --nccl-python, else torch's venv where it exists, else python3. */
+    public String ncclPython()
+    {
+        if (ncclPython != null)
+        {
+            return ncclPython;
+        }
+        return Files.isExecutable(TORCH_PYTHON) ? TORCH_PYTHON.toString() : "python3";
+    }
+
+    /** The platform column of this run's rows: RDMA rows carry the transport, they are not the P2P figures. */
+    String rowPlatform(final Platform platform)
+    {
+        final String name = platform.name().toLowerCase(Locale.ROOT);
+        return transport == TransportKind.P2P ? name : name + "+" + transport.label();
     }
 
     /** CUDA device of a rank: --gpus entry, else the rank number. */
@@ -124,6 +151,15 @@ public final class BenchConfig
     }
 
     /**
+     * All-to-alls per timed sample: --batch, else one (each sample then starts with every rank
+     * released together, as a collective call would be).
+     */
+    public int allToAllBatch()
+    {
+        return batch > 0 ? batch : 1;
+    }
+
+    /**
      * The command line of one launched rank: everything that shapes the measurements, explicit,
      * so that every rank computes the same plan.
      */
@@ -136,6 +172,7 @@ public final class BenchConfig
         a.add("--sizes=" + join(sizes(Mode.BANDWIDTH, platform)));
         a.add("--latency-sizes=" + join(sizes(Mode.LATENCY, platform)));
         a.add("--rate-sizes=" + join(sizes(Mode.RATE, platform)));
+        a.add("--a2a-sizes=" + join(sizes(Mode.ALLTOALL, platform)));
         a.add("--warmup=" + warmup);
         if (duration != null)
         {

@@ -85,15 +85,25 @@ final class BenchLauncher
         {
             Files.deleteIfExists(rowsFile);
         }
+        final int reported = rows.size();  // te4j's and the baselines' rows; peers' come on top
         if (config.peers)
         {
-            if (platform == Platform.CUDA)
+            final boolean allToAll = config.modes.contains(Mode.ALLTOALL);
+            if (platform != Platform.CUDA)
             {
-                rows.addAll(PeerPrograms.run(config.peersDir, Duration.ofMinutes(15), out));
+                out.println("peers: the peer programs need GPUs; skipped on the host platform");
             }
             else
             {
-                out.println("peers: the peer programs need GPUs; skipped on the host platform");
+                if (config.modes.size() > (allToAll ? 1 : 0))
+                {
+                    rows.addAll(PeerPrograms.run(config.peersDir, Duration.ofMinutes(15), out));
+                }
+                if (allToAll)
+                {
+                    rows.addAll(NcclAllToAll.run(config, config.sizes(Mode.ALLTOALL, platform), Duration.ofMinutes(15),
+                        out, infos));
+                }
             }
         }
         if (config.saveRows != null)
@@ -104,9 +114,9 @@ final class BenchLauncher
         {
             new Report(config, platform, infos, rows).print(out);
         }
-        if (rows.size() < plan.size())
+        if (reported < plan.size())
         {
-            System.err.println("te4j-bench: only " + rows.size() + " of " + plan.size() + " cases reported");
+            System.err.println("te4j-bench: only " + reported + " of " + plan.size() + " cases reported");
             return BenchMain.EXIT_FAILED;
         }
         return ranksFailed || !rows.stream().allMatch(Row::ok) ? BenchMain.EXIT_FAILED : 0;
@@ -131,10 +141,18 @@ final class BenchLauncher
                         + " are visible (set --gpus or --ranks)";
                 }
             }
-            if (!Availability.cudaCanAccessPeer(config.deviceOf(0), config.deviceOf(1)))
+            // The pair modes need 0 <-> 1; an all-to-all needs every pair.
+            final int reach = config.modes.contains(Mode.ALLTOALL) ? config.ranks : 2;
+            for (int a = 0; a < reach; a++)
             {
-                return "CUDA devices " + config.deviceOf(0) + " and " + config.deviceOf(1)
-                    + " cannot access each other (no NVLink/PCIe P2P): use --platform host";
+                for (int b = a + 1; b < reach; b++)
+                {
+                    if (!Availability.cudaCanAccessPeer(config.deviceOf(a), config.deviceOf(b)))
+                    {
+                        return "CUDA devices " + config.deviceOf(a) + " and " + config.deviceOf(b)
+                            + " cannot access each other (no NVLink/PCIe P2P): use --platform host";
+                    }
+                }
             }
         }
         return null;

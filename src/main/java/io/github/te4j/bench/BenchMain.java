@@ -50,7 +50,7 @@ public final class BenchMain implements Callable<Integer>
     String platform = "auto";
 
     @Option(names = "--mode", paramLabel = "MODE[,MODE]",
-        description = "bandwidth, latency, rate or all (default: all).")
+        description = "bandwidth, latency, rate, alltoall or all (default: all = the first three).")
     String mode = "all";
 
     @Option(names = "--sizes", paramLabel = "LIST",
@@ -67,6 +67,10 @@ public final class BenchMain implements Callable<Integer>
     @Option(names = "--rate-sizes", paramLabel = "LIST", description = "Message-rate sizes (default: 64K).")
     String rateSizes;
 
+    @Option(names = "--a2a-sizes", paramLabel = "LIST",
+        description = "All-to-all block sizes, bytes to each other rank (default: 4K,64K,1M,16M).")
+    String allToAllSizes;
+
     @Option(names = "--warmup", paramLabel = "N", description = "Untimed samples before timing (default: 2).")
     int warmup = 2;
 
@@ -78,11 +82,12 @@ public final class BenchMain implements Callable<Integer>
     String duration;
 
     @Option(names = "--batch", paramLabel = "N",
-        description = "Operations per timed sample; 0 = auto, up to 1000 (default: 0).")
+        description = "Operations per timed sample; 0 = auto, up to 1000; alltoall: all-to-alls per sample, auto = 1"
+            + " (default: 0).")
     int batch;
 
     @Option(names = {"--ranks", "--world-size"}, paramLabel = "N",
-        description = "Ranks; ranks 0 and 1 are measured, others only join (default: 2).")
+        description = "Ranks; ranks 0 and 1 are measured, others only join; alltoall uses all (default: 2).")
     int ranks = 2;
 
     @Option(names = "--gpus", paramLabel = "LIST", description = "CUDA device of each rank (default: rank r uses r).")
@@ -121,11 +126,17 @@ public final class BenchMain implements Callable<Integer>
         description = "Run nothing: print the table and the issue-5 targets of rows saved by earlier --save-rows runs.")
     String report;
 
-    @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present.")
+    @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present;"
+        + " with alltoall, NCCL's all-to-all through torch.")
     boolean peers;
 
     @Option(names = "--peers-dir", paramLabel = "DIR", description = "Where run-peers.sh is (default: ../shared/peers).")
     Path peersDir;
+
+    @Option(names = "--nccl-python", paramLabel = "PYTHON",
+        description = "Python with torch for the NCCL all-to-all of --peers (default: /opt/torch/.venv/bin/python3"
+            + " where it exists, else python3).")
+    String ncclPython;
 
     @Option(names = "--rank", paramLabel = "R", description = "Run as rank R only (ranks started by hand).")
     Integer rank;
@@ -207,6 +218,7 @@ public final class BenchMain implements Callable<Integer>
         c.bandwidthSizes = main;
         c.latencySizes = latencySizes != null ? Sizes.parseList(latencySizes) : null;
         c.rateSizes = rateSizes != null ? Sizes.parseList(rateSizes) : null;
+        c.allToAllSizes = allToAllSizes != null ? Sizes.parseList(allToAllSizes) : null;
         // With one mode, --sizes/--sweep are that mode's sizes.
         if (main != null && c.modes.size() == 1)
         {
@@ -217,6 +229,10 @@ public final class BenchMain implements Callable<Integer>
             if (c.modes.contains(Mode.RATE) && c.rateSizes == null)
             {
                 c.rateSizes = main;
+            }
+            if (c.modes.contains(Mode.ALLTOALL) && c.allToAllSizes == null)
+            {
+                c.allToAllSizes = main;
             }
         }
         check(warmup >= 0 && warmup <= 1000, "--warmup must be 0..1000, got " + warmup);
@@ -236,6 +252,8 @@ public final class BenchMain implements Callable<Integer>
         }
         check(batch >= 0 && batch <= 1000000, "--batch must be 0 (auto) .. 1000000, got " + batch);
         c.batch = batch;
+        check(ranks >= 2 || !c.modes.contains(Mode.ALLTOALL),
+            "--mode alltoall needs --ranks 2 or more (every rank sends to every other), got " + ranks);
         check(ranks >= 2 && ranks <= 64, "--ranks must be 2..64, got " + ranks);
         c.ranks = ranks;
         if (gpus != null)
@@ -298,6 +316,8 @@ public final class BenchMain implements Callable<Integer>
         {
             c.peersDir = peersDir;
         }
+        check(ncclPython == null || !ncclPython.isBlank(), "--nccl-python: empty");
+        c.ncclPython = ncclPython;
         if (rank != null)
         {
             check(rank >= 0 && rank < ranks, "--rank " + rank + " outside 0.." + (ranks - 1));
@@ -338,7 +358,8 @@ public final class BenchMain implements Callable<Integer>
             }
             catch (final IllegalArgumentException e)
             {
-                throw new IllegalArgumentException("--mode: '" + part.trim() + "' (expected bandwidth, latency, rate or all)");
+                throw new IllegalArgumentException("--mode: '" + part.trim()
+                    + "' (expected bandwidth, latency, rate, alltoall or all)");
             }
             if (m == Mode.ALL)
             {

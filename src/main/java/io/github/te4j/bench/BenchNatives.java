@@ -6,6 +6,7 @@ import io.github.te4j.Platform;
 import io.github.te4j.Te4jException;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeBench;
+import java.time.Duration;
 import java.util.function.Supplier;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
@@ -18,6 +19,8 @@ import org.bytedeco.javacpp.Pointer;
 final class BenchNatives implements AutoCloseable
 {
     private final Platform platform;
+    private final int device;
+    private final long peerTable;
     private final long timeoutNs;
     private final NativeBench.StreamTimer timer;
     private final NativeBench.CopyBaseline copy;
@@ -35,6 +38,8 @@ final class BenchNatives implements AutoCloseable
         final int partner, final long timeoutNs)
     {
         this.platform = platform;
+        this.device = device;
+        this.peerTable = ctx.peerPtrsTablePtr();
         this.timeoutNs = timeoutNs;
         final int p = platform.nativeId();
         final long base = ctx.localBuffer().address();
@@ -97,6 +102,30 @@ final class BenchNatives implements AutoCloseable
     long peerBase()
     {
         return peerBase;
+    }
+
+    /** Rank {@code r}'s window base as mapped here (P2P only: null entries fail). */
+    long peerBaseOf(final int r)
+    {
+        return readPeerBase(platform, device, peerTable, r);
+    }
+
+    /**
+     * Times the ops {@code enqueue} puts on {@code stream}. CUDA: events on the stream around
+     * them; host: the clock, stopped once the executor thread has finished (synchronize first).
+     * Returns nanoseconds; the stream is idle afterwards.
+     */
+    long timeStreamOps(final OpStream stream, final Duration timeout, final Runnable enqueue)
+    {
+        timerStart();
+        enqueue.run();
+        if (platform == Platform.HOST)
+        {
+            stream.synchronize(timeout);
+        }
+        timerStop();
+        stream.synchronize(timeout);
+        return timerElapsedNs();
     }
 
     void timerStart()

@@ -14,7 +14,7 @@ public final class BenchPlan
     static final long FLAG_BYTES = 4;
     /** The series an RDMA transport runs (OpStream ops from Java). */
     static final java.util.Set<Series> RDMA_SERIES = java.util.EnumSet.of(Series.TE4J_PUT, Series.TE4J_PING_PONG,
-        Series.TE4J_RATE_JAVA);
+        Series.TE4J_RATE_JAVA, Series.TE4J_ALLTOALL);
 
     private BenchPlan()
     {
@@ -93,6 +93,24 @@ public final class BenchPlan
                     : new BenchCase(Series.MEMCPY_RATE, size, 1, 1));
             }
         }
+        if (config.modes.contains(Mode.ALLTOALL))
+        {
+            for (final long size : config.sizes(Mode.ALLTOALL, platform))
+            {
+                for (final String v : config.variants)
+                {
+                    for (final int b : blocks)
+                    {
+                        out.add(new BenchCase(Series.TE4J_ALLTOALL, size, b, cuda ? config.threadsOf(v) : 1, v));
+                    }
+                }
+                if (!cuda)
+                {
+                    // On CUDA the comparison is NCCL's all-to-all (--peers), run after the ranks.
+                    out.add(new BenchCase(Series.MEMCPY_ALLTOALL, size, 1, 1));
+                }
+            }
+        }
         if (config.transport != TransportKind.P2P)
         {
             // Over RDMA only the te4j series that go through OpStream: the baselines and the native
@@ -102,13 +120,30 @@ public final class BenchPlan
         return out;
     }
 
-    /** The largest message of a plan (sizes the window). */
+    /** The largest pair message of a plan (sizes the window's pair regions). */
     public static long maxBytes(final List<BenchCase> plan)
     {
         long max = Sizes.MIN_BYTES;
         for (final BenchCase c : plan)
         {
-            max = Math.max(max, c.bytes());
+            if (c.series().mode() != Mode.ALLTOALL)
+            {
+                max = Math.max(max, c.bytes());
+            }
+        }
+        return max;
+    }
+
+    /** The largest all-to-all block of a plan, 0 without all-to-all cases (sizes the window's a2a regions). */
+    public static long maxBlockBytes(final List<BenchCase> plan)
+    {
+        long max = 0;
+        for (final BenchCase c : plan)
+        {
+            if (c.series().mode() == Mode.ALLTOALL)
+            {
+                max = Math.max(max, c.bytes());
+            }
         }
         return max;
     }

@@ -68,7 +68,8 @@ final class BenchRank
                 TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
             {
                 final long session = agreeOnSession(rv);
-                final WindowLayout layout = new WindowLayout(BenchPlan.maxBytes(plan));
+                final WindowLayout layout = new WindowLayout(BenchPlan.maxBytes(plan), config.ranks,
+                    BenchPlan.maxBlockBytes(plan));
                 final P2pTransport p2p = engine.getOrCreateP2pTransport(config.ranks);
                 final DeviceBuffer window = p2p.allocateBuffer(layout.windowBytes());
                 final boolean rdma = config.transport != TransportKind.P2P;
@@ -147,9 +148,21 @@ final class BenchRank
     private List<String> describe(final Platform platform, final WindowLayout layout)
     {
         final List<String> out = new ArrayList<>();
+        final boolean allToAll = config.modes.contains(Mode.ALLTOALL);
+        final boolean pairs = config.modes.size() > (allToAll ? 1 : 0);
         out.add("platform " + BenchMain.platformName(platform) + ", transport " + config.transport.label() + ", "
-            + config.ranks + " ranks" + (config.ranks > 2 ? " (pair 0<->1 measured, the others join)" : ""));
-        if (platform == Platform.CUDA)
+            + config.ranks + " ranks" + (config.ranks > 2 && pairs ? " (pair 0<->1 measured, the others join)" : "")
+            + (allToAll ? "; all-to-all among all " + config.ranks : ""));
+        if (platform == Platform.CUDA && allToAll)
+        {
+            final StringBuilder g = new StringBuilder("GPUs: device of rank 0..").append(config.ranks - 1).append(':');
+            for (int r = 0; r < config.ranks; r++)
+            {
+                g.append(' ').append(config.deviceOf(r));
+            }
+            out.add(g.toString());
+        }
+        else if (platform == Platform.CUDA)
         {
             out.add("GPUs: rank 0 on device " + config.deviceOf(0) + ", rank 1 on device " + config.deviceOf(1)
                 + "; peer access " + Availability.cudaCanAccessPeer(config.deviceOf(0), config.deviceOf(1)));

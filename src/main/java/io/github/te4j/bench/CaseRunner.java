@@ -24,7 +24,8 @@ import java.util.List;
  *   verify data, guard and signal counts (receivers) .. all-gather verdicts
  * </pre>
  * Rank 0 then turns its samples and everyone's verdicts into a {@link Row}. A failure anywhere
- * becomes that row's failure text; the run goes on with the next case.
+ * becomes that row's failure text; the run goes on with the next case. All-to-all cases, in
+ * which every rank sends and receives, run in {@link AllToAllCase}.
  */
 final class CaseRunner
 {
@@ -51,6 +52,8 @@ final class CaseRunner
     private boolean corrupted;
     /** The captured graph of the TE4J_RATE_GRAPH case running now. */
     private CapturedGraph graph;
+    /** Runs the all-to-all cases, in which every rank takes part. */
+    private final AllToAllCase allToAll;
 
     CaseRunner(final BenchConfig config, final Platform platform, final HandleExchange exchange, final CommContext ctx,
         final OpStream stream, final BenchNatives natives, final WindowLayout layout, final long session)
@@ -68,6 +71,7 @@ final class CaseRunner
         this.session = session;
         this.timeout = config.timeout;
         this.rdma = config.transport != TransportKind.P2P;
+        this.allToAll = new AllToAllCase(config, platform, exchange, ctx, stream, natives, layout, session);
     }
 
     /** Ranks 0 and 1 write their pattern into the source region once: every message is a prefix of it. */
@@ -82,6 +86,10 @@ final class CaseRunner
     /** Runs {@code k}; returns its row on rank 0, null elsewhere. */
     Row run(final BenchCase k)
     {
+        if (k.series().mode() == Mode.ALLTOALL)
+        {
+            return allToAll.run(k);
+        }
         final boolean receives = partner >= 0 && (rank == 1 || k.series().twoSided());
         String error = null;
         int signalBefore = 0;
@@ -95,11 +103,11 @@ final class CaseRunner
             }
             if (rank == 1 && usesRateSignal(k.series()))
             {
-                signalBefore = readWord(WindowLayout.RATE_SIGNAL);
+                signalBefore = readWord(window, WindowLayout.RATE_SIGNAL);
             }
             if (rdma && k.series() == Series.TE4J_PING_PONG && partner >= 0)
             {
-                pingPongBase = readWord(WindowLayout.PING_PONG_SIGNAL);  // the peer sends after the barrier
+                pingPongBase = readWord(window, WindowLayout.PING_PONG_SIGNAL);  // the peer sends after the barrier
                 pingPongRounds = 0;
             }
         }
@@ -153,9 +161,7 @@ final class CaseRunner
         final String failure = runError != null ? runError : firstText(verdicts, 0);
         final double[] v = samples.stream().mapToDouble(Double::doubleValue).toArray();
         final Stats s = v.length == 0 ? null : Stats.of(v);
-        // RDMA rows carry the transport in the platform column: they are not the P2P host figures.
-        final String where = BenchMain.platformName(platform) + (rdma ? "+" + config.transport.label() : "");
-        return new Row(k.series().mode(), k.seriesLabel(), k.series().role(), where,
+        return new Row(k.series().mode(), k.seriesLabel(), k.series().role(), config.rowPlatform(platform),
             k.bytes(), k.blocks(), k.threads(), batch, v.length, s == null ? Double.NaN : s.median(),
             s == null ? Double.NaN : s.p99(), failure == null && s == null ? "no samples" : failure, note(k, batch));
     }
@@ -312,24 +318,16 @@ final class CaseRunner
         }
     }
 
-    /**
-     * Times {@code batch} operations enqueued from Java on the te4j stream. CUDA: events on the
-     * stream; host: the clock, stopped once the executor thread has finished (synchronize first).
-     */
+    /** Times {@code batch} operations enqueued from Java on the te4j stream. */
     private long javaLoop(final int batch, final Runnable op)
     {
-        natives.timerStart();
-        for (int i = 0; i < batch; i++)
+        return natives.timeStreamOps(stream, timeout, () ->
         {
-            op.run();
-        }
-        if (platform == Platform.HOST)
-        {
-            stream.synchronize(timeout);
-        }
-        natives.timerStop();
-        stream.synchronize(timeout);
-        return natives.timerElapsedNs();
+            for (int i = 0; i < batch; i++)
+            {
+                op.run();
+            }
+        });
     }
 
     /**
@@ -436,7 +434,7 @@ final class CaseRunner
         }
         if (usesRateSignal(k.series()))
         {
-            final int got = readWord(WindowLayout.RATE_SIGNAL) - signalBefore;
+            final int got = readWord(window, WindowLayout.RATE_SIGNAL) - signalBefore;
             if (got != (int)opsSent)
             {
                 return "signal check failed on rank " + rank + ": the signal word advanced by "
@@ -451,9 +449,10 @@ final class CaseRunner
         return s == Series.TE4J_RATE_JAVA || s == Series.TE4J_RATE_CPP || s == Series.TE4J_RATE_GRAPH;
     }
 
-    private int readWord(final long offset)
+    /** The 32-bit little-endian word at {@code offset} of {@code buf}. */
+    static int readWord(final DeviceBuffer buf, final long offset)
     {
-        return ByteBuffer.wrap(window.read(offset, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt();
+        return ByteBuffer.wrap(buf.read(offset, 4)).order(ByteOrder.LITTLE_ENDIAN).getInt();
     }
 
     // ---- collective payloads
@@ -464,7 +463,7 @@ final class CaseRunner
         return ByteBuffer.allocate(8 + t.length).putLong(ops).put(t).array();
     }
 
-    private static byte[] text(final String s)
+    static byte[] text(final String s)
     {
         return s == null ? new byte[0] : s.getBytes(StandardCharsets.UTF_8);
     }
@@ -475,7 +474,7 @@ final class CaseRunner
     }
 
     /** The first non-empty text among the blobs (after {@code skip} header bytes), or null. */
-    private static String firstText(final List<byte[]> blobs, final int skip)
+    static String firstText(final List<byte[]> blobs, final int skip)
     {
         for (final byte[] b : blobs)
         {

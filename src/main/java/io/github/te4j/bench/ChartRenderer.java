@@ -55,6 +55,7 @@ final class ChartRenderer
     {
         final List<Row> bw = new ArrayList<>();
         final List<Row> lat = new ArrayList<>();
+        final List<Row> a2a = new ArrayList<>();
         for (final Row r : rows)
         {
             if (!r.ok() || !(r.medianNs() > 0) || Double.isInfinite(r.medianNs()))
@@ -69,15 +70,24 @@ final class ChartRenderer
             {
                 lat.add(r);
             }
+            else if (r.mode() == Mode.ALLTOALL)
+            {
+                a2a.add(r);
+            }
         }
         final List<Panel> out = new ArrayList<>();
-        if (!bw.isEmpty() || lat.isEmpty())
+        if (!bw.isEmpty() || lat.isEmpty() && a2a.isEmpty())
         {
             out.add(new Panel("Bandwidth vs message size, rank 0 -> rank 1", "GB/s (1e9 B/s)", bw, Row::gbps));
         }
         if (!lat.isEmpty())
         {
             out.add(new Panel("Round-trip latency vs message size", "round trip, us", lat, r -> r.medianNs() / 1000));
+        }
+        if (!a2a.isEmpty())
+        {
+            out.add(new Panel("All-to-all bandwidth per GPU vs block size (" + a2a.get(0).ranks() + " ranks)",
+                "GB/s per GPU, (N-1) x block / time", a2a, Row::gbps));
         }
         return out;
     }

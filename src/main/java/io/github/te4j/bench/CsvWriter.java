@@ -7,7 +7,7 @@ import java.util.Locale;
 final class CsvWriter
 {
     static final String HEADER = "mode,series,role,platform,bytes,blocks,threads,batch,samples,median_ns,p99_ns,"
-        + "gbps,gbps_p99,ops_per_s,ok,failure,note";
+        + "gbps,gbps_p99,ops_per_s,ok,failure,note,ranks";
 
     private CsvWriter()
     {
@@ -22,7 +22,8 @@ final class CsvWriter
                 r.platform(), Long.toString(r.bytes()), Integer.toString(r.blocks()), Integer.toString(r.threads()),
                 Integer.toString(r.batch()), Integer.toString(r.samples()), num(r.medianNs()), num(r.p99Ns()),
                 num(r.gbps()), num(r.gbpsP99()), num(r.opsPerSecond()), Boolean.toString(r.ok()),
-                quote(r.failure() == null ? "" : r.failure()), quote(r.note()))).append('\n');
+                quote(r.failure() == null ? "" : r.failure()), quote(r.note()),
+                Integer.toString(r.ranks()))).append('\n');
         }
         return sb.toString();
     }

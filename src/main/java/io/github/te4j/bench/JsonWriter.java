@@ -39,6 +39,7 @@ final class JsonWriter
                 .append(", \"ok\": ").append(r.ok())
                 .append(", \"failure\": ").append(r.failure() == null ? "null" : string(r.failure()))
                 .append(", \"note\": ").append(string(r.note()))
+                .append(", \"ranks\": ").append(r.ranks())
                 .append('}');
         }
         sb.append(rows.isEmpty() ? "]\n}\n" : "\n  ]\n}\n");

@@ -9,7 +9,12 @@ public enum Mode
     LATENCY,
     /** putWithSignal launched back to back, from Java and from C++ (the JNI cost). */
     RATE,
-    /** All three, each with its own sizes. */
+    /**
+     * Every rank puts a distinct block to every other rank with a signal and waits for the N-1
+     * arriving: bandwidth per GPU. Not part of {@link #ALL}: it takes every rank of the run.
+     */
+    ALLTOALL,
+    /** Bandwidth, latency and rate, each with its own sizes. */
     ALL;
 
     /** The name used on the command line and in output. */

@@ -70,6 +70,11 @@ final class Progress
         {
             return String.format(Locale.ROOT, "round trip %.3f us", r.medianNs() / 1000);
         }
+        if (r.mode() == Mode.ALLTOALL)
+        {
+            return String.format(Locale.ROOT, "%.2f GB/s per GPU, %.3f us per all-to-all of %d ranks", r.gbps(),
+                r.medianNs() / 1000, r.ranks());
+        }
         return String.format(Locale.ROOT, "%.2f GB/s, %.3f us/op", r.gbps(), r.medianNs() / 1000);
     }
 }

@@ -22,6 +22,15 @@ public final class Row
     private final double p99Ns;
     private final String failure;
     private final String note;
+    private final int ranks;
+
+    /** A row of the pair 0 -> 1 (every mode but the all-to-all). */
+    public Row(final Mode mode, final String series, final Role role, final String platform, final long bytes,
+        final int blocks, final int threads, final int batch, final int samples, final double medianNs,
+        final double p99Ns, final String failure, final String note)
+    {
+        this(mode, series, role, platform, bytes, blocks, threads, batch, samples, medianNs, p99Ns, failure, note, 2);
+    }
 
     /**
      * @param mode      the mode the row belongs to (bandwidth, latency or rate)
@@ -38,10 +47,11 @@ public final class Row
      * @param p99Ns     99th percentile time per operation (NaN when the case failed)
      * @param failure   null when every check held, else what went wrong
      * @param note      free text (how it was timed, where a figure comes from); may be empty
+     * @param ranks     ranks taking part: 2 for the pair modes, N for an all-to-all among N
      */
     public Row(final Mode mode, final String series, final Role role, final String platform, final long bytes,
         final int blocks, final int threads, final int batch, final int samples, final double medianNs,
-        final double p99Ns, final String failure, final String note)
+        final double p99Ns, final String failure, final String note, final int ranks)
     {
         this.mode = mode;
         this.series = series;
@@ -56,6 +66,7 @@ public final class Row
         this.p99Ns = p99Ns;
         this.failure = failure;
         this.note = note == null ? "" : note;
+        this.ranks = ranks;
     }
 
     public Mode mode()
@@ -131,16 +142,31 @@ public final class Row
         return note;
     }
 
-    /** GB/s (1e9 B/s) at the median time; NaN for latency rows, which move data both ways. */
+    /** Ranks taking part: 2 for the pair modes, N for an all-to-all among N. */
+    public int ranks()
+    {
+        return ranks;
+    }
+
+    /** Bytes that count for bandwidth: an all-to-all moves (N-1) blocks into and out of each rank. */
+    private double movedBytes()
+    {
+        return mode == Mode.ALLTOALL ? (double)(ranks - 1) * bytes : bytes;
+    }
+
+    /**
+     * GB/s (1e9 B/s) at the median time; NaN for latency rows, which move data both ways. An
+     * all-to-all's is per GPU: (N-1) x block size / time of one all-to-all.
+     */
     public double gbps()
     {
-        return mode == Mode.LATENCY ? Double.NaN : bytes / medianNs;
+        return mode == Mode.LATENCY ? Double.NaN : movedBytes() / medianNs;
     }
 
     /** GB/s at the 99th percentile time (the slow end). */
     public double gbpsP99()
     {
-        return mode == Mode.LATENCY ? Double.NaN : bytes / p99Ns;
+        return mode == Mode.LATENCY ? Double.NaN : movedBytes() / p99Ns;
     }
 
     /** Operations per second at the median time. */
@@ -164,7 +190,8 @@ public final class Row
     @Override
     public String toString()
     {
-        return String.format(Locale.ROOT, "%s %s %s %s median %.1f ns p99 %.1f ns %s", mode.label(), series,
-            Sizes.format(bytes), shape(), medianNs, p99Ns, ok() ? "ok" : "FAILED: " + failure);
+        return String.format(Locale.ROOT, "%s %s %s %s%s median %.1f ns p99 %.1f ns %s", mode.label(), series,
+            Sizes.format(bytes), shape(), mode == Mode.ALLTOALL ? " " + ranks + " ranks" : "", medianNs, p99Ns,
+            ok() ? "ok" : "FAILED: " + failure);
     }
 }

@@ -29,7 +29,11 @@ public enum Series
     /** cudaMemcpyPeerAsync back to back (rate mode). */
     COPY_ENGINE_RATE("copy engine (cudaMemcpyPeerAsync)", Role.BASELINE, Mode.RATE),
     /** memcpy back to back (rate mode, host). */
-    MEMCPY_RATE("memcpy (same mappings)", Role.BASELINE, Mode.RATE);
+    MEMCPY_RATE("memcpy (same mappings)", Role.BASELINE, Mode.RATE),
+    /** Per rank: putWithSignal of one block to every other rank, then waitSignal for the N-1 arriving. */
+    TE4J_ALLTOALL("te4j all-to-all", Role.TE4J, Mode.ALLTOALL),
+    /** Per rank: one memcpy of each block into the other ranks' shared-memory mappings (host). */
+    MEMCPY_ALLTOALL("memcpy all-to-all", Role.BASELINE, Mode.ALLTOALL);
 
     private final String label;
     private final Role role;

@@ -21,7 +21,7 @@ final class TableWriter
         {
             sb.append("# ").append(info).append('\n');
         }
-        for (final Mode mode : new Mode[] {Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE})
+        for (final Mode mode : new Mode[] {Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE, Mode.ALLTOALL})
         {
             final List<String[]> lines = new ArrayList<>();
             for (final Row r : rows)
@@ -52,6 +52,9 @@ final class TableWriter
                 return "== bandwidth, rank 0 -> rank 1 (GB/s = 1e9 B/s; per-op time of back-to-back ops)";
             case LATENCY:
                 return "== latency: round trip rank 0 -> rank 1 -> rank 0 (median and p99 per round trip)";
+            case ALLTOALL:
+                return "== all-to-all: every rank puts one block of <size> to every other rank (time per all-to-all;"
+                    + " GB/s per GPU = (N-1) x size / time)";
             default:
                 return "== message rate: ops launched back to back on one stream (per-op time)";
         }
@@ -59,10 +62,21 @@ final class TableWriter
 
     private static String[] cells(final Row r)
     {
-        return new String[] {r.series(), Sizes.format(r.bytes()), r.shape(), Integer.toString(r.batch()),
+        return new String[] {r.series(), Sizes.format(r.bytes()), shape(r), Integer.toString(r.batch()),
             Integer.toString(r.samples()), num(r.medianNs() / 1000, 3), num(r.p99Ns() / 1000, 3), num(r.gbps(), 2),
             num(r.gbpsP99(), 2), num(r.opsPerSecond() / 1e6, 3),
             r.ok() ? (r.role() == Role.PEER ? "peer's own" : "ok") : "FAILED: " + r.failure()};
+    }
+
+    /** The launch shape; an all-to-all's leads with its ranks (its shape only where a grid is launched). */
+    private static String shape(final Row r)
+    {
+        if (r.mode() != Mode.ALLTOALL)
+        {
+            return r.shape();
+        }
+        final boolean grid = r.blocks() == 0 || r.blocks() > 1 || r.threads() > 1;
+        return r.ranks() + " ranks" + (grid ? ", " + r.shape() : "");
     }
 
     static String num(final double v, final int decimals)

@@ -3,9 +3,12 @@ package io.github.te4j.bench;
 /**
  * Where things sit in each rank's symmetric window:
  * <pre>
- *   0      control words, one per 128-byte line: ping-pong signal, raw flag, handshake, rate signal
+ *   0      control words, one per 128-byte line: ping-pong signal, raw flag, handshake, rate signal,
+ *          all-to-all signal
  *   4 KiB  source: the rank's pattern, written once (every message is a prefix of it)
  *   dst    destination: poisoned before each case, verified after it; then a poisoned guard
+ *   a2a    all-to-all (only when the run has such cases): N source blocks (block d goes to rank d),
+ *          then N destination slots (slot s receives from rank s), each slot followed by a guard
  * </pre>
  */
 public final class WindowLayout
@@ -18,6 +21,8 @@ public final class WindowLayout
     public static final long READY = 256;
     /** Signal word of the putWithSignal rate cases. */
     public static final long RATE_SIGNAL = 384;
+    /** Signal word of the all-to-all: every other rank adds 1 per block it delivered here. */
+    public static final long ALLTOALL_SIGNAL = 512;
     /** Bytes after a message that must still hold the poison (no overrun). */
     public static final int GUARD = 64;
 
@@ -25,15 +30,42 @@ public final class WindowLayout
 
     private final long maxBytes;
     private final long dst;
+    private final int ranks;
+    private final long blockStride;
+    private final long a2aSrc;
+    private final long a2aDst;
     private final long total;
 
-    /** A layout for messages up to {@code maxBytes}. */
+    /** A layout for messages up to {@code maxBytes}, without all-to-all regions. */
     public WindowLayout(final long maxBytes)
     {
+        this(maxBytes, 0, 0);
+    }
+
+    /**
+     * A layout for pair messages up to {@code maxBytes} and, when {@code maxBlockBytes > 0},
+     * all-to-all blocks up to {@code maxBlockBytes} among {@code ranks} ranks.
+     */
+    public WindowLayout(final long maxBytes, final int ranks, final long maxBlockBytes)
+    {
+        if (maxBlockBytes > 0 && ranks < 2)
+        {
+            throw new IllegalArgumentException("an all-to-all needs 2 or more ranks, got " + ranks);
+        }
         this.maxBytes = maxBytes;
-        final long region = (maxBytes + GUARD + PAGE - 1) / PAGE * PAGE;
+        final long region = pages(maxBytes + GUARD);
         this.dst = PAGE + region;
-        this.total = dst + region;
+        this.ranks = maxBlockBytes > 0 ? ranks : 0;
+        // Page-aligned blocks and slots: each slot's guard ends before the next slot starts.
+        this.blockStride = maxBlockBytes > 0 ? pages(maxBlockBytes + GUARD) : 0;
+        this.a2aSrc = dst + region;
+        this.a2aDst = a2aSrc + this.ranks * blockStride;
+        this.total = a2aDst + this.ranks * blockStride;
+    }
+
+    private static long pages(final long bytes)
+    {
+        return (bytes + PAGE - 1) / PAGE * PAGE;
     }
 
     /** Offset of the source region. */
@@ -51,6 +83,33 @@ public final class WindowLayout
     public long maxBytes()
     {
         return maxBytes;
+    }
+
+    /** Largest all-to-all block the window holds (0 without all-to-all regions). */
+    public long maxBlockBytes()
+    {
+        return blockStride == 0 ? 0 : blockStride - GUARD;
+    }
+
+    /** Offset of the block this rank sends to rank {@code dstRank}. */
+    public long allToAllBlock(final int dstRank)
+    {
+        return a2aSrc + checkRank(dstRank) * blockStride;
+    }
+
+    /** Offset of the slot that receives rank {@code srcRank}'s block (the same offset in every window). */
+    public long allToAllSlot(final int srcRank)
+    {
+        return a2aDst + checkRank(srcRank) * blockStride;
+    }
+
+    private long checkRank(final int r)
+    {
+        if (r < 0 || r >= ranks)
+        {
+            throw new IllegalArgumentException("rank " + r + " outside the all-to-all regions of " + ranks + " ranks");
+        }
+        return r;
     }
 
     /** Size of the window. */

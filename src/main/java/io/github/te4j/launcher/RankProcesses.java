@@ -99,7 +99,17 @@ public final class RankProcesses implements AutoCloseable
     /** Starts one command as rank {@code rank} (output captured, multicast kept off). */
     public void startCommand(final int rank, final List<String> cmd)
     {
+        startCommand(rank, cmd, Map.of());
+    }
+
+    /**
+     * Starts one command as rank {@code rank} with {@code env} added to its environment (output
+     * captured; multicast kept off whatever {@code env} says).
+     */
+    public void startCommand(final int rank, final List<String> cmd, final Map<String, String> env)
+    {
         final ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        pb.environment().putAll(env);
         pb.environment().putAll(NO_MULTICAST_ENV);
         final Process p;
         try
