@@ -92,6 +92,7 @@ public final class PeerFailureWorker
                 throw new AssertionError("the exception does not name the lost rank " + victim);
             }
         }
+        RdmaPeerFailureWorker.awaitEverySurvivorSawLoss(dir, rank, victim, Duration.ofSeconds(60));
         // Release what involved the victim. Closing the stream abandons the wait on the dead peer.
         stream.close();
         ctx.close();

@@ -79,9 +79,7 @@ public final class RdmaPeerFailureWorker
         final boolean idle = Boolean.parseBoolean(a.getOrDefault("idle", "false"));
         final long lostAt = awaitLoss(dir, rank, victim, deadline, idle, window, ctx, stream);
         System.out.println("te4j-peer-lost-epoch-ms " + lostAt);
-        // Nobody closes anything before every survivor has seen the victim's loss: a survivor
-        // that closed early would be reported lost itself by a slower one.
-        awaitEverySurvivorSawLoss(dir, rank, victim);
+        awaitEverySurvivorSawLoss(dir, rank, victim, SETUP);
         // (another survivor that already closed its engine may be lost too by now)
         check((rdma.lostPeers() & 1L << victim) != 0, "lostPeers 0x" + Long.toHexString(rdma.lostPeers())
             + " does not include the victim");
@@ -175,16 +173,21 @@ public final class RdmaPeerFailureWorker
         }
     }
 
-    /** Marks this survivor's detection in {@code dir}, then waits (bounded) for every other survivor's. */
-    private static void awaitEverySurvivorSawLoss(final Path dir, final int rank, final int victim) throws Exception
+    /**
+     * Marks this survivor's detection in {@code dir}, then waits (bounded) for every other
+     * survivor's (ranks below {@code victim}): nobody closes anything before all have seen the loss,
+     * or a survivor that closed early would be reported lost itself by a slower one.
+     */
+    static void awaitEverySurvivorSawLoss(final Path dir, final int rank, final int victim, final Duration bound)
+        throws Exception
     {
         Files.writeString(dir.resolve("rank-" + rank + "-saw-loss"), "");
-        final long until = System.nanoTime() + SETUP.toNanos();
+        final long until = System.nanoTime() + bound.toNanos();
         for (int r = 0; r < victim; r++)
         {
             while (!Files.exists(dir.resolve("rank-" + r + "-saw-loss")))
             {
-                check(System.nanoTime() < until, "survivor rank " + r + " did not report the loss within " + SETUP);
+                check(System.nanoTime() < until, "survivor rank " + r + " did not report the loss within " + bound);
                 Thread.sleep(5);
             }
         }
