@@ -10,8 +10,8 @@
 //     random data, poisoned destinations, no byte written before or after the range;
 //     once per put kernel variant of te4j/tuning.h (the default, base, auto, u8, u16, u8c, tma,
 //     tma8, tma3, tmah, tmaq, ce, cesm, cluster; signal=atom/red/set; pdl=0/1; arrival=sys/gpu);
-//   * ordering: the receiver's stream snapshots the data (a put to itself) right after its
-//     waitSignal, on the device;
+//   * ordering (8 MiB on 132 blocks, 200 x 64 KiB on 8 blocks): the receiver's stream
+//     snapshots the data (a put to itself) right after its waitSignal, on the device;
 //   * CUDA graph capture of putWithSignal + redAdd, replayed 10 times (and synchronize refused
 //     while capturing);
 //   * many-writer totals: signal and redAdd from both ranks to both ranks;
@@ -420,11 +420,10 @@ bool testSizes(World* w, const std::string& variant) {
 
 // The receiver's stream copies the data away (a put to itself) right after its waitSignal, with
 // no host step in between: a block whose data landed after the signal would be missed.
-bool testOrdering(World* w, const std::string& variant) {
+bool testOrderingShape(World* w, const std::string& variant, std::size_t n, int blocks,
+                       int rounds) {
   Rank& a = w->rank[0];
   Rank& b = w->rank[1];
-  const std::size_t n = std::min<std::size_t>(g_cfg.max_bytes, 8u << 20);
-  const int rounds = 8;
   std::vector<uint8_t> data;
   for (int round = 1; round <= rounds; ++round) {
     pattern(&data, n, 0x0e0e0000u + w->cases++);
@@ -433,7 +432,7 @@ bool testOrdering(World* w, const std::string& variant) {
       return false;
     }
     REQUIRE_OK(a.stream, a.stream->putWithSignal(a.ctx, 1, a.window, a.src, n,
-                                                 word(a.window, w->layout, kSigOrder), 1, 132,
+                                                 word(a.window, w->layout, kSigOrder), 1, blocks,
                                                  512));
     ++w->order_signals;
     REQUIRE_OK(b.stream, b.stream->waitSignal(word(b.window, w->layout, kSigOrder),
@@ -444,10 +443,17 @@ bool testOrdering(World* w, const std::string& variant) {
     std::snprintf(what, sizeof(what), "[%s] ordering round %d snapshot", variant.c_str(), round);
     if (!checkLanded(b.device, b.window + w->layout.slot, 0, data, what)) return false;
   }
-  std::printf("OK [%s] ordering: %d rounds of %zu B, snapshot taken on the device right after "
-              "the signal\n",
-              variant.c_str(), rounds, n);
+  std::printf("OK [%s] ordering: %d rounds of %zu B on %d blocks, snapshot taken on the device "
+              "right after the signal\n",
+              variant.c_str(), rounds, n, blocks);
   return true;
+}
+
+// Two shapes: 8 MiB over 132 blocks, and 64 KiB over 8 blocks many times (the per-op latency
+// shape, where the blocks' arrival protocol decides whether the signal can overtake data).
+bool testOrdering(World* w, const std::string& variant) {
+  return testOrderingShape(w, variant, std::min<std::size_t>(g_cfg.max_bytes, 8u << 20), 132, 8) &&
+         testOrderingShape(w, variant, std::min<std::size_t>(g_cfg.max_bytes, 64u << 10), 8, 200);
 }
 
 bool testGraph(World* w, const std::string& variant) {
