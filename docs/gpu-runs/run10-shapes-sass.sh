@@ -2,7 +2,7 @@
 # v6 (arrival=gpu default, solo-lane ping-pong): correctness, SASS of the latency kernels, the
 # ping-pong variants and a 64 KiB launch-shape sweep beside NVSHMEM.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 tar xzf .carry/jre.tgz -C /tmp && export JAVA=/tmp/jre/bin/java
 echo "== test_cuda_ops"; TE4J_CUDA_OPS_VARIANTS="default;arrival=sys;put=cluster;signal=set" timeout 150 .carry/native/test_cuda_ops > $OUT/ops.log 2>&1; echo "rc=$?"; tail -1 $OUT/ops.log; grep -E "^\s+\[|FAIL" $OUT/ops.log | head -8
 CO=$(ls /usr/local/cuda/bin/cuobjdump 2>/dev/null || command -v cuobjdump)

@@ -2,7 +2,7 @@
 # v6 candidates: arrival=gpu (target 4), signal=set (targets 3, 7): correctness, then the rates and
 # round trips beside the defaults, raw flag, floor and NVSHMEM in one run.
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."  # the repository root
 tar xzf .carry/jre.tgz -C /tmp && export JAVA=/tmp/jre/bin/java
 echo "== test_host_ops"; timeout 60 .carry/native/test_host_ops 2>&1 | tail -1
 echo "== test_cuda_ops"; TE4J_CUDA_OPS_VARIANTS="default;arrival=gpu;put=cluster,arrival=gpu;signal=set" timeout 150 .carry/native/test_cuda_ops > $OUT/ops.log 2>&1; echo "rc=$?"; tail -1 $OUT/ops.log; grep -E "^\s+\[|FAIL" $OUT/ops.log | head -8
