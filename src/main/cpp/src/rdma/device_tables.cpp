@@ -72,5 +72,16 @@ int TableRdmaTransport::queryQpError(int qp_index, int64_t* out, int capacity) {
   return 8;
 }
 
+std::string TableRdmaTransport::shapeError(int num_ranks, int num_qps) {
+  if (num_ranks <= 0 || num_ranks > 64) {
+    return "num_ranks must be 1..64, got " + std::to_string(num_ranks);
+  }
+  if (num_qps < num_ranks || num_qps % num_ranks != 0) {
+    return "num_qps (" + std::to_string(num_qps) + ") must be a positive multiple of num_ranks (" +
+           std::to_string(num_ranks) + ")";
+  }
+  return "";
+}
+
 }  // namespace rdma
 }  // namespace te4j

@@ -51,6 +51,10 @@ class TableRdmaTransport : public RdmaTransport {
   int queryQpError(int qp_index, int64_t* out, int capacity) override;
 
  protected:
+  /// Why initialize's (num_ranks, num_qps) is refused, or "" when it is a valid shape: 1..64
+  /// ranks and a positive multiple of num_ranks QPs (both backends accept the same shapes).
+  static std::string shapeError(int num_ranks, int num_qps);
+
   virtual uint32_t windowKey() const = 0;
   virtual bool haveQps() const = 0;
   int numQps() const { return num_ranks_ * qps_per_rank_; }

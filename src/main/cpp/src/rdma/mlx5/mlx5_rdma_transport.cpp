@@ -61,12 +61,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
 
   int initialize(const char* device_name, int num_ranks, int num_qps) override {
     if (device_) return fail(kIllegalState, "initialize: already initialized");
-    if (num_ranks <= 0 || num_ranks > 64)
-      return fail(kInvalidArgument, "initialize: num_ranks must be 1..64, got " + std::to_string(num_ranks));
-    if (num_qps < num_ranks || num_qps % num_ranks != 0)
-      return fail(kInvalidArgument, "initialize: num_qps (" + std::to_string(num_qps) +
-                                        ") must be a positive multiple of num_ranks (" +
-                                        std::to_string(num_ranks) + ")");
+    const std::string bad_shape = shapeError(num_ranks, num_qps);
+    if (!bad_shape.empty()) return fail(kInvalidArgument, "initialize: " + bad_shape);
     std::string why;
     memory_ = platform_ == kPlatformHost ? makeHostMemoryPort() : makeCudaMemoryPort(cuda_device_, &why);
     if (!memory_) return fail(kUnavailable, "initialize(mlx5): " + why);
