@@ -191,6 +191,48 @@ MC_DEVICE_INLINE void bench_te4j_side(const mooncake::device::CommCtx& ctx, int 
   if (lane == 0) bench_record(out, kLoopOk, iters, base + iters, base + iters);
 }
 
+// Whether every lane of the side passed (CUDA: warp vote; host: the one lane's own).
+#if defined(MC_PLATFORM_CUDA)
+MC_DEVICE_INLINE bool bench_side_all(bool ok) { return __all_sync(0xffffffffu, ok); }
+#else
+MC_DEVICE_INLINE bool bench_side_all(bool ok) { return ok; }
+#endif
+
+/// One side of the LL ping-pong (transport/device/ll_put.cuh): per round the sender stores the
+/// `bytes` from src into the peer's slot as LL words tagged with base + round (its lanes share
+/// the words: 8 bytes are two words, lanes 0 and 1, one coalesced store), and the receiver's
+/// lanes poll their words of the own slot until each carries that flag, copying the payload to
+/// dst. No fence and no separate signal word: each 8-byte word announces its own 4 bytes. The
+/// slot's route is resolved once, before the loop. The initiator sends first. A round whose
+/// wait fails on any lane stops the loop (warp vote).
+MC_DEVICE_INLINE void bench_ll_side(const mooncake::device::CommCtx& ctx, int peer, bool initiator,
+                                    uint64_t* slot, void* dst, const void* src, size_t bytes,
+                                    uint32_t base, uint32_t iters, uint64_t deadline, unsigned lane,
+                                    unsigned lanes, BenchLoopResult* out) {
+  using namespace mooncake::device;
+  uint64_t* remote = (uint64_t*)mc_route_put(ctx, peer, slot);
+  if (remote == nullptr) {  // uniform: every lane computed the same
+    if (lane == 0) bench_record(out, kLoopNoRoute, 0, base + 1, 0);
+    return;
+  }
+  for (uint32_t round = 1; round <= iters; ++round) {
+    const uint32_t flag = base + round;
+    uint32_t seen = 0;
+    bool ok = true;
+    if (!initiator) ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
+    if (ok) {
+      mc_ll_store(remote, src, bytes, flag, lane, lanes);
+      if (initiator) ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
+    }
+    if (!ok) {
+      // The lane that failed knows what it saw; lane 0 records (its own view when it failed).
+      if (lane == 0) bench_record(out, kLoopTimeout, round - 1, flag, seen);
+      return;
+    }
+  }
+  if (lane == 0) bench_record(out, kLoopOk, iters, base + iters, base + iters);
+}
+
 /// Spin of the raw baseline: acquire loads, no back-off; the clock is read every 1024 polls.
 MC_DEVICE_INLINE bool bench_raw_wait(const uint32_t* flag, uint32_t expected, uint64_t deadline,
                                      uint32_t* seen) {

@@ -4,6 +4,7 @@
 // peer's loop kernel is already queued behind its own handshake, so launch skew between the two
 // processes stays out of the figure.
 //   te4j      <<<1, 32>>>  bench_te4j_side: mc_route_put + warp copy + mc_signal + mc_wait_signal
+//   te4j LL   <<<1, 32>>>  bench_ll_side:   mc_ll_store to the peer's slot + mc_ll_wait on the own
 //   raw flag  <<<1, 1>>>   bench_raw_side:  st.release.sys / ld.acquire.sys spin
 // Kernels report through mapped pinned memory; every spin has an in-kernel deadline and the
 // host wait for the kernels is bounded too.
@@ -43,6 +44,16 @@ __global__ void bench_te4j_kernel(CommCtx ctx, int peer, bool initiator, void* d
   __syncthreads();
   bench_te4j_side<kSpin, kSignal>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
                   blockDim.x, out);
+}
+
+__global__ void bench_ll_kernel(CommCtx ctx, int peer, bool initiator, uint64_t* slot, void* dst,
+                                const void* src, size_t bytes, uint32_t base, uint32_t iters,
+                                uint64_t timeout_ns, BenchLoopResult* out) {
+  __shared__ uint64_t deadline;  // one clock read for the whole warp
+  if (threadIdx.x == 0) deadline = mooncake::device::mc_globaltimer_ns() + timeout_ns;
+  __syncthreads();
+  bench_ll_side(ctx, peer, initiator, slot, dst, src, bytes, base, iters, deadline, threadIdx.x,
+                blockDim.x, out);
 }
 
 template <bool kData>
@@ -119,6 +130,31 @@ class CudaPingPong final : public PingPong {
     if (rc != kOk) return rc;
     sig_base_ += (uint32_t)iters;
     return checkWord("te4j ping-pong signal", sig_, sig_base_);
+  }
+
+  int te4jLl(bool initiator, void* slot, void* dst, const void* src, std::size_t bytes, int iters,
+             int64_t timeout_ns, int64_t* elapsed_ns) override {
+    int rc = check(iters, timeout_ns, elapsed_ns);
+    if (rc != kOk) return rc;
+    if (slot == nullptr || dst == nullptr || src == nullptr || bytes == 0 || ((uintptr_t)slot & 7u) != 0) {
+      return fail(kInvalidArgument, "LL ping-pong: null buffer, zero bytes or a slot not 8-byte aligned");
+    }
+    DeviceCall call(device_);
+    cudaError_t e = call.status();
+    if (e == cudaSuccess) e = launchMeet(timeout_ns);
+    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
+    if (e == cudaSuccess) {
+      bench_ll_kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes,
+                                             ll_base_, (uint32_t)iters, (uint64_t)timeout_ns,
+                                             results_dev_ + 1);
+      e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
+    rc = finish("LL ping-pong", e, timeout_ns, elapsed_ns);
+    if (rc != kOk) return rc;
+    ll_base_ += (uint32_t)iters;
+    // The slot's first word carries the peer's last flag in its high half.
+    return checkWord("LL ping-pong slot flag", (const uint32_t*)slot + 1, ll_base_);
   }
 
   int rawFlag(bool initiator, int iters, int64_t timeout_ns, int64_t* elapsed_ns) override {
@@ -227,6 +263,7 @@ class CudaPingPong final : public PingPong {
   BenchLoopResult* results_dev_ = nullptr;  // the same as seen by kernels
   uint32_t sig_base_ = 0;
   uint32_t flag_base_ = 0;
+  uint32_t ll_base_ = 0;
   uint32_t ready_count_ = 0;
   bool broken_ = false;
   std::string why_;

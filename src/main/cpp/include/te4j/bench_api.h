@@ -76,6 +76,11 @@ class PingPong : public NativeObject {
   /// warp a side (mc_route_put, mc_copy_cooperative, mc_signal, mc_wait_signal).
   virtual int te4j(bool initiator, void* dst, const void* src, std::size_t bytes, int iters,
                    int64_t timeout_ns, int64_t* elapsed_ns) = 0;
+  /// te4j LL: the LL put (transport/device/ll_put.cuh) of bytes from src into the peer's copy
+  /// of slot (8-byte aligned, mc_ll_slot_bytes(bytes) long, zero at the start), one warp a side;
+  /// the receiver polls its slot and copies each message to dst. No fence, no signal word.
+  virtual int te4jLl(bool initiator, void* slot, void* dst, const void* src, std::size_t bytes,
+                     int iters, int64_t timeout_ns, int64_t* elapsed_ns) = 0;
   /// Baseline: one thread a side, st.release.sys of the round number to the peer's flag and
   /// ld.acquire.sys spin on the own flag (host: the same with C++ atomics).
   virtual int rawFlag(bool initiator, int iters, int64_t timeout_ns, int64_t* elapsed_ns) = 0;

@@ -71,6 +71,9 @@ class UnusablePingPong final : public PingPong {
   int te4j(bool, void*, const void*, std::size_t, int, int64_t, int64_t*) override {
     return init_status_;
   }
+  int te4jLl(bool, void*, void*, const void*, std::size_t, int, int64_t, int64_t*) override {
+    return init_status_;
+  }
   int rawFlag(bool, int, int64_t, int64_t*) override { return init_status_; }
 };
 

@@ -50,6 +50,33 @@ class HostPingPong final : public PingPong {
     return ok();
   }
 
+  int te4jLl(bool initiator, void* slot, void* dst, const void* src, std::size_t bytes, int iters,
+             int64_t timeout_ns, int64_t* elapsed_ns) override {
+    int rc = check(iters, timeout_ns, elapsed_ns);
+    if (rc != kOk) return rc;
+    if (slot == nullptr || dst == nullptr || src == nullptr || bytes == 0 || ((uintptr_t)slot & 7u) != 0) {
+      return fail(kInvalidArgument, "LL ping-pong: null buffer, zero bytes or a slot not 8-byte aligned");
+    }
+    const uint64_t deadline = mooncake::device::mc_globaltimer_ns() + (uint64_t)timeout_ns;
+    rc = meet(deadline);
+    if (rc != kOk) return rc;
+    BenchLoopResult r = {};
+    const auto t0 = Clock::now();
+    bench_ll_side(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes, ll_base_, (uint32_t)iters,
+                  deadline, 0, 1, &r);
+    const auto t1 = Clock::now();
+    if (r.status != kLoopOk) return broken(bench_loop_failure("LL ping-pong", r));
+    ll_base_ += (uint32_t)iters;
+    // The slot's first word carries the peer's last flag in its high half.
+    const uint32_t flag = (uint32_t)(mooncake::device::mc_ld_relaxed_u64((const uint64_t*)slot) >> 32);
+    if (flag != ll_base_) {
+      return broken("LL ping-pong slot flag " + std::to_string(flag) + ", expected exactly " +
+                    std::to_string(ll_base_));
+    }
+    *elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    return ok();
+  }
+
   int rawFlag(bool initiator, int iters, int64_t timeout_ns, int64_t* elapsed_ns) override {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
@@ -114,6 +141,7 @@ class HostPingPong final : public PingPong {
   uint32_t* ready_;
   uint32_t sig_base_ = 0;
   uint32_t flag_base_ = 0;
+  uint32_t ll_base_ = 0;
   uint32_t ready_count_ = 0;
   bool broken_ = false;
   std::string why_;

@@ -1,5 +1,6 @@
 // comm_device.cuh — the communication context handed to kernels by value, and the routing
-// primitives built on it (mc_route_put, mc_signal, mc_red_add). Single source: g++ and nvcc.
+// primitives built on it (mc_route_put, mc_signal, mc_red_add, the LL put). Single source: g++
+// and nvcc.
 #pragma once
 
 #include <stdint.h>
@@ -33,5 +34,6 @@ MC_HOST_DEVICE inline CommCtx make_comm_ctx(const P2PContext& p2p, const IbgdaCo
 }  // namespace mooncake
 
 // The routing primitives (mc_route_put, mc_signal, mc_red_add) follow in detail/routing.cuh,
-// written against the structs above.
+// written against the structs above; the LL put (mc_ll_put, mc_ll_wait) builds on them.
 #include "transport/device/detail/routing.cuh"
+#include "transport/device/ll_put.cuh"

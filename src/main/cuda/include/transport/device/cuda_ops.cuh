@@ -28,6 +28,16 @@ MC_DEVICE_INLINE uint64_t mc_ld_acquire_u64(const uint64_t* p) {
   return v;
 }
 
+MC_DEVICE_INLINE uint64_t mc_ld_relaxed_u64(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+MC_DEVICE_INLINE void mc_st_relaxed_u64(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
+}
+
 MC_DEVICE_INLINE void mc_st_release_u32(uint32_t* p, uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }

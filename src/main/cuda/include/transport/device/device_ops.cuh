@@ -13,6 +13,11 @@
 //                                  before it. Pairs with mc_st_release / mc_atomic_add_release.
 //   mc_st_release_u32/_u64(p, v)   store; earlier loads/stores (and, being cumulative, what this
 //                                  thread has observed) are visible before it.
+//   mc_ld_relaxed_u64(p)           load that is single-copy atomic (never torn) and not cached
+//                                  stale: a polled word. No ordering of other accesses.
+//   mc_st_relaxed_u64(p, v)        store that is single-copy atomic: a reader sees all 8 bytes
+//                                  of v or none. No ordering (the LL put: data and its flag
+//                                  travel in one such word, ll_put.cuh).
 //   mc_atomic_add_release_u32(p,v) atomic *p += v with release order; returns the old value.
 //                                  The signal primitive: 32-bit, wraps modulo 2^32.
 //   mc_red_release_u32(p, v)       the same add with no return value (PTX red; host: as above).

@@ -29,6 +29,14 @@ MC_DEVICE_INLINE uint64_t mc_ld_acquire_u64(const uint64_t* p) {
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+MC_DEVICE_INLINE uint64_t mc_ld_relaxed_u64(const uint64_t* p) {
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+MC_DEVICE_INLINE void mc_st_relaxed_u64(uint64_t* p, uint64_t v) {
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
 MC_DEVICE_INLINE void mc_st_release_u32(uint32_t* p, uint32_t v) {
   __atomic_store_n(p, v, __ATOMIC_RELEASE);
 }

@@ -174,6 +174,14 @@ final class BenchNatives implements AutoCloseable
         return out[0];
     }
 
+    long llPingPong(final boolean initiator, final long slot, final long dst, final long src, final long bytes,
+        final int iters)
+    {
+        check(pingPong.te4jLl(initiator, slot, dst, src, bytes, iters, timeoutNs, out), "LL ping-pong",
+            pingPong::lastError);
+        return out[0];
+    }
+
     long rawFlagPingPong(final boolean initiator, final int iters)
     {
         check(pingPong.rawFlag(initiator, iters, timeoutNs, out), "raw flag ping-pong", pingPong::lastError);

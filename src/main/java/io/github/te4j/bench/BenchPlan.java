@@ -64,6 +64,11 @@ public final class BenchPlan
                 {
                     out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1, v));
                 }
+                if (size <= WindowLayout.LL_MAX_BYTES)
+                {
+                    // No knob changes the LL loop: once per size.
+                    out.add(new BenchCase(Series.TE4J_LL_PING_PONG, size, 1, cuda ? 32 : 1));
+                }
             }
             out.add(new BenchCase(Series.RAW_FLAG, FLAG_BYTES, 1, 1));
             if (config.variants.size() > 1 || !config.variants.get(0).isEmpty())

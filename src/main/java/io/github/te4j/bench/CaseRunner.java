@@ -172,6 +172,7 @@ final class CaseRunner
         switch (k.series())
         {
             case TE4J_PING_PONG:
+            case TE4J_LL_PING_PONG:
             case RAW_FLAG:
             case RAW_FLAG_DATA:
                 return clock + " around " + (platform == Platform.CUDA ? "one kernel of " : "a loop of ") + batch
@@ -310,6 +311,8 @@ final class CaseRunner
                 return natives.smCopy(peerDst, src, k.bytes(), k.blocks(), k.threads(), batch);
             case TE4J_PING_PONG:
                 return rdma ? streamPingPong(k, batch) : natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
+            case TE4J_LL_PING_PONG:
+                return natives.llPingPong(rank == 0, base + layout.llSlot(), dst, src, k.bytes(), batch);
             case RAW_FLAG:
             case RAW_FLAG_DATA:
                 return natives.rawFlagPingPong(rank == 0, batch);

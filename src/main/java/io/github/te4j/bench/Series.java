@@ -13,6 +13,12 @@ public enum Series
     MEMCPY("memcpy (same mappings)", Role.BASELINE, Mode.BANDWIDTH),
     /** put + signal round trips inside one kernel (one warp a side) or one host loop. */
     TE4J_PING_PONG("te4j put+signal ping-pong", Role.TE4J, Mode.LATENCY),
+    /**
+     * LL put round trips inside one kernel (one warp a side) or one host loop: each 8-byte word
+     * carries 4 payload bytes and the round's flag, so no fence and no signal word
+     * ({@code transport/device/ll_put.cuh}); up to {@link WindowLayout#LL_MAX_BYTES}.
+     */
+    TE4J_LL_PING_PONG("te4j LL put ping-pong (flag in each word)", Role.TE4J, Mode.LATENCY),
     /** st.release / ld.acquire flag round trips, one thread a side. */
     RAW_FLAG("raw flag ping-pong", Role.BASELINE, Mode.LATENCY),
     /**

@@ -28,11 +28,13 @@ final class TargetReport
         bulk(t, rows);
         ratio64m(t, rows);
         latency(t, rows, "cuda", "3", "put(8 B)+signal round trip vs raw flag (CUDA)", 1.03);
+        llLatency(t, rows, "cuda", "3L", 1.03);
         floor(t, rows, "cuda", "3f");
         javaPerOp(t, rows);
         javaVsCpp(t, rows);
         hostBandwidth(t, rows);
         latency(t, rows, "host", "7", "host signal round trip vs raw atomic ping-pong", 1.2);
+        llLatency(t, rows, "host", "7L", 1.2);
         floor(t, rows, "host", "7f");
         rdma(t, rows);
         final StringBuilder sb = new StringBuilder("\n== issue 5 targets (ratios within this run)\n");
@@ -154,6 +156,24 @@ final class TargetReport
         final double r = te4j.get().medianNs() / raw.get().medianNs();
         t.add(new String[] {n, what, us(te4j.get()) + " vs " + us(raw.get()) + where(te4j.get()), ratio(r),
             String.format(Locale.ROOT, "<= %.2f", goal), met(r <= goal)});
+    }
+
+    /**
+     * The LL put (signal inside each data word, no fence) of 8 bytes beside the same raw flag:
+     * the goal of its platform's target (3 or 7) for te4j's fence-free small-message path.
+     */
+    private static void llLatency(final List<String[]> t, final List<Row> rows, final String platform, final String n,
+        final double goal)
+    {
+        final Optional<Row> ll = best(rows, is(platform, Series.TE4J_LL_PING_PONG, 8));
+        final Optional<Row> raw = best(rows, is(platform, Series.RAW_FLAG, BenchPlan.FLAG_BYTES));
+        if (ll.isEmpty() || raw.isEmpty())
+        {
+            return;
+        }
+        final double r = ll.get().medianNs() / raw.get().medianNs();
+        t.add(new String[] {n, "  LL put(8 B) round trip (flag in each word) vs raw flag", us(ll.get()) + " vs "
+            + us(raw.get()), ratio(r), String.format(Locale.ROOT, "<= %.2f", goal), met(r <= goal)});
     }
 
     /** The floor of a correctly ordered put+signal (data store, release, flag) beside the raw flag. */

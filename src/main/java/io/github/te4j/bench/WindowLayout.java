@@ -7,6 +7,8 @@ package io.github.te4j.bench;
  *          all-to-all signal
  *   4 KiB  source: the rank's pattern, written once (every message is a prefix of it)
  *   dst    destination: poisoned before each case, verified after it; then a poisoned guard
+ *   ll     the LL ping-pong's slot (8 KiB: 8 bytes per 4 of payload, up to LL_MAX_BYTES); zero
+ *          at the start and never poisoned (its flags only grow)
  *   a2a    all-to-all (only when the run has such cases): N source blocks (block d goes to rank d),
  *          then N destination slots (slot s receives from rank s), each slot followed by a guard
  * </pre>
@@ -23,6 +25,8 @@ public final class WindowLayout
     public static final long RATE_SIGNAL = 384;
     /** Signal word of the all-to-all: every other rank adds 1 per block it delivered here. */
     public static final long ALLTOALL_SIGNAL = 512;
+    /** Largest message of the LL ping-pong (its slot takes twice that). */
+    public static final long LL_MAX_BYTES = 4096;
     /** Bytes after a message that must still hold the poison (no overrun). */
     public static final int GUARD = 64;
 
@@ -30,6 +34,7 @@ public final class WindowLayout
 
     private final long maxBytes;
     private final long dst;
+    private final long ll;
     private final int ranks;
     private final long blockStride;
     private final long a2aSrc;
@@ -58,7 +63,8 @@ public final class WindowLayout
         this.ranks = maxBlockBytes > 0 ? ranks : 0;
         // Page-aligned blocks and slots: each slot's guard ends before the next slot starts.
         this.blockStride = maxBlockBytes > 0 ? pages(maxBlockBytes + GUARD) : 0;
-        this.a2aSrc = dst + region;
+        this.ll = dst + region;
+        this.a2aSrc = ll + 2 * LL_MAX_BYTES;
         this.a2aDst = a2aSrc + this.ranks * blockStride;
         this.total = a2aDst + this.ranks * blockStride;
     }
@@ -78,6 +84,12 @@ public final class WindowLayout
     public long dst()
     {
         return dst;
+    }
+
+    /** Offset of the LL ping-pong's slot (8-byte aligned, 2 x LL_MAX_BYTES long). */
+    public long llSlot()
+    {
+        return ll;
     }
 
     public long maxBytes()

@@ -113,6 +113,10 @@ public final class NativeBench
         public native int te4j(boolean initiator, @Cast("void*") long dst, @Cast("const void*") long src,
             @Cast("size_t") long bytes, int iters, long timeoutNs, @Cast("int64_t*") long[] elapsedNs);
 
+        public native int te4jLl(boolean initiator, @Cast("void*") long slot, @Cast("void*") long dst,
+            @Cast("const void*") long src, @Cast("size_t") long bytes, int iters, long timeoutNs,
+            @Cast("int64_t*") long[] elapsedNs);
+
         public native int rawFlag(boolean initiator, int iters, long timeoutNs, @Cast("int64_t*") long[] elapsedNs);
     }
 

@@ -26,6 +26,8 @@ public class ReportFormatsTest
             null, ""));
         rows.add(new Row(Mode.LATENCY, Series.RAW_FLAG.label(), Role.BASELINE, "cuda", 4, 1, 1, 1000, 20, 2520, 2600,
             null, ""));
+        rows.add(new Row(Mode.LATENCY, Series.TE4J_LL_PING_PONG.label(), Role.TE4J, "cuda", 8, 1, 32, 1000, 20, 2570,
+            2650, null, ""));
         rows.add(new Row(Mode.RATE, "weird <&> \"name\", with comma", Role.TE4J, "cuda", 65536, 0, 0, 1000, 20, 2400,
             2900, "data check failed: byte 3\tx", "note, \"quoted\""));
         rows.addAll(PeerPrograms.parse(PEER_OUTPUT));
@@ -94,6 +96,9 @@ public class ReportFormatsTest
         Assert.assertTrue(table.contains("== latency"), table);
         final String targets = TargetReport.write(rows);
         Assert.assertTrue(targets.contains("issue 5 targets"), targets);
+        // 2.570 / 2.520 = 1.020: the LL row beside the raw flag, within target 3's 1.03.
+        Assert.assertTrue(targets.lines().anyMatch(l -> l.startsWith("3L") && l.contains("2.570 us vs 2.520 us")
+            && l.contains("1.020") && l.trim().endsWith("yes")), targets);
     }
 
     @Test
