@@ -71,6 +71,10 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
   return ((uint64_t)flag << 32) | payload;
 }
 
+/// Words a participant keeps in flight: its loads of a group are issued before any of them is
+/// used, so a lane with many words waits about one memory latency per group, not per word.
+constexpr size_t kMcLlUnroll = 8;
+
 /// Participant tid of nthreads (see mc_copy_cooperative) stores its words (tid, tid + nthreads,
 /// ...) of the `bytes` at src, tagged with flag, into `routed_slot`: an address mc_route_put
 /// returned, resolved once by a loop that sends through the same slot many times. No ordering
@@ -78,8 +82,16 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
 MC_DEVICE_INLINE void mc_ll_store(uint64_t* routed_slot, const void* src, size_t bytes,
                                   uint32_t flag, size_t tid, size_t nthreads) {
   const size_t words = mc_ll_words(bytes);
-  for (size_t i = tid; i < words; i += nthreads) {
-    mc_st_relaxed_u64(routed_slot + i, mc_ll_word(detail::mc_ll_payload((const uint8_t*)src, bytes, i), flag));
+  for (size_t i = tid; i < words; i += kMcLlUnroll * nthreads) {
+    uint32_t payload[kMcLlUnroll];
+    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+      const size_t w = i + u * nthreads;
+      payload[u] = w < words ? detail::mc_ll_payload((const uint8_t*)src, bytes, w) : 0;
+    }
+    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+      const size_t w = i + u * nthreads;
+      if (w < words) mc_st_relaxed_u64(routed_slot + w, mc_ll_word(payload[u], flag));
+    }
   }
 }
 
@@ -104,16 +116,24 @@ MC_DEVICE_INLINE bool mc_ll_wait(const uint64_t* slot, void* dst, size_t bytes, 
                                  uint64_t deadline_ns, size_t tid, size_t nthreads,
                                  uint32_t* seen = nullptr) {
   const size_t words = mc_ll_words(bytes);
-  for (size_t i = tid; i < words; i += nthreads) {
-    uint64_t w = mc_ld_relaxed_u64(slot + i);
-    for (uint32_t polls = 1; (uint32_t)(w >> 32) != flag; ++polls) {
-      if ((polls & 255u) == 0 && mc_globaltimer_ns() > deadline_ns) {
-        if (seen != nullptr) *seen = (uint32_t)(w >> 32);
-        return false;
-      }
-      w = mc_ld_relaxed_u64(slot + i);
+  for (size_t i = tid; i < words; i += kMcLlUnroll * nthreads) {
+    uint64_t got[kMcLlUnroll];
+    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {  // one load per word of the group, all in flight
+      const size_t w = i + u * nthreads;
+      got[u] = w < words ? mc_ld_relaxed_u64(slot + w) : 0;
     }
-    detail::mc_ll_deliver((uint8_t*)dst, bytes, i, (uint32_t)w);
+    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+      const size_t w = i + u * nthreads;
+      if (w >= words) break;
+      for (uint32_t polls = 1; (uint32_t)(got[u] >> 32) != flag; ++polls) {
+        if ((polls & 255u) == 0 && mc_globaltimer_ns() > deadline_ns) {
+          if (seen != nullptr) *seen = (uint32_t)(got[u] >> 32);
+          return false;
+        }
+        got[u] = mc_ld_relaxed_u64(slot + w);
+      }
+      detail::mc_ll_deliver((uint8_t*)dst, bytes, w, (uint32_t)got[u]);
+    }
   }
   return true;
 }
