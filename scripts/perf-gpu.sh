@@ -83,6 +83,10 @@ bench lat 60 --platform cuda --mode latency --latency-sizes 8 --iterations 20 --
   --variant default --variant wait=spin --variant signal=atom --variant signal=set \
   --variant signal=set,wait=spin
 
+# 4b. The LL put (flag in every 8-byte word, no fence; v7) beside put+signal and the raw flag,
+#     over message sizes: where the fence-free path wins and where its polling stops paying.
+bench ll 60 --platform cuda --mode latency --latency-sizes 8,64,256,1K,4K --iterations 20 --warmup 2
+
 # 5. putWithSignal back to back (targets 4, 5): the lean kernel (default), u8+pdl+red, and the
 #    copy engine followed by the signal kernel (put=ce), the lean kernel as one thread-block
 #    cluster (put=cluster: the blocks meet at the cluster barrier), 4 KiB (one block) and 64 KiB.

@@ -4,6 +4,7 @@
 // message and its poisoned guard. GPU 0 <-> GPU 1 over NVLink/PCIe P2P when two GPUs can reach
 // each other, else two streams on GPU 0. Also: a wait with no sender times out (bounded) and
 // delivers nothing. Every CUDA call and launch is checked. Exit 0 = passed, 2 = no GPU (skip).
+// Argument "quick": 1/100 of the rounds (for compute-sanitizer, which slows every access).
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <string.h>
@@ -61,6 +62,7 @@ struct SideResult {
 
 // One side: per round, build the message in shared memory, mc_ll_put it (32 lanes), and/or
 // mc_ll_wait for the peer's into dst, then check it against message_word.
+template <size_t kUnroll>
 __global__ void ll_side_kernel(CommCtx ctx, int peer, bool initiator, size_t bytes, uint32_t rounds,
                                uint64_t seed, uint64_t timeout_ns, SideResult* out) {
   __shared__ uint32_t msg[1024];
@@ -77,7 +79,7 @@ __global__ void ll_side_kernel(CommCtx ctx, int peer, bool initiator, size_t byt
     __syncwarp();
     uint32_t seen = 0;
     bool ok = true;
-    if (!initiator) ok = mc_ll_wait(slot, dst, bytes, r, deadline, lane, 32, &seen);
+    if (!initiator) ok = mc_ll_wait<kUnroll>(slot, dst, bytes, r, deadline, lane, 32, &seen);
     if (__all_sync(0xffffffffu, ok)) {
       if (!initiator) {
         __syncwarp();
@@ -86,8 +88,8 @@ __global__ void ll_side_kernel(CommCtx ctx, int peer, bool initiator, size_t byt
           bad += dst[i] != (uint8_t)(w >> (8 * (i % 4)));
         }
       }
-      mc_ll_put(ctx, peer, slot, msg, bytes, r, lane, 32);
-      if (initiator) ok = mc_ll_wait(slot, dst, bytes, r, deadline, lane, 32, &seen);
+      mc_ll_store<kUnroll>((uint64_t*)mc_route_put(ctx, peer, slot), msg, bytes, r, lane, 32);
+      if (initiator) ok = mc_ll_wait<kUnroll>(slot, dst, bytes, r, deadline, lane, 32, &seen);
     }
     const unsigned failed = __ballot_sync(0xffffffffu, !ok);
     if (failed != 0) {
@@ -155,10 +157,11 @@ bool poisonDst(Side* s, size_t bytes) {
 }
 
 bool launch(Side* s, int peer, bool initiator, size_t bytes, uint32_t rounds, uint64_t seed,
-            uint64_t timeout_ns) {
+            uint64_t timeout_ns, size_t unroll = kMcLlUnroll) {
   CUDA_OK(cudaSetDevice(s->device));
   s->result->rounds = 0xffffffffu;  // "not written"
-  ll_side_kernel<<<1, 32, 0, s->stream>>>(s->ctx, peer, initiator, bytes, rounds, seed, timeout_ns,
+  auto kernel = unroll == 4 ? ll_side_kernel<4> : unroll == 8 ? ll_side_kernel<8> : ll_side_kernel<kMcLlUnroll>;
+  kernel<<<1, 32, 0, s->stream>>>(s->ctx, peer, initiator, bytes, rounds, seed, timeout_ns,
                                           s->result_dev);
   CUDA_OK(cudaGetLastError());
   return true;
@@ -186,7 +189,8 @@ bool checkDst(Side* s, int from, size_t bytes, uint32_t last_round, uint64_t see
   return true;
 }
 
-bool pingPong(Side* a, Side* b, size_t bytes, uint32_t rounds, uint64_t seed) {
+bool pingPong(Side* a, Side* b, size_t bytes, uint32_t rounds, uint64_t seed,
+              size_t unroll = kMcLlUnroll, float* us_per_round_trip = nullptr) {
   // Each case starts from zeroed slots: round numbers restart at 1.
   for (Side* s : {a, b}) {
     CUDA_OK(cudaSetDevice(s->device));
@@ -196,9 +200,21 @@ bool pingPong(Side* a, Side* b, size_t bytes, uint32_t rounds, uint64_t seed) {
     CUDA_OK(cudaDeviceSynchronize());
   }
   const uint64_t timeout_ns = 10ull * 1000 * 1000 * 1000;
-  if (!launch(b, 0, false, bytes, rounds, seed, timeout_ns)) return false;
-  if (!launch(a, 1, true, bytes, rounds, seed, timeout_ns)) return false;
+  cudaEvent_t t0 = nullptr, t1 = nullptr;
+  CUDA_OK(cudaSetDevice(a->device));
+  CUDA_OK(cudaEventCreate(&t0));
+  CUDA_OK(cudaEventCreate(&t1));
+  if (!launch(b, 0, false, bytes, rounds, seed, timeout_ns, unroll)) return false;
+  CUDA_OK(cudaSetDevice(a->device));
+  CUDA_OK(cudaEventRecord(t0, a->stream));
+  if (!launch(a, 1, true, bytes, rounds, seed, timeout_ns, unroll)) return false;
+  CUDA_OK(cudaEventRecord(t1, a->stream));
   if (!finish(a) || !finish(b)) return false;
+  float ms = 0;
+  CUDA_OK(cudaEventElapsedTime(&ms, t0, t1));
+  CUDA_OK(cudaEventDestroy(t0));
+  CUDA_OK(cudaEventDestroy(t1));
+  if (us_per_round_trip != nullptr) *us_per_round_trip = ms * 1000.0f / (float)rounds;
   for (Side* s : {a, b}) {
     const SideResult r = *s->result;
     CHECK(r.timeout == 0 && r.rounds == rounds, "%zu B: rank %d did %u of %u rounds (timeout %u, seen %u)",
@@ -229,7 +245,8 @@ bool timeoutCase(Side* a) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const uint32_t divisor = argc > 1 && strcmp(argv[1], "quick") == 0 ? 100 : 1;
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("test_ll_cuda: SKIPPED (no CUDA device)\n");
@@ -260,9 +277,21 @@ int main() {
   const size_t sizes[] = {1, 4, 8, 12, 100, 128, 129, 1000, 4096};
   for (size_t bytes : sizes) {
     if (!ok) break;
-    const uint32_t rounds = bytes <= 128 ? 20000 : 2000;
+    const uint32_t rounds = (bytes <= 128 ? 20000 : 2000) / divisor;
     ok = pingPong(&a, &b, bytes, rounds, seed + bytes);
     printf("  %zu B x %u rounds: %s\n", bytes, rounds, ok ? "ran" : "CUDA error");
+  }
+  // Round trips per words-in-flight setting (printed for docs/PERFORMANCE.md, not asserted:
+  // tests never assert timings). Each run is also a checked ping-pong.
+  if (divisor == 1) {
+    for (size_t bytes : {(size_t)8, (size_t)64, (size_t)256, (size_t)1024, (size_t)4096}) {
+      for (size_t unroll : {kMcLlUnroll, (size_t)4, (size_t)8}) {
+        float us = 0;
+        if (!ok) break;
+        ok = pingPong(&a, &b, bytes, 5000, seed + 7 * bytes + unroll, unroll, &us);
+        printf("  timing: %zu B, %zu word(s) in flight per lane: %.3f us per round trip\n", bytes, unroll, us);
+      }
+    }
   }
   ok = ok && timeoutCase(&a);
   if (!ok) ++g_failures;

@@ -64,6 +64,19 @@ MC_DEVICE_INLINE void mc_ll_deliver(uint8_t* dst, size_t n, size_t i, uint32_t p
   for (size_t b = 0; b < kMcLlPayloadPerWord && at + b < n; ++b) dst[at + b] = (uint8_t)(payload >> (8 * b));
 }
 
+/// Polls *p into *w until its flag is `flag`; false once deadline_ns has passed. The clock is
+/// read after each 256 polls, in an outer loop: written as one loop with a `polls % 256` test,
+/// ptxas if-converted the test and read %globaltimer on EVERY poll (SASS, issue 5 v7).
+MC_DEVICE_INLINE bool mc_ll_poll(const uint64_t* p, uint64_t* w, uint32_t flag, uint64_t deadline_ns) {
+  while ((uint32_t)(*w >> 32) != flag) {
+    MC_NO_UNROLL for (uint32_t k = 0; k < 256 && (uint32_t)(*w >> 32) != flag; ++k) {
+      *w = mc_ld_relaxed_u64(p);
+    }
+    if ((uint32_t)(*w >> 32) != flag && mc_globaltimer_ns() > deadline_ns) return false;
+  }
+  return true;
+}
+
 }  // namespace detail
 
 /// One slot word: payload in the low half, flag in the high half.
@@ -71,24 +84,28 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
   return ((uint64_t)flag << 32) | payload;
 }
 
-/// Words a participant keeps in flight: its loads of a group are issued before any of them is
-/// used, so a lane with many words waits about one memory latency per group, not per word.
-constexpr size_t kMcLlUnroll = 8;
+/// Words a participant keeps in flight by default: 1. Small messages (one word per lane) are
+/// what the LL put is for, and there a deeper group only grows the code each round runs
+/// through (2xH200, test_ll_cuda timing: 8 B 2.61 / 2.88 / 3.23 us per round trip with 1 / 4 / 8
+/// in flight). From about 1 KiB on a warp, kUnroll = 4 is faster (4 KiB: 29.9 / 20.0 / 22.4 us);
+/// but there the fenced put+signal (5.4 us) beats any LL.
+constexpr size_t kMcLlUnroll = 1;
 
 /// Participant tid of nthreads (see mc_copy_cooperative) stores its words (tid, tid + nthreads,
 /// ...) of the `bytes` at src, tagged with flag, into `routed_slot`: an address mc_route_put
 /// returned, resolved once by a loop that sends through the same slot many times. No ordering
-/// and no barrier: every word announces itself.
+/// and no barrier: every word announces itself. kUnroll: words in flight per participant.
+template <size_t kUnroll = kMcLlUnroll>
 MC_DEVICE_INLINE void mc_ll_store(uint64_t* routed_slot, const void* src, size_t bytes,
                                   uint32_t flag, size_t tid, size_t nthreads) {
   const size_t words = mc_ll_words(bytes);
-  for (size_t i = tid; i < words; i += kMcLlUnroll * nthreads) {
-    uint32_t payload[kMcLlUnroll];
-    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+  for (size_t i = tid; i < words; i += kUnroll * nthreads) {
+    uint32_t payload[kUnroll];
+    MC_UNROLL for (size_t u = 0; u < kUnroll; ++u) {
       const size_t w = i + u * nthreads;
       payload[u] = w < words ? detail::mc_ll_payload((const uint8_t*)src, bytes, w) : 0;
     }
-    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+    MC_UNROLL for (size_t u = 0; u < kUnroll; ++u) {
       const size_t w = i + u * nthreads;
       if (w < words) mc_st_relaxed_u64(routed_slot + w, mc_ll_word(payload[u], flag));
     }
@@ -108,29 +125,27 @@ MC_DEVICE_INLINE int mc_ll_put(const CommCtx& ctx, int dst_rank, uint64_t* slot,
 
 /// Participant tid of nthreads waits until each of its words (tid, tid + nthreads, ...) of the
 /// local slot carries flag, then writes their payload bytes to dst. Polls flat out (latency
-/// first), reading the clock every 256 polls. Returns whether its words arrived before
+/// first), reading the clock after every 256 polls. Returns whether its words arrived before
 /// deadline_ns; when not, *seen (optional) gets the flag last read in the word that did not.
 /// The whole message has arrived when every participant returned true (combine with a warp
 /// vote or a barrier); a participant without words returns true at once.
+template <size_t kUnroll = kMcLlUnroll>
 MC_DEVICE_INLINE bool mc_ll_wait(const uint64_t* slot, void* dst, size_t bytes, uint32_t flag,
                                  uint64_t deadline_ns, size_t tid, size_t nthreads,
                                  uint32_t* seen = nullptr) {
   const size_t words = mc_ll_words(bytes);
-  for (size_t i = tid; i < words; i += kMcLlUnroll * nthreads) {
-    uint64_t got[kMcLlUnroll];
-    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {  // one load per word of the group, all in flight
+  for (size_t i = tid; i < words; i += kUnroll * nthreads) {
+    uint64_t got[kUnroll];
+    MC_UNROLL for (size_t u = 0; u < kUnroll; ++u) {  // one load per word of the group, all in flight
       const size_t w = i + u * nthreads;
       got[u] = w < words ? mc_ld_relaxed_u64(slot + w) : 0;
     }
-    MC_UNROLL for (size_t u = 0; u < kMcLlUnroll; ++u) {
+    MC_UNROLL for (size_t u = 0; u < kUnroll; ++u) {
       const size_t w = i + u * nthreads;
       if (w >= words) break;
-      for (uint32_t polls = 1; (uint32_t)(got[u] >> 32) != flag; ++polls) {
-        if ((polls & 255u) == 0 && mc_globaltimer_ns() > deadline_ns) {
-          if (seen != nullptr) *seen = (uint32_t)(got[u] >> 32);
-          return false;
-        }
-        got[u] = mc_ld_relaxed_u64(slot + w);
+      if (!detail::mc_ll_poll(slot + w, &got[u], flag, deadline_ns)) {
+        if (seen != nullptr) *seen = (uint32_t)(got[u] >> 32);
+        return false;
       }
       detail::mc_ll_deliver((uint8_t*)dst, bytes, w, (uint32_t)got[u]);
     }
