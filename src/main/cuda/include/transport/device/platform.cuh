@@ -11,19 +11,16 @@
 #define MC_DEVICE __device__
 #define MC_FORCEINLINE __forceinline__
 #define MC_UNROLL _Pragma("unroll")
-#define MC_NO_UNROLL _Pragma("unroll 1")
 #else
 #define MC_PLATFORM_HOST 1
 #define MC_HOST_DEVICE
 #define MC_DEVICE
 #define MC_FORCEINLINE inline __attribute__((always_inline))
 #define MC_UNROLL
-#define MC_NO_UNROLL
 #endif
 
 // MC_UNROLL before a loop of constant trip count: nvcc unrolls it fully (an array indexed by the
-// loop variable then stays in registers); g++ decides for itself. MC_NO_UNROLL keeps a loop
-// rolled: a poll loop unrolled by nvcc only grows the code a latency-bound round runs through.
+// loop variable then stays in registers); g++ decides for itself.
 
 // Code that runs where the platform's "device" code runs (GPU on CUDA, caller thread on host).
 #define MC_DEVICE_INLINE MC_DEVICE MC_FORCEINLINE
