@@ -16,7 +16,7 @@
 # Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
 # cesplit=50..95 (put=cesm's copy-engine percent),
 # signal=red|atom|set, pdl=1|0, arrival=gpu|sys (first value = default), wait=sleep|spin,
-# hostcopy=memmove|memcpy|nt, threads=N.
+# hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
@@ -99,9 +99,10 @@ bench rate 120 --platform cuda --mode rate --rate-sizes 4K,64K --blocks 0 --iter
 # memcpy here, 0.88-0.90 on the same host alone).
 { echo "== load before the host step: $(cat /proc/loadavg)"; ps -eo pid,pcpu,etimes,comm --sort=-pcpu | head -6; } >>"$log"
 
-# 6. Host platform (targets 6, 7): defaults only (the ping-pong loop changed, the knobs did not).
-bench host 75 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
-  --iterations "$it" --warmup 2 --variant default --variant signal=set
+# 6. Host platform (targets 6, 7): defaults, signal=set, and hostthreads=1 (v7: puts of >= 4 MiB
+#    copy in chunks on 4 threads by default; 1 = the single-thread copy of v0-v6).
+bench host 90 --platform host --mode bandwidth,latency --sizes 1M,16M,64M --latency-sizes 8 \
+  --iterations "$it" --warmup 2 --variant default --variant signal=set --variant hostthreads=1
 
 # 7. Peers (NVSHMEM putmem_on_stream for target 4), skipped when the run is already long.
 if [ -n "$peers" ] && [ "$peers" != none ] && [ "$SECONDS" -gt 300 ]; then

@@ -2,12 +2,14 @@
 // (te4j/tuning.h): memmove (default), memcpy, or SSE2 non-temporal stores for large copies
 // (they write around the cache: the receiver reads the data from memory, not from the sender's
 // cache, and the sender's cache keeps its working set). Overlapping ranges (a put to the own
-// rank) always use memmove.
+// rank) always use memmove. From 2 x kMinCopyChunk on, the body runs in chunks on up to
+// `hostthreads` threads (copy_helpers.h): one core does not saturate memory bandwidth.
 #include <stdint.h>
 #include <string.h>
 
 #include <cstddef>
 
+#include "copy_helpers.h"
 #include "te4j/tuning.h"
 
 #if defined(__x86_64__)
@@ -43,25 +45,39 @@ void copyNonTemporal(uint8_t* d, const uint8_t* s, std::size_t n) {
 }
 #endif
 
+void copyMemcpy(void* dst, const void* src, std::size_t n) { memcpy(dst, src, n); }
+void copyMemmove(void* dst, const void* src, std::size_t n) { memmove(dst, src, n); }
+
+#if defined(__x86_64__)
+// Non-temporal from kNonTemporalMin on (per chunk: a split copy's chunks are large anyway).
+void copyStreamed(void* dst, const void* src, std::size_t n) {
+  if (n >= kNonTemporalMin) {
+    copyNonTemporal((uint8_t*)dst, (const uint8_t*)src, n);
+  } else {
+    memcpy(dst, src, n);
+  }
+}
+#endif
+
 }  // namespace
 
 /// Copies n bytes for a host-platform put (see above).
 void hostPutCopy(void* dst, const void* src, std::size_t n) {
   const uintptr_t d = (uintptr_t)dst;
   const uintptr_t s = (uintptr_t)src;
-  const bool overlap = d < s + n && s < d + n;
-  const int knob = tuning::get(tuning::kHostCopy);
-  if (overlap || knob == tuning::kHostMemmove) {
+  if (d < s + n && s < d + n) {  // overlap (a put to the own rank): one memmove, never split
     memmove(dst, src, n);
     return;
   }
+  CopyBody body = copyMemmove;
+  switch (tuning::get(tuning::kHostCopy)) {
+    case tuning::kHostMemcpy: body = copyMemcpy; break;
 #if defined(__x86_64__)
-  if (knob == tuning::kHostNonTemporal && n >= kNonTemporalMin) {
-    copyNonTemporal((uint8_t*)dst, (const uint8_t*)src, n);
-    return;
-  }
+    case tuning::kHostNonTemporal: body = copyStreamed; break;
 #endif
-  memcpy(dst, src, n);
+    default: break;
+  }
+  parallelCopy(dst, src, n, tuning::hostThreads(), body);
 }
 
 }  // namespace te4j

@@ -34,6 +34,7 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
     {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
+    {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
 };
 
 std::atomic<int> g_values[kKnobCount];
@@ -110,6 +111,8 @@ int get(Knob knob) {
   if (knob < 0 || knob >= kKnobCount) return 0;
   return g_values[knob].load(std::memory_order_relaxed);
 }
+
+int hostThreads() { return atoi(kKnobs[kHostThreads].values[get(kHostThreads)]); }
 
 int apply(const char* spec, const char** error) {
   static thread_local std::string why;

@@ -32,6 +32,9 @@
 //                                                         correctly ordered put+signal)
 // hostcopy  memmove | memcpy | nt                         host platform put body (nt: SSE2
 //                                                         non-temporal stores for >= 256 KiB)
+// hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
+//                                                         one put of >= 4 MiB in chunks (the
+//                                                         stream's executor + helpers)
 #pragma once
 
 namespace te4j {
@@ -46,6 +49,7 @@ enum Knob : int {
   kHostCopy,
   kCopyEngineSplit,
   kArrival,
+  kHostThreads,
   kKnobCount
 };
 
@@ -74,6 +78,9 @@ enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
 
 /// Current value of a knob (relaxed load).
 int get(Knob knob);
+
+/// hostthreads: how many threads copy one large host-platform put (value names are the counts).
+int hostThreads();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
 inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }
