@@ -51,7 +51,7 @@ bool copyOnce(std::size_t n, int threads, std::size_t offset, uint64_t seed) {
   std::vector<uint8_t> dst(n + offset + 2 * kGuard, kPoison);
   uint8_t* d = dst.data() + kGuard + offset;
   te4j::parallelCopy(d, src.data() + offset, n, threads, memcpyBody);
-  bool ok = memcmp(d, src.data() + offset, n) == 0;
+  bool ok = n == 0 || memcmp(d, src.data() + offset, n) == 0;  // n == 0: src.data() may be null
   for (std::size_t i = 0; i < kGuard + offset; ++i) ok = ok && dst[i] == kPoison;
   for (std::size_t i = kGuard + offset + n; i < dst.size(); ++i) ok = ok && dst[i] == kPoison;
   CHECK(ok, "n=%zu threads=%d offset=%zu: bytes or guards wrong", n, threads, offset);

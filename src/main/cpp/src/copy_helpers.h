@@ -20,7 +20,8 @@ constexpr std::size_t kMinCopyChunk = 2u << 20;
 /// chunks of at least kMinCopyChunk run concurrently. Returns after every chunk is copied; the
 /// chunks' stores happen before the return (the completion count is mutex-protected), so a
 /// release signal issued next orders them for any reader. With threads <= 1, a small n, or when
-/// no helper thread can be started, it is one body(dst, src, n) on the calling thread.
+/// no helper thread can be started, it is one body(dst, src, n) on the calling thread; n == 0
+/// copies nothing (body is not called).
 void parallelCopy(void* dst, const void* src, std::size_t n, int threads, CopyBody body);
 
 }  // namespace te4j
