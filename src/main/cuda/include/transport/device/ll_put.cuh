@@ -86,9 +86,10 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
 
 /// Words a participant keeps in flight by default: 1. Small messages (one word per lane) are
 /// what the LL put is for, and there a deeper group only grows the code each round runs
-/// through (2xH200, test_ll_cuda timing: 8 B 2.61 / 2.88 / 3.23 us per round trip with 1 / 4 / 8
-/// in flight). From about 1 KiB on a warp, kUnroll = 4 is faster (4 KiB: 29.9 / 20.0 / 22.4 us);
-/// but there the fenced put+signal (5.4 us) beats any LL.
+/// through (2xH200, test_ll_cuda timing, run 20: 8 B 2.70 / 3.02 / 3.35 us per round trip with
+/// 1 / 4 / 8 in flight). From about 1 KiB on a warp kUnroll = 4 is faster (4 KiB: 29.6 / 19.4 /
+/// 21.6 us), but there the fenced put+signal already beats any LL (run 22: 1 KiB 4.75 us vs LL
+/// 5.33, 4 KiB 5.47 vs 17.3).
 constexpr size_t kMcLlUnroll = 1;
 
 /// Participant tid of nthreads (see mc_copy_cooperative) stores its words (tid, tid + nthreads,
