@@ -37,13 +37,13 @@ public class LeakTest
     {
         cycle(platform, 1 << 16);  // warm-up: libraries, lazily started JVM threads
         System.gc();
-        final ResourceCounts before = ResourceCounts.now();
+        final ResourceCounts before = ResourceCounts.settled();
         for (int i = 0; i < n; i++)
         {
             cycle(platform, (1 << 16) + 4096L * (i % 7));
         }
         System.gc();
-        final ResourceCounts after = ResourceCounts.now();
+        final ResourceCounts after = ResourceCounts.settled();
         Assert.assertEquals(after.fds, before.fds, "open fds: " + before + " -> " + after);
         Assert.assertEquals(after.threads, before.threads, "threads: " + before + " -> " + after);
         Assert.assertEquals(after.te4jMaps, before.te4jMaps, "te4j mappings: " + before + " -> " + after);

@@ -52,6 +52,27 @@ final class ResourceCounts
         return new ResourceCounts(fds == null ? 0 : fds.length, threads, (int)maps, shm == null ? 0 : shm.length);
     }
 
+    /**
+     * {@link #now()} once two readings 100 ms apart agree (at most ~5 s): a thread of an earlier
+     * test that is still ending (a rendezvous connection, an output pump) must not count as a
+     * change here.
+     */
+    static ResourceCounts settled() throws IOException, InterruptedException
+    {
+        ResourceCounts last = now();
+        for (int i = 0; i < 50; i++)
+        {
+            Thread.sleep(100);
+            final ResourceCounts next = now();
+            if (next.toString().equals(last.toString()))
+            {
+                return next;
+            }
+            last = next;
+        }
+        return last;
+    }
+
     @Override
     public String toString()
     {
