@@ -10,24 +10,13 @@
 #include <thread>
 #include <vector>
 
+#include "check.h"
 #include "copy_helpers.h"
 #include "te4j/api.h"
 #include "te4j/tuning.h"
 #include "transport/device/comm_device.cuh"
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      ++g_failures;                                                   \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-    }                                                                 \
-  } while (0)
 
 constexpr uint8_t kPoison = 0xC3;
 constexpr std::size_t kGuard = 4096;

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "check.h"
 #include "te4j/api.h"
 #include "transport/device/comm_device.cuh"
 #include "transport/device/detail/copy.cuh"
@@ -18,18 +19,6 @@
 using namespace mooncake::device;
 
 namespace {
-
-int g_failures = 0;
-
-#define CHECK(cond, ...)                                                   \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      ++g_failures;                                                        \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);      \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, "\n");                                               \
-    }                                                                      \
-  } while (0)
 
 constexpr int64_t kMs = 1000000;
 

@@ -12,13 +12,12 @@
 
 #include <vector>
 
+#include "../cpp/check.h"
 #include "transport/device/comm_device.cuh"
 
 using namespace mooncake::device;
 
 namespace {
-
-int g_failures = 0;
 
 #define CUDA_OK(call)                                                                      \
   do {                                                                                     \
@@ -27,16 +26,6 @@ int g_failures = 0;
       fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
       return false;                                                                        \
     }                                                                                      \
-  } while (0)
-
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      ++g_failures;                                                   \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                   \
-      fprintf(stderr, "\n");                                          \
-    }                                                                 \
   } while (0)
 
 constexpr size_t kSlotOffset = 4096;     // symmetric offset of each side's LL slot

@@ -276,6 +276,15 @@ MC_DEVICE_INLINE void bench_raw_side(uint32_t* flag, uint32_t* peer_flag, bool i
   bench_record(out, kLoopOk, iters, base + iters, base + iters);
 }
 
+/// Host side, both platforms: why the LL ping-pong cannot run with these arguments, or nullptr.
+inline const char* bench_ll_args_error(const void* slot, const void* dst, const void* src, size_t bytes) {
+  if (slot == nullptr || dst == nullptr || src == nullptr || bytes == 0) {
+    return "LL ping-pong: null buffer or zero bytes";
+  }
+  if (((uintptr_t)slot & 7u) != 0) return "LL ping-pong: the slot is not 8-byte aligned";
+  return nullptr;
+}
+
 /// Host-side text of a failed loop, for lastError(): what stopped, at which round, and why.
 inline std::string bench_loop_failure(const char* what, const BenchLoopResult& r) {
   std::string m = std::string(what) + ": ";

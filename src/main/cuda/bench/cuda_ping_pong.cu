@@ -136,9 +136,7 @@ class CudaPingPong final : public PingPong {
              int64_t timeout_ns, int64_t* elapsed_ns) override {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
-    if (slot == nullptr || dst == nullptr || src == nullptr || bytes == 0 || ((uintptr_t)slot & 7u) != 0) {
-      return fail(kInvalidArgument, "LL ping-pong: null buffer, zero bytes or a slot not 8-byte aligned");
-    }
+    if (const char* why = bench_ll_args_error(slot, dst, src, bytes)) return fail(kInvalidArgument, why);
     DeviceCall call(device_);
     cudaError_t e = call.status();
     if (e == cudaSuccess) e = launchMeet(timeout_ns);
