@@ -255,8 +255,7 @@ final class TargetReport
         if (java.isPresent())
         {
             final Row j = java.get();
-            cpp = best(rows, is("cuda", Series.TE4J_RATE_CPP, 64L << 10).and(r -> r.blocks() == j.blocks()
-                && variantOf(r).equals(variantOf(j))));
+            cpp = best(rows, is("cuda", Series.TE4J_RATE_CPP, 64L << 10).and(r -> sameLoop(j, r)));
         }
         if (java.isEmpty() || cpp.isEmpty())
         {
@@ -276,11 +275,22 @@ final class TargetReport
             {
                 continue;
             }
-            best(rows, is("cuda", Series.TE4J_RATE_CPP, 64L << 10).and(c -> c.blocks() == j.blocks()
-                && variantOf(c).equals(variantOf(j)))).ifPresent(c -> t.add(new String[] {"5.",
+            best(rows, is("cuda", Series.TE4J_RATE_CPP, 64L << 10).and(c -> sameLoop(j, c))).ifPresent(c -> t.add(new String[] {"5.",
                     "  same, " + j.shape() + where(j), mops(j) + " vs " + mops(c),
                     ratio(j.opsPerSecond() / c.opsPerSecond()), ">= 0.95", met(j.opsPerSecond() / c.opsPerSecond() >= 0.95)}));
         }
+    }
+
+    /**
+     * Whether C++ row c is the twin of Java row j: same launch shape, variant, batch and sample
+     * count, i.e. measured by the same te4j-bench step. A run of several steps (scripts/perf-gpu.sh)
+     * has rate rows in more than one; pairing across steps would compare two moments of the host's
+     * launch jitter instead of Java with C++.
+     */
+    static boolean sameLoop(final Row j, final Row c)
+    {
+        return c.blocks() == j.blocks() && variantOf(c).equals(variantOf(j)) && c.batch() == j.batch()
+            && c.samples() == j.samples();
     }
 
     private static void hostBandwidth(final List<String[]> t, final List<Row> rows)

@@ -102,6 +102,23 @@ public class ReportFormatsTest
     }
 
     @Test
+    public void javaAndCppLoopsPairWithinOneStep()
+    {
+        // Two steps of one run: 20 samples (rate step) and 5 (peers step); the C++ loop of the
+        // second was faster. Target 5 must compare the Java loop with the C++ loop of its own step.
+        final List<Row> rows = new ArrayList<>();
+        rows.add(new Row(Mode.RATE, Series.TE4J_RATE_JAVA.label(), Role.TE4J, "cuda", 65536, 0, 0, 1000, 20, 4608,
+            4618, null, ""));
+        rows.add(new Row(Mode.RATE, Series.TE4J_RATE_CPP.label(), Role.BASELINE, "cuda", 65536, 0, 0, 1000, 20, 4597,
+            4606, null, ""));
+        rows.add(new Row(Mode.RATE, Series.TE4J_RATE_CPP.label(), Role.BASELINE, "cuda", 65536, 0, 0, 1000, 5, 4110,
+            4200, null, ""));
+        final String targets = TargetReport.write(rows);
+        Assert.assertTrue(targets.lines().anyMatch(l -> l.startsWith("5 ") && l.contains("0.998")
+            && l.trim().endsWith("yes")), targets);
+    }
+
+    @Test
     public void svgChartIsWellFormedXml() throws Exception
     {
         final String svg = Charts.svg(sampleRows(), "te4j-bench <test> & chart");
