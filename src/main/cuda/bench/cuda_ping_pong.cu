@@ -105,11 +105,7 @@ class CudaPingPong final : public PingPong {
     if (dst == nullptr || src == nullptr || bytes == 0) {
       return fail(kInvalidArgument, "te4j ping-pong: null buffer or zero bytes");
     }
-    DeviceCall call(device_);
-    cudaError_t e = call.status();
-    if (e == cudaSuccess) e = launchMeet(timeout_ns);
-    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
-    if (e == cudaSuccess) {
+    rc = timedLoop("te4j ping-pong", timeout_ns, elapsed_ns, [&] {
       // Variants (te4j/tuning.h): wait=spin, signal=atom|red|set.
       const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
       const int signal = tuning::get(tuning::kSignal);
@@ -123,10 +119,7 @@ class CudaPingPong final : public PingPong {
                                 : bench_te4j_kernel<false, kBenchSignalAtom>);
       kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
                                     (uint32_t)iters, (uint64_t)timeout_ns, results_dev_ + 1);
-      e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
-    rc = finish("te4j ping-pong", e, timeout_ns, elapsed_ns);
+    });
     if (rc != kOk) return rc;
     sig_base_ += (uint32_t)iters;
     return checkWord("te4j ping-pong signal", sig_, sig_base_);
@@ -137,18 +130,11 @@ class CudaPingPong final : public PingPong {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
     if (const char* why = bench_ll_args_error(slot, dst, src, bytes)) return fail(kInvalidArgument, why);
-    DeviceCall call(device_);
-    cudaError_t e = call.status();
-    if (e == cudaSuccess) e = launchMeet(timeout_ns);
-    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
-    if (e == cudaSuccess) {
+    rc = timedLoop("LL ping-pong", timeout_ns, elapsed_ns, [&] {
       bench_ll_kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes,
                                              ll_base_, (uint32_t)iters, (uint64_t)timeout_ns,
                                              results_dev_ + 1);
-      e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
-    rc = finish("LL ping-pong", e, timeout_ns, elapsed_ns);
+    });
     if (rc != kOk) return rc;
     ll_base_ += (uint32_t)iters;
     // The slot's first word carries the peer's last flag in its high half.
@@ -158,20 +144,12 @@ class CudaPingPong final : public PingPong {
   int rawFlag(bool initiator, int iters, int64_t timeout_ns, int64_t* elapsed_ns) override {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
-    DeviceCall call(device_);
-    cudaError_t e = call.status();
-    if (e == cudaSuccess) e = launchMeet(timeout_ns);
-    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
-    if (e == cudaSuccess) {
+    rc = timedLoop("raw flag ping-pong", timeout_ns, elapsed_ns, [&] {
       auto kernel = tuning::get(tuning::kRawData) != 0 ? bench_raw_flag_kernel<true>
                                                         : bench_raw_flag_kernel<false>;
-      kernel<<<1, 1, 0, stream_>>>(flag_, peer_flag_, initiator, flag_base_,
-                                                  (uint32_t)iters, (uint64_t)timeout_ns,
-                                                  results_dev_ + 1);
-      e = cudaGetLastError();
-    }
-    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
-    rc = finish("raw flag ping-pong", e, timeout_ns, elapsed_ns);
+      kernel<<<1, 1, 0, stream_>>>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters,
+                                   (uint64_t)timeout_ns, results_dev_ + 1);
+    });
     if (rc != kOk) return rc;
     flag_base_ += (uint32_t)iters;
     return checkWord("raw flag", flag_, flag_base_);
@@ -185,6 +163,22 @@ class CudaPingPong final : public PingPong {
       return fail(kInvalidArgument, "ping-pong: iters and timeout must be positive, out non-null");
     }
     return kOk;
+  }
+
+  // One timed sample: the untimed handshake kernel, then `launch` (one loop kernel) between the
+  // start and stop events; waits (bounded) and checks what both kernels reported.
+  template <typename Launch>
+  int timedLoop(const char* what, int64_t timeout_ns, int64_t* elapsed_ns, Launch launch) {
+    DeviceCall call(device_);
+    cudaError_t e = call.status();
+    if (e == cudaSuccess) e = launchMeet(timeout_ns);
+    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
+    if (e == cudaSuccess) {
+      launch();
+      e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
+    return finish(what, e, timeout_ns, elapsed_ns);
   }
 
   cudaError_t launchMeet(int64_t timeout_ns) {
@@ -230,8 +224,10 @@ class CudaPingPong final : public PingPong {
 
   // The peer sends exactly as many as counted here: more or fewer means a lost or extra signal.
   int checkWord(const char* what, const uint32_t* word, uint32_t expected) {
+    DeviceCall call(device_);
     uint32_t v = 0;
-    const cudaError_t e = cudaMemcpy(&v, word, sizeof(v), cudaMemcpyDeviceToHost);
+    cudaError_t e = call.status();
+    if (e == cudaSuccess) e = cudaMemcpy(&v, word, sizeof(v), cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) return broken(cuda_detail::statusOf(e), cuda_detail::describe(what, e));
     if (v != expected) {
       return broken(kIllegalState, std::string(what) + " word holds " + std::to_string(v) +
