@@ -5,4 +5,4 @@ cd "$(dirname "$0")/../.."  # the repository root
 bash docs/gpu-runs/final-checks.sh
 JAVA=/tmp/jre/bin/java
 timeout 60 $JAVA --enable-native-access=ALL-UNNAMED -jar .carry/art/te4j-0.1.0-SNAPSHOT-bench.jar --timeout 60s \
-  --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 --targets 2>&1 | grep -E "^(te4j|raw)|^3"
+  --platform cuda --mode latency --latency-sizes 8 --iterations 20 --warmup 2 --variant default --variant wait=spin --targets 2>&1 | grep -E "^(te4j|raw)|^3"
