@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Installs te4j into the local Maven repository and builds + runs examples/consumer, a separate
-# project that only depends on the jar: it must load the natives from the jar and run the
-# two-rank example without building anything native.
+# Installs te4j into the local Maven repository, then builds te4j-examples/consumer, a separate
+# project that depends on te4j-platform alone, and runs its quick start twice: on the class path
+# and on the module path. Each must load the natives from the platform jar and pass without
+# building anything native.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -ntp install -DskipTests
-cd examples/consumer
-mvn -q -B -ntp compile exec:exec 2>&1 | tee target-consumer.log
-grep -q "example passed" target-consumer.log
-rm -f target-consumer.log
-echo "consumer project: OK"
+cd te4j-examples/consumer
+mvn -q -B -ntp package
+jar=target/te4j-consumer-1.0.jar
+run() {
+  local log; log=$(mktemp)
+  java --enable-native-access=ALL-UNNAMED "$@" 2>&1 | tee "$log"
+  grep -q "example passed" "$log"; local st=$?
+  rm -f "$log"; return $st
+}
+run -cp "$jar:target/lib/*" com.example.QuickStart
+echo "consumer on the class path: OK"
+run -p "$jar:target/lib" --add-modules ALL-MODULE-PATH -m com.example.consumer/com.example.QuickStart
+echo "consumer on the module path: OK"

@@ -12,7 +12,7 @@ mvn -B -ntp verify "$@"
 
 echo "== native test drivers"
 failed=0
-for t in target/cmake/tests/*; do
+for t in te4j/target/cmake/tests/*; do
   [ -x "$t" ] || continue
   echo "-- $(basename "$t")"
   if ! timeout 600 "$t"; then echo "FAILED: $t"; failed=1; fi
@@ -25,5 +25,5 @@ echo "== native test drivers under ASan/UBSan and TSan (scripts/sanitize.sh)"
 if ! bash scripts/sanitize.sh; then echo "FAILED: scripts/sanitize.sh"; failed=1; fi
 
 echo "== surefire summary"
-grep -h "Tests run" target/surefire-reports/*.txt || true
+grep -h "Tests run" */target/surefire-reports/*.txt || true
 exit $failed
