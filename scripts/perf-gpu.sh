@@ -25,7 +25,7 @@ if [ -z "${JAVA:-}" ] && ! command -v java >/dev/null && [ -f .carry/jre.tgz ]; 
   tar xzf .carry/jre.tgz -C /tmp && JAVA=/tmp/jre/bin/java  # the carried runtime
 fi
 java=${JAVA:-java}
-jar=${BENCH_JAR:-$(ls -t .carry/art/te4j-*-bench.jar target/te4j-*-bench.jar 2>/dev/null | head -1)}
+jar=${BENCH_JAR:-$(ls -t .carry/art/te4j-bench-*.jar te4j-bench/target/te4j-bench-*.jar 2>/dev/null | head -1)}
 out=${OUT:-/tmp/te4j-perf}
 mkdir -p "$out"
 work=$(mktemp -d)

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "check.h"
-#include "copy_helpers.h"
+#include "stream/copy_helpers.h"
 #include "te4j/api.h"
 #include "te4j/tuning.h"
 #include "transport/device/comm_device.cuh"

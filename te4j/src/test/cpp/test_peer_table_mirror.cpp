@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "peer_table_mirror.h"
+#include "p2p/peer_table_mirror.h"
 
 static int g_failures = 0;
 #define EXPECT(cond)                                                  \

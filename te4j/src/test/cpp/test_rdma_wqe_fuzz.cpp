@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "../../main/cpp/src/rdma/wqe_parser.h"
+#include "rdma/soft/wqe_parser.h"
 #include "te4j/rdma_api.h"
 #include "transport/device/ibgda_device.cuh"
 

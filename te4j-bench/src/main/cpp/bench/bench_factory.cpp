@@ -1,5 +1,5 @@
 // bench/bench_factory.cpp — StreamTimer / CopyBaseline / PingPong ::create: picks the platform's
-// implementation. CUDA implementations (src/main/cuda/bench/) exist only in a build with nvcc;
+// implementation. CUDA implementations (src/main/cuda/bench/ of this module) exist only in a build with nvcc;
 // otherwise, as for OpStream, a CUDA request gets an object whose status() says why.
 #include <new>
 #include <string>
@@ -14,7 +14,7 @@ te4j::bench::PingPong* te4j_bench_new_host_ping_pong(const mooncake::device::Com
                                                      int peer, uint32_t* sig, uint32_t* flag,
                                                      uint32_t* peer_flag, uint32_t* ready);
 #if defined(TE4J_WITH_CUDA)
-// src/main/cuda/bench/*.cu
+// te4j-bench/src/main/cuda/bench/*.cu
 te4j::bench::StreamTimer* te4j_bench_new_cuda_timer(int device, void* stream);
 te4j::bench::CopyBaseline* te4j_bench_new_cuda_copy(int device, void* stream);
 te4j::bench::PingPong* te4j_bench_new_cuda_ping_pong(int device,

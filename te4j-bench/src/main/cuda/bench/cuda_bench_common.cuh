@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "cuda_errors.cuh"
+#include "core/cuda_errors.cuh"
 
 namespace te4j {
 namespace bench {

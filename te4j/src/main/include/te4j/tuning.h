@@ -1,0 +1,101 @@
+// te4j/tuning.h — process-wide performance knobs (issue 5): the kernel and protocol variants that
+// te4j-bench measures side by side in one run. Every knob defaults to te4j's production choice;
+// the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
+// (te4j-bench --variant) changes them for the whole process. Reads are one relaxed atomic load,
+// so an op picks up a change with its next launch; changing a knob while ops are in flight on a
+// stream is allowed (each op reads the knobs once, at enqueue).
+//
+// knob      values                                        affects
+// put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
+//           | tma3 | tmah | tmaq | ce | cesm | cluster    (auto, the default: the lean kernel
+//                                                         below 32 MiB; from 32 MiB the copy
+//                                                         engine on P2P routes, else tma8;
+//                                                         ce: the copy engine at every size,
+//                                                         cesm: copy engine and SM kernel at once)
+// cesplit   50 | 55 | ... | 95                            put=cesm: the copy engine's percent
+// signal    atom | red | set                              CUDA signal atomic of putWithSignal and
+//                                                         the ping-pong bench (red = no return;
+//                                                         set: the ping-pong signals with
+//                                                         mc_signal_set, a release store of the
+//                                                         round; putWithSignal's add stays a red)
+// arrival   gpu | sys                                     lean putWithSignal kernel, several
+//                                                         blocks: no per-block fence before the
+//                                                         arrival (gpu, the default: the
+//                                                         signal's release covers them) or a
+//                                                         system-scope fence per block (sys)
+// pdl       0 | 1                                         CUDA programmatic dependent launch of
+//                                                         put kernels (variants other than base)
+// wait      sleep | spin                                  device-side waits of the ping-pong bench
+//                                                         (spin: no nanosleep/pause between polls)
+// rawdata   0 | 1                                         raw-flag bench: also store 8 B of data
+//                                                         before the release flag (the floor of a
+//                                                         correctly ordered put+signal)
+// hostcopy  memmove | memcpy | nt                         host platform put body (nt: SSE2
+//                                                         non-temporal stores for >= 256 KiB)
+// hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
+//                                                         one put of >= 4 MiB in chunks (the
+//                                                         stream's executor + helpers)
+#pragma once
+
+namespace te4j {
+namespace tuning {
+
+enum Knob : int {
+  kPut = 0,
+  kSignal,
+  kPdl,
+  kWait,
+  kRawData,
+  kHostCopy,
+  kCopyEngineSplit,
+  kArrival,
+  kHostThreads,
+  kKnobCount
+};
+
+enum PutKernel : int {
+  kPutBase = 0,  // the production kernels (kernels/put_kernels.cuh)
+  kPutU8,        // grid-stride, 8 x 16-byte loads in flight per thread
+  kPutU16,       // grid-stride, 16 in flight
+  kPutU8Contig,  // each block copies one contiguous slab, 8 in flight
+  kPutTma,       // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
+  kPutTma8,      // 8 stages x 16 KiB
+  kPutTma3,      // 3 stages x 64 KiB
+  kPutAuto,      // by size: put_variants.cuh's lean kernel < 32 MiB; from 32 MiB the copy engine
+                 // (P2P routes the host tables map), else kPutTma8
+  kPutTmaHalf,   // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
+  kPutTmaQuarter,  // a quarter through the bulk pipeline, three quarters by LSU stores
+  kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
+  kPutCopyEngineSm,  // a cesplit share by the copy engine, the rest by the kernel, concurrently
+  kPutCluster,       // the lean kernel as one thread-block cluster (<= 8 blocks): the blocks of
+                     // a putWithSignal meet at the cluster barrier instead of an L2 counter
+};
+
+enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1, kSignalSet = 2 };
+enum Arrival : int { kArrivalSys = 0, kArrivalGpu = 1 };
+enum WaitStyle : int { kWaitSleep = 0, kWaitSpin = 1 };
+enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
+
+/// Why TE4J_TUNING was refused at load time (unknown knob or value, with the valid ones), or
+/// nullptr when it was absent or valid. Transports and streams refuse to be created while set.
+const char* environmentError();
+
+/// Current value of a knob (relaxed load).
+int get(Knob knob);
+
+/// hostthreads: how many threads copy one large host-platform put (value names are the counts).
+int hostThreads();
+
+/// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
+inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }
+
+/// Resets every knob to its default, then applies "name=value[,name=value...]" (names or
+/// numbers as in the table above; "" or "default" applies nothing). Returns 0 or -1 (unknown
+/// name or value: the knobs are left at their defaults and *error, if given, says why).
+int apply(const char* spec, const char** error);
+
+/// "put=base,signal=atom,..." for the current values (static storage, per thread).
+const char* describe();
+
+}  // namespace tuning
+}  // namespace te4j

@@ -1,0 +1,88 @@
+// mlx5_gpu_support.cu — gpu_support.h in the CUDA build.
+//
+// dma-buf: cuMemGetHandleForAddressRange (driver API, fetched through cudart so libte4j never
+// links libcuda) exports a GPU range as a Linux dma-buf the NIC driver imports
+// (ibv_reg_dmabuf_mr): no nvidia-peermem needed, but the open GPU kernel module and a kernel
+// with dma-buf support are. The range must start and end on host-page boundaries.
+// UAR: the doorbell register is MMIO; cudaHostRegisterIoMemory maps it into the GPU's address
+// space so device code can ring the NIC with one 64-bit store.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "gpu_support.h"
+#include "core/cuda_driver_entry.cuh"
+#include "core/device_scope.cuh"
+
+namespace te4j {
+namespace rdma {
+
+namespace {
+
+std::string cudaText(const char* what, cudaError_t e) {
+  return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
+}
+
+}  // namespace
+
+int gpuDmabufFd(int device, void* ptr, size_t bytes, uint64_t* offset, std::string* why) {
+  static const auto get_handle = cuda_detail::driverEntry<PFN_cuMemGetHandleForAddressRange_v11070>(
+      "cuMemGetHandleForAddressRange");
+  if (get_handle == nullptr) {
+    *why = "the CUDA driver lacks cuMemGetHandleForAddressRange (driver older than 515)";
+    return -1;
+  }
+  cuda_detail::DeviceScope scope(device);
+  if (scope.status() != cudaSuccess) {
+    *why = cudaText("cudaSetDevice", scope.status());
+    return -1;
+  }
+  const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  const uintptr_t start = (uintptr_t)ptr & ~(page - 1);
+  const uintptr_t end = ((uintptr_t)ptr + bytes + page - 1) & ~(page - 1);
+  int fd = -1;
+  const CUresult r = get_handle(&fd, (CUdeviceptr)start, end - start,
+                                CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  if (r != CUDA_SUCCESS || fd < 0) {
+    *why = "cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: " + cuda_detail::driverErrorText(r) +
+           " (dma-buf needs the open GPU kernel module and Linux >= 5.12)";
+    return -1;
+  }
+  *offset = (uint64_t)((uintptr_t)ptr - start);
+  return fd;
+}
+
+void* mapUarForGpu(int device, void* reg, size_t bytes, std::string* why) {
+  cuda_detail::DeviceScope scope(device);
+  if (scope.status() != cudaSuccess) {
+    *why = cudaText("cudaSetDevice", scope.status());
+    return nullptr;
+  }
+  cudaError_t e = cudaHostRegister(
+      reg, bytes, cudaHostRegisterIoMemory | cudaHostRegisterMapped | cudaHostRegisterPortable);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *why = cudaText("cudaHostRegister(UAR, cudaHostRegisterIoMemory)", e);
+    return nullptr;
+  }
+  void* dev = nullptr;
+  e = cudaHostGetDevicePointer(&dev, reg, 0);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    cudaHostUnregister(reg);
+    *why = cudaText("cudaHostGetDevicePointer(UAR)", e);
+    return nullptr;
+  }
+  return dev;
+}
+
+void unmapUarForGpu(int device, void* reg) {
+  cuda_detail::DeviceScope scope(device);
+  cudaHostUnregister(reg);
+}
+
+}  // namespace rdma
+}  // namespace te4j

@@ -1,0 +1,143 @@
+// soft_nic.h — the software mlx5 NIC: a progress engine that executes the WQEs device code
+// posts, and a TCP wire (wire_format.h) to the other ranks' software NICs.
+//
+// Threads:
+//   progress   watches every QP's UAR words; a written word is a doorbell: it checks the value
+//              and the doorbell record against each other (flagging mismatches, as the hardware
+//              contract requires both), fetches WQEs up to the record, parses them
+//              (wqe_parser.h), checks local keys/bounds, and sends one request frame each.
+//   reader     one per outgoing connection: takes responses in order, stores atomics' fetched
+//              values, writes CQEs (soft_qp.h).
+//   responder  one per incoming connection: checks each request's QP, rkey and bounds
+//              (region_table.h), applies WRITEs and masked FAs in arrival order through the
+//              MemoryPort, answers with a syndrome.
+//   acceptor   accepts incoming connections.
+// Nothing here throws; failures become error CQEs, counters and diagnostics().
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rdma/memory_port.h"
+#include "rdma/region_table.h"
+#include "soft_nic_stats.h"
+#include "soft_qp.h"
+
+namespace te4j {
+namespace rdma {
+
+struct PeerEndpoint {
+  bool active = false;
+  uint32_t ipv4 = 0;  // host order
+  uint16_t port = 0;
+};
+
+class SoftNic {
+ public:
+  SoftNic(MemoryPort* port, RegionTable* regions) : port_(port), regions_(regions) {}
+  ~SoftNic() { stop(); }
+  SoftNic(const SoftNic&) = delete;
+  SoftNic& operator=(const SoftNic&) = delete;
+
+  /// Listens on ipv4:port (0 = any port) and starts the acceptor and progress threads.
+  int start(uint32_t ipv4, uint16_t port, std::string* err);
+  void stop();
+  uint32_t ipv4() const { return ipv4_; }
+  uint16_t port() const { return port_number_; }
+
+  /// Installs the QPs the engine serves (replacing none: call takeQps first).
+  void setQps(std::vector<std::unique_ptr<SoftQp>> qps);
+  /// Closes every connection, then stops serving the QPs and hands them back.
+  std::vector<std::unique_ptr<SoftQp>> takeQps();
+
+  /// Opens one connection per active peer (own rank included: loopback through TCP) carrying
+  /// the QPs whose peer_rank is that peer. QPs must have peer_rank/peer_qpn set.
+  int connect(int local_rank, const std::vector<PeerEndpoint>& peers, int timeout_ms,
+              std::string* err);
+  /// Closes the outgoing connections; pending requests fail (transport retry exceeded).
+  void disconnect();
+
+  /// Why rank r's outgoing connection broke since the last connect: 0 while it is up (or none
+  /// was made), kLostClosed when the peer closed it (its process exited or was killed), else
+  /// the errno (ETIMEDOUT: its host stopped answering within the peer timeout).
+  int lostCause(int rank) const;
+  static constexpr int kLostClosed = -1;
+  /// Bound of silence (unacknowledged data, unanswered keepalives) before a connection made
+  /// from now on breaks: how soon a vanished peer host is noticed.
+  void setPeerTimeoutMs(int ms) { peer_timeout_ms_.store(ms); }
+
+  SoftNicStats& stats() { return stats_; }
+  /// Contract violations seen (doorbell record / UAR mismatches...), oldest first.
+  std::string diagnostics();
+
+ private:
+  struct OutConn {
+    int fd = -1;
+    int rank = -1;
+    std::atomic<bool> closing{false};
+    std::atomic<bool> broken{false};
+    std::map<uint32_t, SoftQp*> qps;  // by local qpn; fixed while the connection lives
+    std::thread reader;
+  };
+  struct InConn {
+    int fd = -1;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  void progressLoop();
+  bool scanOnce();
+  void doorbell(SoftQp* qp, uint64_t value);
+  /// Executes the WQE at fetch_ci; `left` WQEBBs are covered by the doorbell record.
+  /// Returns the WQEBBs consumed (1 .. left).
+  uint32_t executeWqe(SoftQp* qp, uint32_t left);
+  void readerLoop(OutConn* conn);
+  void acceptLoop();
+  void responderLoop(InConn* conn);
+  void flag(const std::string& message);
+  /// Records the first cause of rank's loss (a connection not closed by disconnect).
+  void markLost(int rank, int cause);
+
+  MemoryPort* port_;
+  RegionTable* regions_;
+  SoftNicStats stats_;
+  uint32_t ipv4_ = 0;
+  uint16_t port_number_ = 0;
+  int listen_fd_ = -1;
+  std::atomic<bool> stopping_{false};
+  std::atomic<bool> pause_{false};
+  std::atomic<int> local_rank_{-1};
+  std::atomic<int> peer_timeout_ms_{10000};
+  static constexpr int kMaxRanks = 64;
+  std::atomic<int> lost_[kMaxRanks] = {};
+
+  std::mutex engine_mu_;  // held by the progress thread while it scans; guards qps_ and out_
+  std::vector<std::unique_ptr<SoftQp>> qps_;
+  std::vector<std::unique_ptr<OutConn>> out_;  // index: peer rank (nullptr: none)
+
+  std::mutex fds_mu_;  // the outgoing sockets, so disconnect can unblock a sending engine
+  std::vector<OutConn*> out_live_;
+
+  std::mutex qpmap_mu_;  // responders' view of the QPs, by qpn
+  std::map<uint32_t, SoftQp*> qp_by_qpn_;
+
+  std::mutex in_mu_;
+  std::vector<std::unique_ptr<InConn>> in_;
+
+  std::mutex diag_mu_;
+  std::vector<std::string> diagnostics_;
+  uint64_t diag_dropped_ = 0;
+
+  std::vector<uint8_t> staging_;  // progress thread: gather buffer when memory is not direct
+  std::thread acceptor_;
+  std::thread progress_;
+};
+
+}  // namespace rdma
+}  // namespace te4j

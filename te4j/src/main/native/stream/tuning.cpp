@@ -1,0 +1,158 @@
+// tuning.cpp — te4j/tuning.h: process-wide knobs, initialised from TE4J_TUNING at load time.
+#include "te4j/tuning.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+namespace te4j {
+namespace tuning {
+namespace {
+
+struct KnobInfo {
+  const char* name;
+  int defaultValue;
+  const char* values[14];  // value names in order of their numbers (nullptr-terminated)
+};
+
+// Defaults are te4j's production choices, the variants that measured best (docs/PERFORMANCE.md
+// gives the runs); every other value is a variant te4j-bench measures beside them. Each choice
+// keeps the same ordering guarantees, so a knob changes speed only, never results.
+const KnobInfo kKnobs[kKnobCount] = {
+    {"put", kPutAuto,
+     {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
+      "cluster", nullptr}},
+    {"signal", kSignalRed, {"atom", "red", "set", nullptr}},
+    {"pdl", 1, {"0", "1", nullptr}},
+    {"wait", kWaitSleep, {"sleep", "spin", nullptr}},
+    {"rawdata", 0, {"0", "1", nullptr}},
+    {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
+    {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
+    {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
+    {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
+};
+
+std::atomic<int> g_values[kKnobCount];
+
+void resetDefaults() {
+  for (int k = 0; k < kKnobCount; ++k) {
+    g_values[k].store(kKnobs[k].defaultValue, std::memory_order_relaxed);
+  }
+}
+
+int parseValue(int knob, const std::string& text) {
+  int n = 0;
+  while (kKnobs[knob].values[n] != nullptr) {
+    if (text == kKnobs[knob].values[n]) return n;
+    ++n;
+  }
+  if (!text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+    const int v = atoi(text.c_str());
+    if (v < n) return v;
+  }
+  return -1;
+}
+
+std::string validValues(int knob) {
+  std::string text;
+  for (int n = 0; kKnobs[knob].values[n] != nullptr; ++n) {
+    if (n > 0) text += "|";
+    text += kKnobs[knob].values[n];
+  }
+  return text;
+}
+
+std::string validKnobs() {
+  std::string text;
+  for (int k = 0; k < kKnobCount; ++k) {
+    if (k > 0) text += ", ";
+    text += std::string(kKnobs[k].name) + "=" + validValues(k);
+  }
+  return text;
+}
+
+int applyInternal(const char* spec, std::string* why) {
+  resetDefaults();
+  if (spec == nullptr) return 0;
+  std::string s(spec);
+  if (s.empty() || s == "default" || s == "base") return 0;
+  int pending[kKnobCount];
+  for (int k = 0; k < kKnobCount; ++k) pending[k] = -1;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t end = s.find(',', pos);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(pos, end - pos);
+    pos = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string name = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    int knob = -1;
+    for (int k = 0; k < kKnobCount; ++k) {
+      if (name == kKnobs[k].name) knob = k;
+    }
+    if (name == "threads") continue;  // a launch shape the bench applies itself
+    if (knob < 0) {
+      *why = "unknown tuning knob '" + name + "' in '" + s + "'; the knobs: " + validKnobs();
+      return -1;
+    }
+    const int v = parseValue(knob, value);
+    if (v < 0) {
+      *why = "bad value '" + value + "' for tuning knob '" + name + "'; its values: " +
+             validValues(knob);
+      return -1;
+    }
+    pending[knob] = v;
+  }
+  for (int k = 0; k < kKnobCount; ++k) {
+    if (pending[k] >= 0) g_values[k].store(pending[k], std::memory_order_relaxed);
+  }
+  return 0;
+}
+
+// Load-time initialisation from the environment. A bad TE4J_TUNING leaves the defaults and is
+// kept: creating a transport or a stream then fails with it (a load cannot report anything).
+std::string g_env_error;
+struct EnvInit {
+  EnvInit() {
+    std::string why;
+    if (applyInternal(getenv("TE4J_TUNING"), &why) != 0) g_env_error = "TE4J_TUNING: " + why;
+  }
+} g_env_init;
+
+}  // namespace
+
+int get(Knob knob) {
+  if (knob < 0 || knob >= kKnobCount) return 0;
+  return g_values[knob].load(std::memory_order_relaxed);
+}
+
+const char* environmentError() { return g_env_error.empty() ? nullptr : g_env_error.c_str(); }
+
+int hostThreads() { return atoi(kKnobs[kHostThreads].values[get(kHostThreads)]); }
+
+int apply(const char* spec, const char** error) {
+  static thread_local std::string why;
+  why.clear();
+  const int rc = applyInternal(spec, &why);
+  if (error != nullptr) *error = why.c_str();
+  return rc;
+}
+
+const char* describe() {
+  static thread_local std::string text;
+  text.clear();
+  for (int k = 0; k < kKnobCount; ++k) {
+    if (k > 0) text += ",";
+    text += kKnobs[k].name;
+    text += "=";
+    text += kKnobs[k].values[get((Knob)k)];
+  }
+  return text.c_str();
+}
+
+}  // namespace tuning
+}  // namespace te4j
