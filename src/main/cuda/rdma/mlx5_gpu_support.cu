@@ -11,6 +11,7 @@
 #include <cudaTypedefs.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <string>
 
 #include "../../cpp/src/rdma/mlx5/gpu_support.h"
@@ -82,6 +83,20 @@ void* mapUarForGpu(int device, void* reg, size_t bytes, std::string* why) {
 void unmapUarForGpu(int device, void* reg) {
   cuda_detail::DeviceScope scope(device);
   cudaHostUnregister(reg);
+}
+
+std::string gpuPciBusId(int device, std::string* why) {
+  char id[32] = {};
+  const cudaError_t e = cudaDeviceGetPCIBusId(id, (int)sizeof(id), device);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *why = cudaText("cudaDeviceGetPCIBusId", e);
+    return "";
+  }
+  // CUDA writes "0000:3B:00.0"; sysfs names functions in lower case.
+  std::string text(id);
+  for (char& c : text) c = (char)std::tolower((unsigned char)c);
+  return text;
 }
 
 }  // namespace rdma

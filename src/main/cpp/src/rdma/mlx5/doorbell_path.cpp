@@ -14,14 +14,15 @@ namespace rdma {
 
 namespace {
 
-// ConnectX BlueFlame registers are 512 bytes: two 256-byte halves used alternately.
-constexpr uint32_t kBlueFlameHalf = 256;
-
-uint32_t bfSizeOf(const Mlx5Device& device) { return device.uarIsBlueFlame() ? kBlueFlameHalf : 0; }
+// A BlueFlame register is two halves used alternately; its size is the device's
+// log_bf_reg_size (512 bytes on every ConnectX so far, but read rather than assumed).
+uint32_t bfSizeOf(const Mlx5Device& device) {
+  return device.uarIsBlueFlame() ? device.blueFlameHalf() : 0;
+}
 
 // Bytes of MMIO the GPU must reach: both BlueFlame halves, or the one 8-byte doorbell.
 size_t mappedBytes(const Mlx5Device& device) {
-  return device.uarIsBlueFlame() ? 2 * kBlueFlameHalf : 8;
+  return device.uarIsBlueFlame() ? 2 * (size_t)device.blueFlameHalf() : 8;
 }
 
 }  // namespace

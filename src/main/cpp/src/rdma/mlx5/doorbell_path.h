@@ -19,7 +19,7 @@ namespace rdma {
 struct DoorbellPath {
   uint64_t* gpu_reg = nullptr;  // the register's device address, or nullptr: the proxy rings
   void* mapped = nullptr;       // host address mapped into the GPU (to unmap)
-  uint32_t bf_size = 0;         // BlueFlame half (256 B) the doorbells alternate; 0: non-cached
+  uint32_t bf_size = 0;         // BlueFlame half the doorbells alternate; 0: non-cached
   std::string note;             // why the proxy rings on the CUDA platform ("" otherwise)
 };
 

@@ -23,5 +23,9 @@ void* mapUarForGpu(int device, void* reg, size_t bytes, std::string* why);
 /// Undoes mapUarForGpu.
 void unmapUarForGpu(int device, void* reg);
 
+/// Device `device`'s PCI function as sysfs names it ("0000:3b:00.0", lower case), for choosing
+/// the nearest NIC; "" with *why when unknown (no CUDA build, no such device).
+std::string gpuPciBusId(int device, std::string* why);
+
 }  // namespace rdma
 }  // namespace te4j

@@ -21,6 +21,11 @@ void* mapUarForGpu(int, void*, size_t, std::string* why) {
 
 void unmapUarForGpu(int, void*) {}
 
+std::string gpuPciBusId(int, std::string* why) {
+  *why = kNoCuda;
+  return "";
+}
+
 }  // namespace rdma
 }  // namespace te4j
 #endif

@@ -74,15 +74,14 @@ MC_DEVICE_INLINE int mc_rdma_put(const IbgdaContext& ibgda, int channel, int dst
   uint64_t raddr = mc_rdma_remote_addr(ibgda, dst_rank, recv_ptr);
   uint64_t laddr = (uint64_t)(uintptr_t)send_ptr;
   const uint32_t rkey = ibgda.rkeys[dst_rank];
-  mlx5::CtrlSeg* last = nullptr;
+  uint64_t last = 0;  // doorbell word of the last WQE not yet rung (0: none; a word is never 0)
   while (status == kMcRdmaOk && nbytes > 0) {
     status = ibgda_wait_ring_slot(qp, deadline);
     if (status != kMcRdmaOk) break;
     const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, ibgda.lkey,
-                           (uint32_t)chunk);
-    last = (mlx5::CtrlSeg*)wqe;
+    last = ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr,
+                                  ibgda.lkey, (uint32_t)chunk);
     ++qp->sq_pi;
     raddr += chunk;
     laddr += chunk;
@@ -90,10 +89,10 @@ MC_DEVICE_INLINE int mc_rdma_put(const IbgdaContext& ibgda, int channel, int dst
     // A full ring needs its doorbell before waiting for completions of the WQEs it holds.
     if (nbytes > 0 && qp->sq_pi - qp->sq_ci > qp->sq_mask) {
       ibgda_ring_doorbell(qp, last);
-      last = nullptr;
+      last = 0;
     }
   }
-  if (last != nullptr) ibgda_ring_doorbell(qp, last);
+  if (last != 0) ibgda_ring_doorbell(qp, last);
   ibgda_unlock(&qp->lock);
   return status;
 }
@@ -111,11 +110,11 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add(const IbgdaContext& ibgda, int channel, 
   int status = qp->err_count != 0 ? kMcRdmaQpError : ibgda_wait_ring_slot(qp, deadline);
   if (status == kMcRdmaOk) {
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    ibgda_build_masked_fa32(wqe, (uint16_t)qp->sq_pi, qp->qpn,
-                            mc_rdma_remote_addr(ibgda, dst_rank, local_ptr), ibgda.rkeys[dst_rank],
-                            qp->scratch_addr, qp->scratch_lkey, value, 0u);
+    const uint64_t word = ibgda_build_masked_fa32(
+        wqe, (uint16_t)qp->sq_pi, qp->qpn, mc_rdma_remote_addr(ibgda, dst_rank, local_ptr),
+        ibgda.rkeys[dst_rank], qp->scratch_addr, qp->scratch_lkey, value, 0u);
     ++qp->sq_pi;
-    ibgda_ring_doorbell(qp, (const mlx5::CtrlSeg*)wqe);
+    ibgda_ring_doorbell(qp, word);
   }
   ibgda_unlock(&qp->lock);
   return status;
