@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "te4j/rdma_api.h"
+#include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda_device.cuh"
 
 #if !defined(TE4J_HAVE_RDMA_CORE_HEADERS)
@@ -766,6 +767,62 @@ void nicSelection() {
   std::printf("NIC selection: nearest the GPU in the PCIe tree, next device when a port is down\n");
 }
 
+// NIC atomics are atomic only against NIC atomics: by default every add on a rank with a
+// connected QP goes to the NIC, the own rank's (loopback QP) and a P2P peer's included; with
+// TE4J_RDMA_ATOMICS=local self / P2P adds stay load/store atomics.
+void atomicRoute() {
+  fake::Nic& f = fake::nic();
+  f.roce = false;
+  for (const char* mode : {"", "local"}) {
+    if (*mode != '\0') setenv("TE4J_RDMA_ATOMICS", mode, 1);
+    Rank ranks[kRanks];
+    for (Rank& r : ranks) makeRank(&r);
+    for (Rank& r : ranks) readMetadata(&r);
+    connectAll(ranks);
+    const bool via_nic = *mode == '\0';
+    CHECK(((ranks[0].ctx.flags & kIbgdaAtomicsViaNic) != 0) == via_nic, "flags 0x%x (mode '%s')",
+          ranks[0].ctx.flags, mode);
+    // Rank 0 sees rank 1 as a P2P peer too (its buffer mapped at ranks[1].buf).
+    int available[kRanks] = {1, 1};
+    void* peers[kRanks] = {ranks[0].buf, ranks[1].buf};
+    P2PContext p2p{available, peers, ranks[0].buf};
+    const CommCtx ctx = make_comm_ctx(p2p, ranks[0].ctx, 0);
+    for (int dst = 0; dst < kRanks; ++dst) {
+      const QpView v = viewOf(ranks[0], dst * kQpsPerRank);
+      uint32_t* word = (uint32_t*)(ranks[0].buf + 256);
+      uint32_t* target = (uint32_t*)(ranks[dst].buf + 256);
+      const uint32_t before = *target;
+      CHECK(mc_red_add(ctx, dst, 0, kQpsPerRank, word, 5) == kMcRouteOk, "mc_red_add to rank %d", dst);
+      CHECK(mc_signal_noret(ctx, dst, 0, kQpsPerRank, word, 2) == kMcRouteOk, "mc_signal_noret to rank %d", dst);
+      uint64_t first8[2] = {0, 0};
+      std::memcpy(&first8[0], v.ring, 8);
+      std::memcpy(&first8[1], v.ring + 64, 8);
+      const bool posted = (__builtin_bswap32((uint32_t)first8[0]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa &&
+                          (__builtin_bswap32((uint32_t)first8[1]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa;
+      if (via_nic) {
+        CHECK(posted && *target == before, "rank %d: both adds posted to the NIC (%s), word untouched (%u)",
+              dst, dst == 0 ? "loopback" : "P2P peer", *target);
+      } else {
+        CHECK(!posted && *target == before + 7, "rank %d: local adds (word %u, want %u), nothing posted", dst,
+              *target, before + 7);
+      }
+    }
+    for (Rank& r : ranks) {
+      delete r.t;
+      std::free(r.buf);
+    }
+    unsetenv("TE4J_RDMA_ATOMICS");
+  }
+  setenv("TE4J_RDMA_ATOMICS", "mixed", 1);
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument && contains(t->lastError(), "TE4J_RDMA_ATOMICS"),
+        "bad TE4J_RDMA_ATOMICS: %s", t->lastError());
+  delete t;
+  unsetenv("TE4J_RDMA_ATOMICS");
+  CHECK(f.live() == 0, "atomic route tests left %zu objects", f.live());
+  std::printf("atomic route: self and P2P adds through the NIC by default, local on request\n");
+}
+
 int g_dmabuf_fd = -1;
 int okDmabuf(int, void*, size_t, uint64_t* offset, std::string*) {
   g_dmabuf_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -869,6 +926,7 @@ int main() {
   umemRegistration();
   timeoutDiagnostics();
   nicSelection();
+  atomicRoute();
   gidOverride();
   initializeFailures();
   queueFailures();

@@ -26,6 +26,7 @@
 #include "transport/device/ibgda/cqe.cuh"
 #include "../device_tables.h"
 #include "../memory_port.h"
+#include "atomic_route.h"
 #include "control_buffer.h"
 #include "control_layout.h"
 #include "doorbell_path.h"
@@ -81,11 +82,14 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       memory_.reset();
       return fail(status, "initialize(mlx5): " + why);
     }
+    const EnvLookup env = [](const char* n) -> const char* { return std::getenv(n); };
     QpTuning tuning;
-    if (!readQpTuning([](const char* n) -> const char* { return std::getenv(n); }, opened->port().is_roce, &tuning, &why)) {
+    uint32_t flags = 0;
+    if (!readQpTuning(env, opened->port().is_roce, &tuning, &why) || !readAtomicRoute(env, &flags, &why)) {
       memory_.reset();
       return fail(kInvalidArgument, "initialize(mlx5): " + why);
     }
+    ibgda_flags_ = flags;
     tuning_ = tuning;
     device_ = std::move(opened);
     {
@@ -296,6 +300,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   // TableRdmaTransport
   uint32_t windowKey() const override { return window_lkey_; }
   bool haveQps() const override { return !qps_.empty(); }
+  uint32_t ibgdaFlags() const override { return ibgda_flags_; }
 
   int statistics(int64_t* out, int capacity) override {
     if (!device_ || out == nullptr || capacity < kStatCount)
@@ -572,6 +577,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   std::string device_note_;                  // devices skipped, missing PCIe affinity
   std::vector<std::string> async_events_;    // guarded by notes_mu_
   QpTuning tuning_;
+  uint32_t ibgda_flags_ = 0;  // IbgdaContext::flags: kIbgdaAtomicsViaNic unless TE4J_RDMA_ATOMICS=local
   std::string diagnostics_;
 };
 

@@ -6,6 +6,14 @@
 // QP of (dst_rank, channel): qps[dst_rank * qps_per_rank + channel % qps_per_rank]. Requests on
 // one QP execute in order at the responder (a signal after a put on the same channel is never
 // visible before the put's data); across channels, order needs mc_rdma_quiet.
+//
+// Atomics and transports: a ConnectX atomic is atomic only against atomics through the same
+// adapter, not against a GPU's atom.add on the same word. With kIbgdaAtomicsViaNic (the mlx5
+// backend's default) every add on a rank with a connected QP goes through the NIC, the own
+// rank's and P2P peers' included (own rank: the loopback QP), so a signal word never mixes
+// the two. Without it (TE4J_RDMA_ATOMICS=local, and the software NIC, whose atomics are
+// system-scope GPU/CPU atomics) self and P2P adds are load/store atomics, and a word must then
+// have writers on one transport only.
 #pragma once
 
 #include <stdint.h>
@@ -31,11 +39,21 @@ struct IbgdaContext {
   int num_ranks;
   int qps_per_rank;
   uint32_t lkey;           // local key of the registered buffer (sources of puts)
-  uint32_t reserved;
+  uint32_t flags;          // kIbgda* bits
   uint64_t timeout_ns;     // bound of every device-side wait: QP lock, ring slot, quiet
 };
 
+/// IbgdaContext::flags: adds on any rank with a connected QP are posted to the NIC (see above).
+constexpr uint32_t kIbgdaAtomicsViaNic = 1u;
+
 MC_DEVICE_INLINE bool mc_rdma_available(const IbgdaContext& ibgda) { return ibgda.qps != nullptr; }
+
+/// Whether an add on dst_rank's words must go through the NIC although a load/store route may
+/// exist: kIbgdaAtomicsViaNic is set and dst_rank has a connected QP (a non-zero rkey).
+MC_DEVICE_INLINE bool mc_rdma_owns_atomics(const IbgdaContext& ibgda, int dst_rank) {
+  return (ibgda.flags & kIbgdaAtomicsViaNic) != 0 && ibgda.qps != nullptr && dst_rank >= 0 &&
+         dst_rank < ibgda.num_ranks && ibgda.rkeys[dst_rank] != 0;
+}
 
 /// The QP carrying (dst_rank, channel), or nullptr when out of range. qps_per_rank must be
 /// 1 .. ibgda.qps_per_rank (a kernel may spread over fewer QPs than were created).
