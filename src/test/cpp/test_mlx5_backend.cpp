@@ -43,6 +43,7 @@ int main() {
 #include "fake_mlx5_nic.h"
 #include "rdma/mlx5/device_select.h"
 #include "rdma/mlx5/devx_commands.h"
+#include "rdma/mlx5/doorbell_path.h"
 #include "rdma/mlx5/doorbell_proxy.h"
 #include "rdma/mlx5/memory_registration.h"
 #include "rdma/mlx5/mlx5_device.h"
@@ -823,6 +824,22 @@ void atomicRoute() {
   std::printf("atomic route: self and P2P adds through the NIC by default, local on request\n");
 }
 
+// The connect-time probe's decision: GPU doorbells only when the GPU-rung WRITE completed; the
+// proxy when only its doorbell completed it; a failure when neither did. (The probe itself
+// needs a GPU and a NIC: test_mlx5_gpu_support runs its kernel against the software NIC.)
+void doorbellVerdicts() {
+  using te4j::rdma::DoorbellVerdict;
+  using te4j::rdma::doorbellVerdict;
+  CHECK(doorbellVerdict(kMcRdmaOk, false) == DoorbellVerdict::kGpu, "completed: GPU doorbells");
+  CHECK(doorbellVerdict(kMcRdmaTimeout, true) == DoorbellVerdict::kProxy, "lost GPU write: proxy");
+  CHECK(doorbellVerdict(kMcRdmaTimeout, false) == DoorbellVerdict::kBroken, "nothing completes: broken");
+  CHECK(doorbellVerdict(kMcRdmaQpError, false) == DoorbellVerdict::kBroken, "error CQE: broken");
+  CHECK(doorbellVerdict(kMcRdmaFatal, true) == DoorbellVerdict::kBroken, "fatal CQE: broken");
+  CHECK(doorbellVerdict(1, false) == DoorbellVerdict::kUnverified, "probe did not run: unverified");
+  CHECK(contains(te4j::rdma::doorbellVerdictText(DoorbellVerdict::kProxy), "proxy"), "proxy text");
+  std::printf("doorbell verdicts: GPU, proxy fallback, broken, unverified\n");
+}
+
 int g_dmabuf_fd = -1;
 int okDmabuf(int, void*, size_t, uint64_t* offset, std::string*) {
   g_dmabuf_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -927,6 +944,7 @@ int main() {
   timeoutDiagnostics();
   nicSelection();
   atomicRoute();
+  doorbellVerdicts();
   gidOverride();
   initializeFailures();
   queueFailures();

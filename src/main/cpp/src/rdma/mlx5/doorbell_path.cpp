@@ -8,6 +8,7 @@
 
 #include "te4j/api.h"
 #include "gpu_support.h"
+#include "transport/device/ibgda/status.cuh"
 
 namespace te4j {
 namespace rdma {
@@ -60,6 +61,29 @@ DoorbellPath chooseDoorbellPath(Mlx5Device* device, int platform, int cuda_devic
   path.gpu_reg = (uint64_t*)gpu;
   path.mapped = reg;
   return path;
+}
+
+DoorbellVerdict doorbellVerdict(int gpu_status, bool proxy_completed) {
+  if (gpu_status == mooncake::device::kMcRdmaOk) return DoorbellVerdict::kGpu;
+  if (gpu_status > 0) return DoorbellVerdict::kUnverified;
+  if (gpu_status == mooncake::device::kMcRdmaTimeout)
+    return proxy_completed ? DoorbellVerdict::kProxy : DoorbellVerdict::kBroken;
+  return DoorbellVerdict::kBroken;  // an error CQE or a fatal CQE: not a doorbell question
+}
+
+const char* doorbellVerdictText(DoorbellVerdict verdict) {
+  switch (verdict) {
+    case DoorbellVerdict::kGpu: return "GPU-rung doorbells verified by a loopback WRITE";
+    case DoorbellVerdict::kProxy:
+      return "the GPU's UAR writes do not reach the NIC (a loopback WRITE completed only once the "
+             "host rang it): doorbells rung by the host proxy thread; fix for GPU-side doorbells: "
+             "a NIC under the GPU's PCIe switch (the transport's device filter), ACS/IOMMU "
+             "settings that allow peer-to-peer writes";
+    case DoorbellVerdict::kBroken:
+      return "the loopback QP did not complete a zero-length WRITE, whoever rang it";
+    case DoorbellVerdict::kUnverified: return "GPU-rung doorbells kept without a loopback check";
+  }
+  return "?";
 }
 
 void releaseDoorbellPath(int cuda_device, DoorbellPath* path) {

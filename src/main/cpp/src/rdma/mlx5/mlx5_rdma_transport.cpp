@@ -14,6 +14,9 @@
 
 #include <poll.h>
 
+#include <chrono>
+#include <thread>
+
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -266,6 +269,10 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
         memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &why) != 0)
       return fail(kCudaError, "connectPeers: tables: " + why);
     local_rank_ = local_rank;
+    if (doorbell_.gpu_reg != nullptr && proxy_ == nullptr && ((active_ranks_mask >> local_rank) & 1u) != 0) {
+      const int s = probeDoorbells(local_rank);
+      if (s != kOk) return s;
+    }
     connected_ = true;
     return ok();
   }
@@ -333,6 +340,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     std::lock_guard<std::mutex> lock(notes_mu_);
     diagnostics_ = health;
     diagnostics_ += device_note_;
+    if (probe_note_.rfind("GPU-rung doorbells verified", 0) != 0) diagnostics_ += probe_note_;
     if (!doorbell_.note.empty()) diagnostics_ += doorbell_.note + "\n";
     if (!registration_note_.empty()) diagnostics_ += registration_note_ + "\n";
     if (proxy_) diagnostics_ += proxy_->diagnostics();
@@ -342,11 +350,81 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
  private:
   static constexpr int kStatCount = 6;
   static constexpr size_t kMaxAsyncEvents = 16;
+  // A loopback WRITE completes in microseconds; a second leaves room for a busy host.
+  static constexpr uint64_t kProbeTimeoutNs = 1000000000ull;
   struct Region {
     void* ptr = nullptr;
     Registration reg;
   };
 
+
+  // Connect-time check that the GPU's UAR writes arrive (doorbell_path.h, DoorbellVerdict):
+  // a zero-length WRITE on the own rank's QP, rung by a GPU kernel. On a timeout the host proxy
+  // takes over the doorbells and rings the same WQE; a completion then means the GPU's writes
+  // are lost on the way, and device code leaves the UAR to the proxy from now on.
+  int probeDoorbells(int local_rank) {
+    const int self = local_rank * qps_per_rank_;
+    void* qp = (dev::IbgdaQp*)qp_table_ + self;
+    const uint64_t timeout_ns = kProbeTimeoutNs;
+    std::string why;
+    const int gpu = gpuDoorbellProbe(cuda_device_, qp, window_base_, window_rkey_, timeout_ns, &why);
+    bool proxy_completed = false;
+    if (gpu == mooncake::device::kMcRdmaTimeout) {
+      std::string cause;
+      if (!switchToProxy(&cause)) return fail(kCudaError, "connectPeers: switching to proxy doorbells: " + cause);
+      proxy_completed = awaitCqe(self, timeout_ns);
+    }
+    const DoorbellVerdict verdict = doorbellVerdict(gpu, proxy_completed);
+    {
+      std::lock_guard<std::mutex> lock(notes_mu_);
+      probe_note_ = std::string(doorbellVerdictText(verdict)) + (gpu > 0 ? " (" + why + ")" : "") + "\n";
+    }
+    if (verdict == DoorbellVerdict::kBroken)
+      return fail(kUnavailable, "connectPeers(" + device_->name() + "): " + doorbellVerdictText(verdict) +
+                                    " (device status " + std::to_string(gpu) + "; " + queueHealth() +
+                                    "); fix: check the port with ibv_devinfo and the QP with the diagnostics");
+    return kOk;
+  }
+
+  // Device code stops ringing the UAR (bf_reg nullptr in every QP context) and the proxy
+  // watches the doorbell records from their current values.
+  bool switchToProxy(std::string* why) {
+    std::vector<dev::IbgdaQp> table(numQps());
+    if (memory_->fromTable(table.data(), qp_table_, sizeof(dev::IbgdaQp) * table.size(), why) != 0) return false;
+    for (dev::IbgdaQp& q : table) q.bf_reg = nullptr;
+    if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), why) != 0) return false;
+    proxy_ = std::make_unique<DoorbellProxy>((uint64_t*)device_->uar()->reg_addr);
+    proxy_->setQps(watchedQps());
+    proxy_->start();
+    return true;
+  }
+
+  // Whether the CQE device code consumes next on QP `qp` becomes valid before timeout_ns.
+  bool awaitCqe(int qp, uint64_t timeout_ns) {
+    dev::IbgdaQp ctx;
+    std::string why;
+    if (memory_->fromTable(&ctx, (dev::IbgdaQp*)qp_table_ + qp, sizeof(ctx), &why) != 0) return false;
+    const auto* cqe = (const mlx5::Cqe64*)(control_.host() + layout_.cqOffset(qp)) + (ctx.cq_ci & ctx.cq_mask);
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+    while (std::chrono::steady_clock::now() < end) {
+      const uint32_t dw15 = __atomic_load_n(&cqe->dw[mlx5::kCqeDwOwner], __ATOMIC_ACQUIRE);
+      if (mlx5::cqe_ready(dw15, ctx.cq_ci, ctx.cq_mask + 1)) return true;
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    return false;
+  }
+
+  std::vector<ProxyQp> watchedQps() const {
+    std::vector<ProxyQp> watched(numQps());
+    for (int i = 0; i < numQps(); ++i) {
+      watched[i].dbrec = (const uint32_t*)(control_.host() + layout_.dbrOffset(i));
+      watched[i].ring = control_.host() + layout_.sqOffset(i);
+      watched[i].sq_mask = layout_.ring - 1;
+      watched[i].qpn = qps_[i].qpn;
+      watched[i].bf_size = doorbell_.bf_size;
+    }
+    return watched;
+  }
 
   // Zeroes rings, CQs, doorbell records and fetch scratch, marks every CQE invalid, and hands
   // device code and the proxy fresh QP contexts (every counter 0). The NIC must not be using
@@ -355,19 +433,13 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (proxy_) proxy_->setQps({});
     std::memset(control_.host(), 0, control_.bytes());
     std::vector<dev::IbgdaQp> table(numQps());
-    std::vector<ProxyQp> watched(numQps());
     for (int i = 0; i < numQps(); ++i) {
       initCqes(i);
       fillQpContext(i, qps_[i].qpn, &table[i]);
-      watched[i].dbrec = (const uint32_t*)(control_.host() + layout_.dbrOffset(i));
-      watched[i].ring = control_.host() + layout_.sqOffset(i);
-      watched[i].sq_mask = layout_.ring - 1;
-      watched[i].qpn = qps_[i].qpn;
-      watched[i].bf_size = doorbell_.bf_size;
     }
     if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), why) != 0)
       return false;
-    if (proxy_) proxy_->setQps(watched);
+    if (proxy_) proxy_->setQps(watchedQps());
     return true;
   }
 
@@ -500,7 +572,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     t->cq_buf = control_.device() + layout_.cqOffset(i);
     t->sq_dbrec = (uint32_t*)(control_.device() + layout_.dbrOffset(i));
     t->cq_dbrec = (uint32_t*)(control_.device() + layout_.cqDbrOffset(i));
-    t->bf_reg = doorbell_.gpu_reg;
+    t->bf_reg = proxy_ ? nullptr : doorbell_.gpu_reg;  // the proxy rings once it runs
     t->scratch_addr = (uint64_t)(uintptr_t)(control_.host() + layout_.scratchOffset(i));
     t->scratch_lkey = control_.lkey();
   }
@@ -575,6 +647,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   std::mutex notes_mu_;  // diagnostics may be read while another thread registers memory
   std::string registration_note_;
   std::string device_note_;                  // devices skipped, missing PCIe affinity
+  std::string probe_note_;                   // the connect-time doorbell verdict
   std::vector<std::string> async_events_;    // guarded by notes_mu_
   QpTuning tuning_;
   uint32_t ibgda_flags_ = 0;  // IbgdaContext::flags: kIbgdaAtomicsViaNic unless TE4J_RDMA_ATOMICS=local
