@@ -45,6 +45,7 @@ struct Obj {
   uint64_t dbr_offset = 0;
   uint32_t cqn = 0;         // QP: its CQ
   uint32_t log_size = 0;
+  uint32_t ts_format = 0;   // QP: qpc.ts_format of CREATE_QP
   devx::Mailbox init2rtr;   // QP: the last INIT2RTR input
   devx::Mailbox rtr2rts;    // QP: the last RTR2RTS input
   int resets = 0;           // QP: 2RST commands from a state other than RESET
@@ -435,6 +436,7 @@ inline mlx5dv_devx_obj* objCreate(ibv_context* c, const void* in, size_t inlen, 
     o->dbr_offset = devx::getField(m, devx::at(qpc, devx::kQpcDbrAddr));
     o->cqn = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcCqnSnd));
     o->log_size = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcLogSqSize));
+    o->ts_format = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcTsFormat));
     devx::setField(r, devx::kCreateQpOutQpn, o->id);
   } else {
     delete o;

@@ -229,7 +229,7 @@ uint64_t awaitDoorbell(const fake::Uar* uar, uint32_t offset, uint16_t index) {
 
 // Rank 0 posts to rank 1 (channel 0) from its device code; the proxy rings; the test plays the
 // NIC with what CREATE_QP / CREATE_CQ said and completes the first WQE.
-void postAndRing(Rank* ranks, bool blueflame) {
+void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
   Rank& r0 = ranks[0];
   const uint32_t qpn = qpnOf(r0, 1 * kQpsPerRank + 0);
   fake::Obj* qp = fake::qpByNumber(qpn);
@@ -267,7 +267,7 @@ void postAndRing(Rank* ranks, bool blueflame) {
 
   // 3. A signal (masked FA, ds 4): WQE 1, on the other BlueFlame half when there is one.
   CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "signal");
-  v = awaitDoorbell(uar, blueflame ? 256 : 0, 1);
+  v = awaitDoorbell(uar, blueflame ? bf_half : 0, 1);
   std::memcpy(&first8, ring + 64, 8);
   CHECK(v == first8, "UAR holds 0x%016llx, WQE 1 starts 0x%016llx", (unsigned long long)v,
         (unsigned long long)first8);
@@ -289,6 +289,7 @@ void twoRanks(bool roce) {
   fake::Nic& f = fake::nic();
   f.roce = roce;
   f.fail_uar_nc = roce;  // the RoCE run uses a BlueFlame UAR: doorbells alternate halves
+  f.log_bf_reg_size = roce ? 10 : 9;  // 1 KiB BlueFlame registers: halves 512 bytes apart
   Rank ranks[kRanks];
   for (Rank& r : ranks) makeRank(&r);
   for (Rank& r : ranks) readMetadata(&r);
@@ -301,7 +302,11 @@ void twoRanks(bool roce) {
           "RoCE interface id 0x%llx is ::ffff:10.0.0.x", (unsigned long long)ranks[1].meta[8]);
   connectAll(ranks);
   checkConnections(ranks, roce);
-  postAndRing(ranks, roce);
+  // CREATE_QP's ts_format: the general caps say free-running only, the RoCE caps both clocks.
+  const fake::Obj* any_qp = fake::qpByNumber(qpnOf(ranks[0], 0));
+  CHECK(any_qp != nullptr && any_qp->ts_format == (roce ? 1u : 0u), "ts_format %u on %s",
+        any_qp != nullptr ? any_qp->ts_format : 99u, roce ? "RoCE (from the RoCE caps)" : "InfiniBand");
+  postAndRing(ranks, roce, 512);
   CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "diagnostics: %s", ranks[0].t->diagnostics());
 
   // After an error CQE: new QPs, new numbers, connected again at both ends.
@@ -323,6 +328,7 @@ void twoRanks(bool roce) {
   }
   CHECK(f.live() == 0, "%zu fake objects left after close", f.live());
   f.fail_uar_nc = false;
+  f.log_bf_reg_size = 9;
   std::printf("%s: two ranks connected, doorbells rung by the proxy, recreate + reconnect\n",
               roce ? "RoCE (BlueFlame UAR)" : "InfiniBand (non-cached UAR)");
 }
