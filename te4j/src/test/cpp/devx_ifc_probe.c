@@ -123,6 +123,14 @@ const struct te4j_ifc_entry te4j_ifc_fields[] = {
     FIELD(qp_2rst_in, qpn),
     OUT_HEADER(qp_2rst_out),
 
+    FIELD(qpc, state),
+    FIELD(qpc, hw_sq_wqebb_counter),
+    FIELD(qpc, sw_sq_wqebb_counter),
+    IN_HEADER(query_qp_in),
+    FIELD(query_qp_in, qpn),
+    OUT_HEADER(query_qp_out),
+    FIELD(query_qp_out, qpc),
+
     IN_HEADER(query_hca_cap_in),
     OUT_HEADER(query_hca_cap_out),
     FIELD(query_hca_cap_out, capability),
@@ -135,6 +143,8 @@ const struct te4j_ifc_entry te4j_ifc_fields[] = {
     FIELD(cmd_hca_cap, atomic),
     FIELD(cmd_hca_cap, umem_uid_0),
     FIELD(cmd_hca_cap, sq_ts_format),
+    FIELD(cmd_hca_cap, log_bf_reg_size),
+    FIELD(roce_cap, qp_ts_format),
     FIELD(atomic_caps, atomic_operations),
     FIELD(atomic_caps, atomic_size_qp),
 };
@@ -148,5 +158,6 @@ const struct te4j_ifc_entry te4j_ifc_structs[] = {
     STRUCT(rtr2rts_qp_out),  STRUCT(qp_2err_in),      STRUCT(qp_2err_out),
     STRUCT(qp_2rst_in),      STRUCT(qp_2rst_out),     STRUCT(query_hca_cap_in),
     STRUCT(query_hca_cap_out), STRUCT(cmd_hca_cap),   STRUCT(atomic_caps),
+    STRUCT(roce_cap),        STRUCT(query_qp_in),     STRUCT(query_qp_out),
 };
 const size_t te4j_ifc_struct_count = sizeof(te4j_ifc_structs) / sizeof(te4j_ifc_structs[0]);

@@ -6,7 +6,9 @@
 // memory, and objects numbered from its own counters. DevX commands are decoded with te4j's
 // own field table (devx_layout.h); the QP state machine RST→INIT→RTR→RTS is enforced (other
 // orders get status "bad resource state"). Every live object is counted, so a test can see
-// that a failed step left nothing behind. Knobs make chosen steps fail.
+// that a failed step left nothing behind. Knobs make chosen steps fail. QUERY_QP reports the
+// state the fake keeps (a test may force one), async events come through a real pipe (the
+// context's async_fd), and 2RST counts resets.
 #pragma once
 
 #include <infiniband/mlx5dv.h>
@@ -43,13 +45,17 @@ struct Obj {
   uint64_t dbr_offset = 0;
   uint32_t cqn = 0;         // QP: its CQ
   uint32_t log_size = 0;
+  uint32_t ts_format = 0;   // QP: qpc.ts_format of CREATE_QP
   devx::Mailbox init2rtr;   // QP: the last INIT2RTR input
+  devx::Mailbox rtr2rts;    // QP: the last RTR2RTS input
+  int resets = 0;           // QP: 2RST commands from a state other than RESET
 };
 
 struct Umem {
   mlx5dv_devx_umem pub{};
   uint8_t* addr = nullptr;
   size_t size = 0;
+  uint64_t pgsz_bitmap = 0;  // 0: registered with the legacy call (the kernel picks pages)
 };
 
 struct Uar {
@@ -69,11 +75,16 @@ struct Nic {
   bool fail_general_cmd = false, fail_umem = false, fail_ctrl_mr = false, fail_reg_mr = false;
   bool fail_dmabuf_mr = false;
   int fail_create_qp_after = -1;      // the (n+1)-th CREATE_QP gets status 0x3, syndrome 0x5a5a
+  bool fail_umem_ex = false;          // mlx5dv_devx_umem_reg_ex refuses (EOPNOTSUPP)
+  std::vector<std::string> ports_down;  // devices whose port 1 reports DOWN
+  uint32_t log_bf_reg_size = 9;
   std::string sysfs_root;
 
   // state
   std::vector<ibv_device> devices;
   std::map<ibv_context*, int> contexts;
+  std::map<ibv_context*, int> event_pipes;  // write end of each context's async_fd pipe
+  std::map<ibv_context*, std::vector<ibv_async_event>> events;
   std::map<ibv_pd*, int> pds;
   std::map<ibv_mr*, int> mrs;
   std::map<mlx5dv_devx_umem*, Umem*> umems;
@@ -140,20 +151,51 @@ inline const char* getDeviceName(ibv_device* d) { return d->name; }
 inline ibv_context* newContext(ibv_device* d) {
   auto* c = new ibv_context();
   c->device = d;
+  int fds[2] = {-1, -1};
+  if (pipe(fds) == 0) nic().event_pipes[c] = fds[1];
+  c->async_fd = fds[0];
   nic().contexts[c] = nic().next_context++;
   return c;
 }
 inline ibv_context* openDevice(ibv_device* d) { return newContext(d); }
 inline int closeDevice(ibv_context* c) {
+  if (c->async_fd >= 0) close(c->async_fd);
+  if (nic().event_pipes.count(c) != 0) close(nic().event_pipes[c]);
+  nic().event_pipes.erase(c);
+  nic().events.erase(c);
   nic().contexts.erase(c);
   delete c;
   return 0;
 }
 
+/// Queues an async event on every open context (as a port event reaches each of them).
+inline void raiseAsyncEvent(ibv_event_type type, int port) {
+  for (auto& e : nic().contexts) {
+    ibv_async_event ev{};
+    ev.event_type = type;
+    ev.element.port_num = port;
+    nic().events[e.first].push_back(ev);
+    const char byte = 1;
+    if (write(nic().event_pipes[e.first], &byte, 1) != 1) std::abort();
+  }
+}
+inline int getAsyncEvent(ibv_context* c, ibv_async_event* out) {
+  std::vector<ibv_async_event>& q = nic().events[c];
+  char byte;
+  if (q.empty() || read(c->async_fd, &byte, 1) != 1) return -1;
+  *out = q.front();
+  q.erase(q.begin());
+  return 0;
+}
+inline int acked_events = 0;
+inline void ackAsyncEvent(ibv_async_event*) { ++acked_events; }
+
 inline int queryPort(ibv_context* c, uint8_t port, _compat_ibv_port_attr* out) {
   if (port != 1) return EINVAL;
   auto* attr = reinterpret_cast<ibv_port_attr*>(out);
-  attr->state = IBV_PORT_ACTIVE;
+  bool down = false;
+  for (const std::string& name : nic().ports_down) down |= name == c->device->name;
+  attr->state = down ? IBV_PORT_DOWN : IBV_PORT_ACTIVE;
   attr->active_mtu = IBV_MTU_4096;
   attr->gid_tbl_len = 8;
   attr->link_layer = nic().roce ? IBV_LINK_LAYER_ETHERNET : IBV_LINK_LAYER_INFINIBAND;
@@ -274,6 +316,15 @@ inline mlx5dv_devx_umem* umemReg(ibv_context*, void* addr, size_t size, uint32_t
   nic().umems[&u->pub] = u;
   return &u->pub;
 }
+inline mlx5dv_devx_umem* umemRegEx(ibv_context* c, mlx5dv_devx_umem_in* in) {
+  if (nic().fail_umem_ex) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  mlx5dv_devx_umem* umem = umemReg(c, in->addr, in->size, in->access);
+  if (umem != nullptr) nic().umems.at(umem)->pgsz_bitmap = in->pgsz_bitmap;
+  return umem;
+}
 inline int umemDereg(mlx5dv_devx_umem* umem) {
   Umem* u = nic().umems.at(umem);
   nic().umems.erase(umem);
@@ -340,6 +391,10 @@ inline int generalCmd(ibv_context*, const void* in, size_t inlen, void* out, siz
     devx::setField(o, devx::at(cap, devx::kCapAtomic), 1);
     devx::setField(o, devx::at(cap, devx::kCapLogMaxRaReqQp), 4);
     devx::setField(o, devx::at(cap, devx::kCapLogMaxRaResQp), 4);
+    devx::setField(o, devx::at(cap, devx::kCapLogBfRegSize), nic().log_bf_reg_size);
+    devx::setField(o, devx::at(cap, devx::kCapSqTsFormat), 0);  // free-running clock only
+  } else if (devx::getField(m, devx::kInOpMod) == (devx::kCapTypeRoce << 1 | devx::kCapCurrent)) {
+    devx::setField(o, devx::at(cap, devx::kRoceCapQpTsFormat), 2);  // RoCE: both clocks
   } else {
     devx::setField(o, devx::at(cap, devx::kAtomicCapOperations), 0xf);
     devx::setField(o, devx::at(cap, devx::kAtomicCapSizeQp), 0xc);  // 4 and 8 bytes
@@ -381,6 +436,7 @@ inline mlx5dv_devx_obj* objCreate(ibv_context* c, const void* in, size_t inlen, 
     o->dbr_offset = devx::getField(m, devx::at(qpc, devx::kQpcDbrAddr));
     o->cqn = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcCqnSnd));
     o->log_size = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcLogSqSize));
+    o->ts_format = (uint32_t)devx::getField(m, devx::at(qpc, devx::kQpcTsFormat));
     devx::setField(r, devx::kCreateQpOutQpn, o->id);
   } else {
     delete o;
@@ -417,8 +473,26 @@ inline int objModify(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void
     return EINVAL;
   }
   if (opcode == devx::kOpInit2RtrQp) o->init2rtr = m;
+  if (opcode == devx::kOpRtr2RtsQp) o->rtr2rts = m;
+  if (opcode == devx::kOp2RstQp && o->state != State::kReset) ++o->resets;
   o->state = to;
   reply(out, outlen, devx::kStatusOk, 0);
+  return 0;
+}
+
+inline int objQuery(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void* out, size_t outlen) {
+  Obj* o = nic().objs.at(handle);
+  const devx::Mailbox m((const uint8_t*)in, (const uint8_t*)in + inlen);
+  if (o->kind != Kind::kQp || devx::getField(m, devx::kInOpcode) != devx::kOpQueryQp ||
+      devx::getField(m, devx::kQueryQpInQpn) != o->id || outlen < devx::kQueryQpOutBytes) {
+    reply(out, outlen, devx::kStatusBadParam, 4);
+    return EINVAL;
+  }
+  devx::Mailbox r(outlen, 0);
+  const uint32_t states[] = {devx::kQpStateRst, devx::kQpStateInit, devx::kQpStateRtr,
+                             devx::kQpStateRts, devx::kQpStateErr};
+  devx::setField(r, devx::at(devx::kQueryQpOutQpc, devx::kQpcState), states[(int)o->state]);
+  std::memcpy(out, r.data(), outlen);
   return 0;
 }
 
@@ -494,6 +568,10 @@ inline te4j::rdma::VerbsApi api(const std::string& sysfs_root) {
   a.dv_open_device = &dvOpenDevice;
   a.dv_init_obj = &dvInitObj;
   a.devx_umem_reg = &umemReg;
+  a.devx_umem_reg_ex = &umemRegEx;
+  a.devx_obj_query = &objQuery;
+  a.get_async_event = &getAsyncEvent;
+  a.ack_async_event = &ackAsyncEvent;
   a.devx_umem_dereg = &umemDereg;
   a.devx_alloc_uar = &allocUar;
   a.devx_free_uar = &freeUar;

@@ -127,6 +127,12 @@ static void testCapsPolicy() {
   expectEq("free-running clock only", qpTsFormat(g), 0);
   g.sq_ts_format = 2;
   expectEq("both clocks: default", qpTsFormat(g), 1);
+  expectEq("RoCE caps without a real-time clock", qpTsFormatRoce(0), 0);
+  expectEq("RoCE caps with both clocks", qpTsFormatRoce(2), 1);
+  expectEq("no log_bf_reg_size: 256-byte halves", blueFlameHalf(g), 256);
+  g.log_bf_reg_size = 9;
+  expectEq("512-byte register: 256-byte halves", blueFlameHalf(g), 256);
+  expectEq("default ack timeout (NVSHMEM's and Mooncake's)", RtsConfig().ack_timeout, 20);
 }
 
 #if defined(TE4J_MLX5_IFC_H)
@@ -430,7 +436,7 @@ static void testInit2Rtr() {
   c.qpn = 0x010203, c.remote_qpn = 0xc0ffee, c.mtu = 5, c.next_rcv_psn = 0xabcdef,
   c.log_rra_max = 5, c.min_rnr_nak = 0x1c, c.log_msg_max = 0x1e;
   c.path.port = 1, c.path.pkey_index = 3, c.path.rlid = 0xbeef, c.path.sl = 0xa;
-  c.path.gid_index = 7, c.path.hop_limit = 0x40, c.path.dscp = 0x2e, c.path.udp_sport = 0xc001;
+  c.path.gid_index = 7, c.path.hop_limit = 0x40, c.path.traffic_class = 0x2e << 2 | 0x2, c.path.udp_sport = 0xc001;
   c.path.rmac[0] = 0x02, c.path.rmac[5] = 0x55;  // must not appear on InfiniBand
 
   // InfiniBand, no GID: LID routing only.
@@ -445,7 +451,7 @@ static void testInit2Rtr() {
   ib.push_back(arr("rgid_rip", l.p("ads.rgid_rip"), kGid));
   ib.push_back(val("src_addr_index", l.p("ads.src_addr_index"), 7));
   ib.push_back(val("hop_limit", l.p("ads.hop_limit"), 0x40));
-  ib.push_back(val("tclass", l.p("ads.tclass"), 0x2e << 2));
+  ib.push_back(val("tclass", l.p("ads.tclass"), 0x2e << 2 | 0x2));
   checkMailbox("INIT2RTR_QP (IB, GRH)", init2rtrIn(c), kernelBytes("init2rtr_qp_in"), ib);
 
   // RoCE: GID routing, MAC, UDP source port, DSCP; no LID, no grh bit.
@@ -456,7 +462,7 @@ static void testInit2Rtr() {
   roce.push_back(arr("rgid_rip", l.p("ads.rgid_rip"), kGid));
   roce.push_back(val("src_addr_index", l.p("ads.src_addr_index"), 7));
   roce.push_back(val("hop_limit", l.p("ads.hop_limit"), 0x40));
-  roce.push_back(val("tclass", l.p("ads.tclass"), 0x2e << 2));
+  roce.push_back(val("tclass", l.p("ads.tclass"), 0x2e << 2 | 0x2));  // ECN bits kept
   roce.push_back(val("dscp", l.p("ads.dscp"), 0x2e));
   roce.push_back(val("udp_sport", l.p("ads.udp_sport"), 0xc001));
   roce.push_back(val("eth_prio", l.p("ads.eth_prio"), 5));
@@ -501,6 +507,14 @@ static void testSmallCommands() {
       {val("opcode", loc({"query_hca_cap_in.opcode"}), kernelValue("MLX5_CMD_OP_QUERY_HCA_CAP")),
        val("op_mod", loc({"query_hca_cap_in.op_mod"}),
            kernelValue("MLX5_SET_HCA_CAP_OP_MOD_ATOMIC") << 1 | cur)});
+  checkMailbox(
+      "QUERY_HCA_CAP RoCE", queryHcaCapRoceIn(), kernelBytes("query_hca_cap_in"),
+      {val("opcode", loc({"query_hca_cap_in.opcode"}), kernelValue("MLX5_CMD_OP_QUERY_HCA_CAP")),
+       val("op_mod", loc({"query_hca_cap_in.op_mod"}),
+           kernelValue("MLX5_SET_HCA_CAP_OP_MOD_ROCE") << 1 | cur)});
+  checkMailbox("QUERY_QP", queryQpIn(0x2468ac), kernelBytes("query_qp_in"),
+               {val("opcode", loc({"query_qp_in.opcode"}), kernelValue("MLX5_CMD_OP_QUERY_QP")),
+                val("qpn", loc({"query_qp_in.qpn"}), 0x2468ac)});
 }
 
 // Outputs written at the kernel's offsets, parsed by te4j.
@@ -537,6 +551,7 @@ static void testParsers() {
   put("cmd_hca_cap.atomic", 1);
   put("cmd_hca_cap.umem_uid_0", 1);
   put("cmd_hca_cap.sq_ts_format", 2);
+  put("cmd_hca_cap.log_bf_reg_size", 10);
   const GeneralCaps g = parseGeneralCaps(caps);
   expectEq("log_max_qp_sz", g.log_max_qp_sz, 0x0f);
   expectEq("log_max_cq_sz", g.log_max_cq_sz, 0x16);
@@ -547,6 +562,31 @@ static void testParsers() {
   expectEq("atomic", g.atomic, 1);
   expectEq("umem_uid_0", g.umem_uid_0, 1);
   expectEq("sq_ts_format", g.sq_ts_format, 2);
+  expectEq("log_bf_reg_size", g.log_bf_reg_size, 10);
+  expectEq("BlueFlame half of a 1 KiB register", blueFlameHalf(g), 512);
+  Mailbox roce(queryHcaCapOutBytes(), 0);
+  const Loc roce_ts = loc({"roce_cap.qp_ts_format"});
+  writeBits(roce, base + roce_ts.offset, roce_ts.bits, 1);
+  expectEq("roce_cap.qp_ts_format", parseRoceQpTsFormat(roce), 1);
+  expectEq("RoCE ts_format from the RoCE caps", qpTsFormatRoce(parseRoceQpTsFormat(roce)), 1);
+
+  expectEq("queryQpOutBytes", queryQpOutBytes(), kernelBytes("query_qp_out"));
+  Mailbox query(queryQpOutBytes(), 0);
+  const size_t qpc = loc({"query_qp_out.qpc"}).offset;
+  auto putQpc = [&](const char* f, uint64_t v) {
+    const Loc l = loc({f});
+    writeBits(query, qpc + l.offset, l.bits, v);
+  };
+  putQpc("qpc.state", kernelValue("MLX5_QP_STATE_ERR"));
+  putQpc("qpc.hw_sq_wqebb_counter", 0x1234);
+  putQpc("qpc.sw_sq_wqebb_counter", 0x1240);
+  putQpc("qpc.next_send_psn", 0xabcdef);
+  const QpQuery q = parseQueryQp(query);
+  expectEq("QUERY_QP state", q.state, kernelValue("MLX5_QP_STATE_ERR"));
+  expectEq("QUERY_QP hw_sq_wqebb_counter", q.hw_sq_wqebb_counter, 0x1234);
+  expectEq("QUERY_QP sw_sq_wqebb_counter", q.sw_sq_wqebb_counter, 0x1240);
+  expectEq("QUERY_QP next_send_psn", q.next_send_psn, 0xabcdef);
+  expectContains("qpStateText(ERR)", qpStateText(q.state), "ERR");
   Mailbox atomics(queryHcaCapOutBytes(), 0);
   const Loc ops = loc({"atomic_caps.atomic_operations"}), sizes = loc({"atomic_caps.atomic_size_qp"});
   writeBits(atomics, base + ops.offset, ops.bits, 0x000f);

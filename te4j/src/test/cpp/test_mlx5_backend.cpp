@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "te4j/rdma_api.h"
+#include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda_device.cuh"
 
 #if !defined(TE4J_HAVE_RDMA_CORE_HEADERS)
@@ -40,10 +41,14 @@ int main() {
 #else
 
 #include "fake_mlx5_nic.h"
+#include "rdma/mlx5/device_select.h"
 #include "rdma/mlx5/devx_commands.h"
+#include "rdma/mlx5/doorbell_path.h"
 #include "rdma/mlx5/doorbell_proxy.h"
 #include "rdma/mlx5/memory_registration.h"
+#include "rdma/mlx5/mlx5_device.h"
 #include "rdma/mlx5/verbs_api.h"
+#include "te4j/api.h"
 
 using namespace mooncake::device;
 namespace devx = te4j::rdma::devx;
@@ -52,6 +57,7 @@ namespace {
 
 int g_checks = 0;
 int g_fail = 0;
+const te4j::rdma::VerbsApi* g_api = nullptr;  // the fake table main() injects
 
 #define CHECK(cond, ...)                                   \
   do {                                                     \
@@ -77,6 +83,10 @@ int timeoutScale() {
 }
 
 bool contains(const char* text, const char* part) { return std::strstr(text, part) != nullptr; }
+
+// What checkConnections expects the INIT2RTR / RTR2RTS mailboxes to carry (the defaults unless
+// a test sets TE4J_RDMA_*).
+unsigned g_want_sl = 0, g_want_tclass = 0, g_want_ack_timeout = 20, g_want_retry = 7, g_want_rnr_retry = 7;
 
 struct Rank {
   te4j::RdmaTransport* t = nullptr;
@@ -144,6 +154,28 @@ void checkConnections(const Rank* ranks, bool roce) {
             "rank %d QP %d: INIT2RTR remote qpn 0x%llx, want 0x%x", a, i,
             (unsigned long long)devx::getField(m, devx::at(qpc, devx::kQpcRemoteQpn)), want_qpn);
       CHECK(devx::getField(m, devx::at(qpc, devx::kQpcMtu)) == IBV_MTU_4096, "MTU");
+      const devx::Mailbox& rts = o->rtr2rts;
+      CHECK(devx::getField(rts, devx::at(path, devx::kAdsAckTimeout)) == g_want_ack_timeout &&
+                devx::getField(rts, devx::at(qpc, devx::kQpcRetryCount)) == g_want_retry &&
+                devx::getField(rts, devx::at(qpc, devx::kQpcRnrRetry)) == g_want_rnr_retry,
+            "rank %d QP %d: RTR2RTS ack timeout %llu retry %llu rnr %llu, want %u %u %u", a, i,
+            (unsigned long long)devx::getField(rts, devx::at(path, devx::kAdsAckTimeout)),
+            (unsigned long long)devx::getField(rts, devx::at(qpc, devx::kQpcRetryCount)),
+            (unsigned long long)devx::getField(rts, devx::at(qpc, devx::kQpcRnrRetry)),
+            g_want_ack_timeout, g_want_retry, g_want_rnr_retry);
+      if (roce) {
+        CHECK(devx::getField(m, devx::at(path, devx::kAdsEthPrio)) == g_want_sl &&
+                  devx::getField(m, devx::at(path, devx::kAdsDscp)) == (g_want_tclass >> 2u) &&
+                  devx::getField(m, devx::at(path, devx::kAdsTclass)) == g_want_tclass,
+              "rank %d QP %d: INIT2RTR priority %llu dscp %llu tclass %llu, want %u %u %u", a, i,
+              (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsEthPrio)),
+              (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsDscp)),
+              (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsTclass)), g_want_sl,
+              g_want_tclass >> 2u, g_want_tclass);
+      } else {
+        CHECK(devx::getField(m, devx::at(path, devx::kAdsSl)) == g_want_sl, "rank %d QP %d: SL %llu, want %u",
+              a, i, (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSl)), g_want_sl);
+      }
       if (!roce) {
         CHECK(devx::getField(m, devx::at(path, devx::kAdsRlid)) == (uint64_t)ranks[r].meta[9],
               "rank %d QP %d: rlid 0x%llx, want rank %d's LID 0x%llx", a, i,
@@ -197,7 +229,7 @@ uint64_t awaitDoorbell(const fake::Uar* uar, uint32_t offset, uint16_t index) {
 
 // Rank 0 posts to rank 1 (channel 0) from its device code; the proxy rings; the test plays the
 // NIC with what CREATE_QP / CREATE_CQ said and completes the first WQE.
-void postAndRing(Rank* ranks, bool blueflame) {
+void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
   Rank& r0 = ranks[0];
   const uint32_t qpn = qpnOf(r0, 1 * kQpsPerRank + 0);
   fake::Obj* qp = fake::qpByNumber(qpn);
@@ -235,7 +267,7 @@ void postAndRing(Rank* ranks, bool blueflame) {
 
   // 3. A signal (masked FA, ds 4): WQE 1, on the other BlueFlame half when there is one.
   CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "signal");
-  v = awaitDoorbell(uar, blueflame ? 256 : 0, 1);
+  v = awaitDoorbell(uar, blueflame ? bf_half : 0, 1);
   std::memcpy(&first8, ring + 64, 8);
   CHECK(v == first8, "UAR holds 0x%016llx, WQE 1 starts 0x%016llx", (unsigned long long)v,
         (unsigned long long)first8);
@@ -257,6 +289,7 @@ void twoRanks(bool roce) {
   fake::Nic& f = fake::nic();
   f.roce = roce;
   f.fail_uar_nc = roce;  // the RoCE run uses a BlueFlame UAR: doorbells alternate halves
+  f.log_bf_reg_size = roce ? 10 : 9;  // 1 KiB BlueFlame registers: halves 512 bytes apart
   Rank ranks[kRanks];
   for (Rank& r : ranks) makeRank(&r);
   for (Rank& r : ranks) readMetadata(&r);
@@ -269,7 +302,11 @@ void twoRanks(bool roce) {
           "RoCE interface id 0x%llx is ::ffff:10.0.0.x", (unsigned long long)ranks[1].meta[8]);
   connectAll(ranks);
   checkConnections(ranks, roce);
-  postAndRing(ranks, roce);
+  // CREATE_QP's ts_format: the general caps say free-running only, the RoCE caps both clocks.
+  const fake::Obj* any_qp = fake::qpByNumber(qpnOf(ranks[0], 0));
+  CHECK(any_qp != nullptr && any_qp->ts_format == (roce ? 1u : 0u), "ts_format %u on %s",
+        any_qp != nullptr ? any_qp->ts_format : 99u, roce ? "RoCE (from the RoCE caps)" : "InfiniBand");
+  postAndRing(ranks, roce, 512);
   CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "diagnostics: %s", ranks[0].t->diagnostics());
 
   // After an error CQE: new QPs, new numbers, connected again at both ends.
@@ -291,6 +328,7 @@ void twoRanks(bool roce) {
   }
   CHECK(f.live() == 0, "%zu fake objects left after close", f.live());
   f.fail_uar_nc = false;
+  f.log_bf_reg_size = 9;
   std::printf("%s: two ranks connected, doorbells rung by the proxy, recreate + reconnect\n",
               roce ? "RoCE (BlueFlame UAR)" : "InfiniBand (non-cached UAR)");
 }
@@ -428,6 +466,386 @@ void proxyRereads() {
   std::printf("doorbell proxy: a reused ring slot is read again, not rung\n");
 }
 
+// The NIC's view of rank `rank`'s QP `index`, from what CREATE_QP / CREATE_CQ told the fake.
+struct QpView {
+  fake::Obj* qp = nullptr;
+  uint8_t* ring = nullptr;
+  uint32_t* dbr = nullptr;
+  uint8_t* cqes = nullptr;
+  uint32_t* cq_dbr = nullptr;
+  fake::Uar* uar = nullptr;
+};
+
+QpView viewOf(const Rank& r, int index) {
+  QpView v;
+  v.qp = fake::qpByNumber(qpnOf(r, index));
+  if (v.qp == nullptr) return v;
+  fake::Obj* cq = fake::cqByNumber(v.qp->cqn);
+  v.ring = umemAt(v.qp->umem_id, v.qp->umem_offset);
+  v.dbr = (uint32_t*)umemAt(v.qp->dbr_umem_id, v.qp->dbr_offset);
+  v.cqes = cq != nullptr ? umemAt(cq->umem_id, cq->umem_offset) : nullptr;
+  v.cq_dbr = cq != nullptr ? (uint32_t*)umemAt(cq->dbr_umem_id, cq->dbr_offset) : nullptr;
+  v.uar = fake::uarOf(v.qp->ctx);
+  return v;
+}
+
+// The NIC's completion of WQE `wqe` in CQE slot `slot` (first pass: owner 0).
+void completeWqe(const QpView& v, uint32_t slot, uint16_t wqe) {
+  __atomic_store_n(&((mlx5::Cqe64*)v.cqes)[slot].dw[mlx5::kCqeDwOwner],
+                   mlx5::cqe_make_dw15(wqe, mlx5::kCqeReq, 0), __ATOMIC_RELEASE);
+}
+
+// Traffic, then connect again: after 2RST the NIC fetches from WQE 0 and writes CQE 0 with
+// owner 0, so te4j must start there too: the first WQE after the reconnect lies in slot 0 with
+// index 0 and the record announces only it (no old WQE re-executed), every old CQE is gone and
+// nothing is consumed before the NIC completes the new WQE.
+void reconnectAfterTraffic() {
+  fake::Nic& f = fake::nic();
+  f.roce = false;
+  Rank ranks[kRanks];
+  for (Rank& r : ranks) makeRank(&r);
+  for (Rank& r : ranks) readMetadata(&r);
+  connectAll(ranks);
+  const int index = 1 * kQpsPerRank + 0;  // rank 0's QP to rank 1, channel 0
+  QpView v = viewOf(ranks[0], index);
+  CHECK(v.qp && v.ring && v.dbr && v.cqes && v.cq_dbr && v.uar, "rank 0's QP to rank 1 and its buffers");
+  if (!(v.qp && v.ring && v.dbr && v.cqes && v.cq_dbr && v.uar)) return;
+  Rank& r0 = ranks[0];
+  // Three WQEs, all completed: the ring, the CQ and every counter have moved.
+  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 4096, 64, 0) == kMcRdmaOk, "put 0");
+  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "add 1");
+  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 8192, 64, 0) == kMcRdmaOk, "put 2");
+  CHECK(awaitDoorbell(v.uar, 0, 2) != 0, "doorbell of WQE 2");
+  for (uint16_t w = 0; w < 3; ++w) completeWqe(v, w, w);
+  CHECK(mc_rdma_quiet(r0.ctx, 0, 1, kQpsPerRank) == kMcRdmaOk, "quiet before the reconnect");
+  CHECK(__builtin_bswap32(v.dbr[mlx5::kSndDbr]) == 3 && __builtin_bswap32(v.cq_dbr[0]) == 3,
+        "records before the reconnect: send %u, CQ %u", __builtin_bswap32(v.dbr[mlx5::kSndDbr]),
+        __builtin_bswap32(v.cq_dbr[0]));
+
+  std::memset(v.uar->page, 0, 4096);
+  connectAll(ranks);
+  checkConnections(ranks, false);
+  CHECK(v.qp->resets == 1, "the QP went through RESET %d times, want 1", v.qp->resets);
+  CHECK(qpnOf(ranks[0], index) == v.qp->id, "the QP number stays (the peer holds it)");
+  CHECK(v.dbr[mlx5::kSndDbr] == 0 && v.dbr[mlx5::kRcvDbr] == 0 && v.cq_dbr[0] == 0,
+        "doorbell records zeroed by the reconnect: send %u, CQ %u", __builtin_bswap32(v.dbr[mlx5::kSndDbr]),
+        __builtin_bswap32(v.cq_dbr[0]));
+  bool cq_clean = true;
+  for (uint32_t c = 0; c < 16; ++c)
+    cq_clean &= mlx5::cqe_opcode(((mlx5::Cqe64*)v.cqes)[c].dw[mlx5::kCqeDwOwner]) == mlx5::kCqeInvalid;
+  CHECK(cq_clean, "every CQE invalid after the reconnect");
+  int64_t err[8];
+  CHECK(r0.t->queryQpError(index, err, 8) == 8 && err[6] == 0 && err[7] == 0 && err[0] == 0,
+        "device counters after the reconnect: posted %lld completed %lld errors %lld", (long long)err[6],
+        (long long)err[7], (long long)err[0]);
+
+  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 12288, 32, 0) == kMcRdmaOk, "put after");
+  const uint64_t rung = awaitDoorbell(v.uar, 0, 0);
+  uint64_t slot0;
+  std::memcpy(&slot0, v.ring, 8);
+  CHECK(rung != 0 && rung == slot0, "doorbell 0x%016llx for the WQE in slot 0 (0x%016llx)",
+        (unsigned long long)rung, (unsigned long long)slot0);
+  const uint32_t w0 = __builtin_bswap32((uint32_t)slot0);
+  CHECK(((w0 >> 8) & 0xffff) == 0 && (w0 & 0xff) == mlx5::kOpcodeRdmaWrite, "slot 0 holds WQE index 0: 0x%08x", w0);
+  const mlx5::RaddrSeg* raddr = (const mlx5::RaddrSeg*)(v.ring + 16);
+  CHECK(__builtin_bswap64(raddr->raddr) == (uint64_t)ranks[1].meta[5] + 12288, "slot 0 is the new WRITE");
+  CHECK(__builtin_bswap32(v.dbr[mlx5::kSndDbr]) == 1, "the record announces 1 WQE (got %u): none of the old ones",
+        __builtin_bswap32(v.dbr[mlx5::kSndDbr]));
+  uint64_t slot1 = 0;
+  std::memcpy(&slot1, v.ring + 64, 8);
+  CHECK(slot1 == 0, "the old WQE 1 is gone from the ring (0x%016llx)", (unsigned long long)slot1);
+  IbgdaQp* qp = (IbgdaQp*)r0.ctx.qps + index;
+  CHECK(ibgda_lock(&qp->lock, mc_globaltimer_ns() + 1000000000ull), "lock");
+  const int consumed = ibgda_poll_cq(qp);
+  ibgda_unlock(&qp->lock);
+  CHECK(consumed == 0 && qp->sq_ci == 0, "no stale CQE consumed (%d consumed, sq_ci %u)", consumed, qp->sq_ci);
+  completeWqe(v, 0, 0);
+  CHECK(mc_rdma_quiet(r0.ctx, 0, 1, kQpsPerRank) == kMcRdmaOk && qp->sq_ci == 1 && __builtin_bswap32(v.cq_dbr[0]) == 1,
+        "the new WQE's CQE retires it");
+  for (Rank& r : ranks) {
+    delete r.t;
+    std::free(r.buf);
+  }
+  CHECK(f.live() == 0, "%zu fake objects left", f.live());
+  std::printf("reconnect after traffic: RESET path, no stale WQE rung, no stale CQE consumed\n");
+}
+
+// TE4J_RDMA_SL / _TRAFFIC_CLASS / _ACK_TIMEOUT / _RETRY_COUNT / _RNR_RETRY reach the mailboxes;
+// malformed values are refused at initialize, naming the variable.
+void fabricTuning() {
+  setenv("TE4J_RDMA_SL", "3", 1);
+  setenv("TE4J_RDMA_TRAFFIC_CLASS", "106", 1);  // DSCP 26, ECN 2
+  setenv("TE4J_RDMA_ACK_TIMEOUT", "18", 1);
+  setenv("TE4J_RDMA_RETRY_COUNT", "5", 1);
+  setenv("TE4J_RDMA_RNR_RETRY", "6", 1);
+  g_want_sl = 3, g_want_tclass = 106, g_want_ack_timeout = 18, g_want_retry = 5, g_want_rnr_retry = 6;
+  for (bool roce : {true, false}) {
+    fake::nic().roce = roce;
+    Rank ranks[kRanks];
+    for (Rank& r : ranks) makeRank(&r);
+    for (Rank& r : ranks) readMetadata(&r);
+    connectAll(ranks);
+    checkConnections(ranks, roce);
+    for (Rank& r : ranks) {
+      delete r.t;
+      std::free(r.buf);
+    }
+  }
+  g_want_sl = 0, g_want_tclass = 0, g_want_ack_timeout = 20, g_want_retry = 7, g_want_rnr_retry = 7;
+  for (const char* v : {"TE4J_RDMA_SL", "TE4J_RDMA_TRAFFIC_CLASS", "TE4J_RDMA_ACK_TIMEOUT",
+                        "TE4J_RDMA_RETRY_COUNT", "TE4J_RDMA_RNR_RETRY"})
+    unsetenv(v);
+  struct Bad {
+    const char* name;
+    const char* value;
+    bool roce;
+    const char* says;
+  } bad[] = {{"TE4J_RDMA_ACK_TIMEOUT", "32", false, "0..31"},
+             {"TE4J_RDMA_RETRY_COUNT", "seven", false, "0..7"},
+             {"TE4J_RDMA_SL", "9", true, "Ethernet priority"},
+             {"TE4J_RDMA_TRAFFIC_CLASS", "-1", false, "0..255"}};
+  for (const Bad& b : bad) {
+    fake::nic().roce = b.roce;
+    setenv(b.name, b.value, 1);
+    te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+    CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument && contains(t->lastError(), b.name) &&
+              contains(t->lastError(), b.says),
+          "%s=%s: %s", b.name, b.value, t->lastError());
+    delete t;
+    unsetenv(b.name);
+  }
+  fake::nic().roce = false;
+  CHECK(fake::nic().live() == 0, "tuning tests left %zu objects", fake::nic().live());
+  std::printf("fabric tuning: SL/priority, traffic class/DSCP, ack timeout, retries in the mailboxes\n");
+}
+
+// The control buffer's umem is built of 4 KiB pages (the mailboxes' offsets count in them);
+// without mlx5dv_devx_umem_reg_ex every object gets its own legacy umem, used at offset 0.
+void umemRegistration() {
+  fake::Nic& f = fake::nic();
+  for (int mode = 0; mode < 3; ++mode) {  // 0: _ex works, 1: _ex refused, 2: _ex absent
+    f.fail_umem_ex = mode == 1;
+    te4j::rdma::VerbsApi without_ex = fake::api(f.sysfs_root);
+    without_ex.devx_umem_reg_ex = nullptr;
+    if (mode == 2) te4j::rdma::injectVerbsApi(&without_ex);
+    Rank r;
+    makeRank(&r);
+    size_t legacy = 0, four_k = 0;
+    for (auto& e : f.umems) (e.second->pgsz_bitmap == 4096 ? four_k : legacy) += 1;
+    size_t nonzero = 0, objects = 0;
+    for (auto& e : f.objs) {
+      ++objects;
+      const fake::Obj* o = e.second;
+      if (o->umem_offset != 0) ++nonzero;
+      CHECK(o->dbr_umem_id != o->umem_id || mode == 0, "per-object umems: the records have their own");
+      CHECK(umemAt(o->umem_id, o->umem_offset) != nullptr && umemAt(o->dbr_umem_id, o->dbr_offset) != nullptr,
+            "offsets inside their umems");
+    }
+    if (mode == 0) {
+      CHECK(four_k == 1 && legacy == 0 && nonzero > 0, "one 4 KiB-page umem (%zu 4K, %zu legacy)", four_k, legacy);
+    } else {
+      CHECK(four_k == 0 && legacy == 3 * (size_t)kQps && nonzero == 0 && objects == 2 * (size_t)kQps,
+            "mode %d: %zu legacy umems (want %d), %zu objects at a non-zero offset", mode, legacy, 3 * kQps, nonzero);
+    }
+    delete r.t;
+    std::free(r.buf);
+    if (mode == 2) te4j::rdma::injectVerbsApi(g_api);
+  }
+  f.fail_umem_ex = false;
+  CHECK(f.live() == 0, "umem tests left %zu objects", f.live());
+  std::printf("umem registration: 4 KiB page bitmap, else one legacy umem per object at offset 0\n");
+}
+
+// What explains a wait that timed out without an error CQE: QUERY_QP and the async events.
+void timeoutDiagnostics() {
+  fake::Nic& f = fake::nic();
+  f.roce = false;
+  Rank ranks[kRanks];
+  for (Rank& r : ranks) makeRank(&r);
+  for (Rank& r : ranks) readMetadata(&r);
+  connectAll(ranks);
+  CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "healthy: no diagnostics (%s)", ranks[0].t->diagnostics());
+  fake::Obj* qp = fake::qpByNumber(qpnOf(ranks[0], 2));
+  qp->state = fake::State::kErr;  // as the firmware moves a QP whose retries ran out
+  const int acked = fake::acked_events;
+  fake::raiseAsyncEvent(IBV_EVENT_PORT_ERR, 1);
+  const std::string d = ranks[0].t->diagnostics();
+  CHECK(contains(d.c_str(), "QP 2") && contains(d.c_str(), "QUERY_QP says ERR") && contains(d.c_str(), "expects RTS"),
+        "QUERY_QP in diagnostics: %s", d.c_str());
+  CHECK(contains(d.c_str(), "async event: mlx5_0: PORT_ERR") && contains(d.c_str(), "on port 1"),
+        "async event in diagnostics: %s", d.c_str());
+  CHECK(fake::acked_events == acked + 1, "the event read is acknowledged (%d)", fake::acked_events - acked);
+  CHECK(contains(ranks[1].t->diagnostics(), "PORT_ERR") && fake::acked_events == acked + 2,
+        "rank 1 reads its own copy of the event");
+  CHECK(contains(ranks[0].t->diagnostics(), "PORT_ERR"), "events already read stay in the report");
+  for (Rank& r : ranks) {
+    delete r.t;
+    std::free(r.buf);
+  }
+  CHECK(f.live() == 0, "left %zu objects", f.live());
+  std::printf("timeout diagnostics: QUERY_QP state and async events\n");
+}
+
+// A sysfs tree: two NICs under two root ports, the GPU under the second NIC's switch.
+struct FakePci {
+  std::string root;
+  std::vector<std::string> made;  // files and directories, deepest last
+};
+
+void mkdirs(FakePci* t, const std::string& rel) {
+  std::string path = t->root;
+  size_t i = 0;
+  while (i < rel.size()) {
+    const size_t j = rel.find('/', i);
+    path += "/" + rel.substr(i, (j == std::string::npos ? rel.size() : j) - i);
+    if (mkdir(path.c_str(), 0700) == 0) t->made.push_back(path);
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+}
+
+void link(FakePci* t, const std::string& target_rel, const std::string& link_rel) {
+  const std::string l = t->root + "/" + link_rel;
+  if (symlink((t->root + "/" + target_rel).c_str(), l.c_str()) == 0) t->made.push_back(l);
+}
+
+void nicSelection() {
+  fake::Nic& f = fake::nic();
+  char dir[] = "/tmp/te4j-fake-pci-XXXXXX";
+  CHECK(mkdtemp(dir) != nullptr, "mkdtemp");
+  FakePci t{dir, {}};
+  const std::string nic0 = "devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+  const std::string nic1 = "devices/pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0";
+  const std::string gpu = "devices/pci0000:80/0000:80:01.0/0000:81:00.0/0000:83:00.0";
+  for (const std::string& d : {nic0, nic1, gpu, std::string("class/infiniband/mlx5_0"),
+                               std::string("class/infiniband/mlx5_1"), std::string("bus/pci/devices")})
+    mkdirs(&t, d);
+  link(&t, nic0, "class/infiniband/mlx5_0/device");
+  link(&t, nic1, "class/infiniband/mlx5_1/device");
+  link(&t, gpu, "bus/pci/devices/0000:83:00.0");
+  te4j::rdma::VerbsApi api = fake::api(t.root + "/class/infiniband");
+  api.pci_devices_root = t.root + "/bus/pci/devices";
+
+  CHECK(te4j::rdma::sysfsDistance("/a/b/c/d", "/a/b/e") == 3 && te4j::rdma::sysfsDistance("", "/a") == -1,
+        "sysfsDistance");
+  f.device_names = {"mlx5_0", "mlx5_1"};
+  f.roce = false;
+  int n = 0;
+  ibv_device** list = api.get_device_list(&n);
+  std::string why;
+  std::vector<te4j::rdma::Mlx5Candidate> c = te4j::rdma::mlx5Candidates(api, list, n, "", "0000:83:00.0", &why);
+  CHECK(c.size() == 2 && c[0].name == "mlx5_1" && c[0].distance == 2 && c[1].name == "mlx5_0" &&
+            c[1].distance == 7,
+        "nearest first: %s (%d), %s (%d)", c.size() > 0 ? c[0].name.c_str() : "-", c.size() > 0 ? c[0].distance : 0,
+        c.size() > 1 ? c[1].name.c_str() : "-", c.size() > 1 ? c[1].distance : 0);
+  c = te4j::rdma::mlx5Candidates(api, list, n, "", "", &why);
+  CHECK(c.size() == 2 && c[0].name == "mlx5_0" && c[0].distance == -1, "no GPU: ibverbs' order");
+  c = te4j::rdma::mlx5Candidates(api, list, n, "mlx5_0", "0000:83:00.0", &why);
+  CHECK(c.size() == 1 && c[0].name == "mlx5_0", "an explicit name wins over affinity");
+  api.free_device_list(list);
+
+  {
+    te4j::rdma::Mlx5Device d(&api);
+    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kOk && d.name() == "mlx5_1" && d.pciDistance() == 2,
+          "open picks the GPU's NIC: %s %s", d.name().c_str(), why.c_str());
+  }
+  f.ports_down = {"mlx5_1"};
+  {
+    te4j::rdma::Mlx5Device d(&api);
+    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kOk && d.name() == "mlx5_0" &&
+              contains(d.skipped().c_str(), "mlx5_1 port 1 is DOWN"),
+          "port down: the next device (%s, skipped '%s')", d.name().c_str(), d.skipped().c_str());
+  }
+  f.ports_down = {"mlx5_0", "mlx5_1"};
+  {
+    te4j::rdma::Mlx5Device d(&api);
+    why.clear();
+    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kUnavailable && contains(why.c_str(), "no usable mlx5 device") &&
+              contains(why.c_str(), "mlx5_0 port 1 is DOWN") && contains(why.c_str(), "mlx5_1 port 1 is DOWN"),
+          "every port down: %s", why.c_str());
+  }
+  f.ports_down.clear();
+  f.device_names = {"mlx5_0"};
+  for (size_t i = t.made.size(); i-- > 0;) {
+    if (unlink(t.made[i].c_str()) != 0) rmdir(t.made[i].c_str());
+  }
+  rmdir(t.root.c_str());
+  CHECK(f.live() == 0, "NIC selection left %zu objects", f.live());
+  std::printf("NIC selection: nearest the GPU in the PCIe tree, next device when a port is down\n");
+}
+
+// NIC atomics are atomic only against NIC atomics: by default every add on a rank with a
+// connected QP goes to the NIC, the own rank's (loopback QP) and a P2P peer's included; with
+// TE4J_RDMA_ATOMICS=local self / P2P adds stay load/store atomics.
+void atomicRoute() {
+  fake::Nic& f = fake::nic();
+  f.roce = false;
+  for (const char* mode : {"", "local"}) {
+    if (*mode != '\0') setenv("TE4J_RDMA_ATOMICS", mode, 1);
+    Rank ranks[kRanks];
+    for (Rank& r : ranks) makeRank(&r);
+    for (Rank& r : ranks) readMetadata(&r);
+    connectAll(ranks);
+    const bool via_nic = *mode == '\0';
+    CHECK(((ranks[0].ctx.flags & kIbgdaAtomicsViaNic) != 0) == via_nic, "flags 0x%x (mode '%s')",
+          ranks[0].ctx.flags, mode);
+    // Rank 0 sees rank 1 as a P2P peer too (its buffer mapped at ranks[1].buf).
+    int available[kRanks] = {1, 1};
+    void* peers[kRanks] = {ranks[0].buf, ranks[1].buf};
+    P2PContext p2p{available, peers, ranks[0].buf};
+    const CommCtx ctx = make_comm_ctx(p2p, ranks[0].ctx, 0);
+    for (int dst = 0; dst < kRanks; ++dst) {
+      const QpView v = viewOf(ranks[0], dst * kQpsPerRank);
+      uint32_t* word = (uint32_t*)(ranks[0].buf + 256);
+      uint32_t* target = (uint32_t*)(ranks[dst].buf + 256);
+      const uint32_t before = *target;
+      CHECK(mc_red_add(ctx, dst, 0, kQpsPerRank, word, 5) == kMcRouteOk, "mc_red_add to rank %d", dst);
+      CHECK(mc_signal_noret(ctx, dst, 0, kQpsPerRank, word, 2) == kMcRouteOk, "mc_signal_noret to rank %d", dst);
+      uint64_t first8[2] = {0, 0};
+      std::memcpy(&first8[0], v.ring, 8);
+      std::memcpy(&first8[1], v.ring + 64, 8);
+      const bool posted = (__builtin_bswap32((uint32_t)first8[0]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa &&
+                          (__builtin_bswap32((uint32_t)first8[1]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa;
+      if (via_nic) {
+        CHECK(posted && *target == before, "rank %d: both adds posted to the NIC (%s), word untouched (%u)",
+              dst, dst == 0 ? "loopback" : "P2P peer", *target);
+      } else {
+        CHECK(!posted && *target == before + 7, "rank %d: local adds (word %u, want %u), nothing posted", dst,
+              *target, before + 7);
+      }
+    }
+    for (Rank& r : ranks) {
+      delete r.t;
+      std::free(r.buf);
+    }
+    unsetenv("TE4J_RDMA_ATOMICS");
+  }
+  setenv("TE4J_RDMA_ATOMICS", "mixed", 1);
+  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument && contains(t->lastError(), "TE4J_RDMA_ATOMICS"),
+        "bad TE4J_RDMA_ATOMICS: %s", t->lastError());
+  delete t;
+  unsetenv("TE4J_RDMA_ATOMICS");
+  CHECK(f.live() == 0, "atomic route tests left %zu objects", f.live());
+  std::printf("atomic route: self and P2P adds through the NIC by default, local on request\n");
+}
+
+// The connect-time probe's decision: GPU doorbells only when the GPU-rung WRITE completed; the
+// proxy when only its doorbell completed it; a failure when neither did. (The probe itself
+// needs a GPU and a NIC: test_mlx5_gpu_support runs its kernel against the software NIC.)
+void doorbellVerdicts() {
+  using te4j::rdma::DoorbellVerdict;
+  using te4j::rdma::doorbellVerdict;
+  CHECK(doorbellVerdict(kMcRdmaOk, false) == DoorbellVerdict::kGpu, "completed: GPU doorbells");
+  CHECK(doorbellVerdict(kMcRdmaTimeout, true) == DoorbellVerdict::kProxy, "lost GPU write: proxy");
+  CHECK(doorbellVerdict(kMcRdmaTimeout, false) == DoorbellVerdict::kBroken, "nothing completes: broken");
+  CHECK(doorbellVerdict(kMcRdmaQpError, false) == DoorbellVerdict::kBroken, "error CQE: broken");
+  CHECK(doorbellVerdict(kMcRdmaFatal, true) == DoorbellVerdict::kBroken, "fatal CQE: broken");
+  CHECK(doorbellVerdict(1, false) == DoorbellVerdict::kUnverified, "probe did not run: unverified");
+  CHECK(contains(te4j::rdma::doorbellVerdictText(DoorbellVerdict::kProxy), "proxy"), "proxy text");
+  std::printf("doorbell verdicts: GPU, proxy fallback, broken, unverified\n");
+}
+
 int g_dmabuf_fd = -1;
 int okDmabuf(int, void*, size_t, uint64_t* offset, std::string*) {
   g_dmabuf_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -521,9 +939,18 @@ void realLibraries() {
 int main() {
   const std::string sysfs = fake::makeSysfs();
   static const te4j::rdma::VerbsApi api = fake::api(sysfs);
+  g_api = &api;
+  fake::nic().sysfs_root = sysfs;
   te4j::rdma::injectVerbsApi(&api);
   twoRanks(false);
   twoRanks(true);
+  reconnectAfterTraffic();
+  fabricTuning();
+  umemRegistration();
+  timeoutDiagnostics();
+  nicSelection();
+  atomicRoute();
+  doorbellVerdicts();
   gidOverride();
   initializeFailures();
   queueFailures();

@@ -44,8 +44,9 @@ static void expectEq(const char* what, long long got, long long want) {
 static void testMaskedFaGolden() {
   alignas(64) uint8_t wqe[64];
   std::memset(wqe, 0xee, sizeof(wqe));
-  ibgda_build_masked_fa32(wqe, 0x1234, 0x00abcd, 0x1122334455667788ull, 0xdeadbeefu,
-                          0x0102030405060708ull, 0xcafef00du, 5u, 0u);
+  const uint64_t word = ibgda_build_masked_fa32(wqe, 0x1234, 0x00abcd, 0x1122334455667788ull,
+                                                0xdeadbeefu, 0x0102030405060708ull, 0xcafef00du,
+                                                5u, 0u);
   const uint8_t golden[64] = {
       0x08, 0x12, 0x34, 0x15,  // opmod 0x08 (ext atomic, 4 bytes) | wqe index | opcode 0x15
       0x00, 0xab, 0xcd, 0x04,  // qpn | ds = 4 (ctrl, raddr, atomic, data)
@@ -59,15 +60,18 @@ static void testMaskedFaGolden() {
       0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,  // fetch address
   };
   expectBytes("masked FA 32 WQE vs PRM golden bytes", wqe, golden, 64);
+  // The doorbell word comes from registers, and must be what the ring holds.
+  expectBytes("masked FA doorbell word = the WQE's first 8 bytes", &word, golden, 8);
 }
 
 // RDMA WRITE: ds = 3, and the unused last 16 bytes of the WQEBB are left alone.
 static void testWriteShape() {
   alignas(64) uint8_t wqe[64];
   std::memset(wqe, 0xee, sizeof(wqe));
-  ibgda_build_rdma_write(wqe, 7, 0x123, 0xa0, 0x55, 0xb0, 0x66, 100);
+  const uint64_t word = ibgda_build_rdma_write(wqe, 7, 0x123, 0xa0, 0x55, 0xb0, 0x66, 100);
   const uint8_t ctrl[8] = {0x00, 0x00, 0x07, 0x08, 0x00, 0x01, 0x23, 0x03};
   expectBytes("WRITE ctrl first 8 bytes", wqe, ctrl, 8);
+  expectBytes("WRITE doorbell word = the WQE's first 8 bytes", &word, ctrl, 8);
   uint8_t tail[16];
   std::memset(tail, 0xee, sizeof(tail));
   expectBytes("WRITE leaves bytes 48..63", wqe + 48, tail, 16);
@@ -87,6 +91,8 @@ static void testAgainstRdmaCore() {
     mlx5::CtrlSeg ours;
     mlx5::set_ctrl_seg(&ours, pi, opcode, opmod, qpn, fm, ds, sig, imm);
     expectBytes("ctrl segment vs mlx5dv_set_ctrl_seg", &ours, &theirs, 16);
+    const uint64_t word = mlx5::ctrl_doorbell_word(pi, opcode, opmod, qpn, ds);
+    expectBytes("doorbell word vs mlx5dv_set_ctrl_seg's first 8 bytes", &word, &theirs, 8);
 
     const uint32_t len = (uint32_t)rng(), lkey = (uint32_t)rng();
     const uint64_t addr = rng();

@@ -135,7 +135,9 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
                               qp->scratch_lkey, (uint32_t)rng(), (uint32_t)rng());
     mutate(rng, wqe);
     ++qp->sq_pi;
-    ibgda_ring_doorbell(qp, (const mlx5::CtrlSeg*)wqe);
+    uint64_t mutated;  // the doorbell carries the (possibly mutated) first 8 bytes
+    std::memcpy(&mutated, wqe, 8);
+    ibgda_ring_doorbell(qp, mutated);
     // A mutation may legally produce no CQE (CQ_UPDATE cleared on a success) or a doorbell the
     // NIC ignores (qpn changed in the ctrl's first 8 bytes): a valid signaled NOP behind it
     // always retires everything up to itself.
@@ -145,8 +147,9 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
     uint8_t* nop = qp->sq_buf + (qp->sq_pi & qp->sq_mask) * 64;
     mlx5::set_ctrl_seg((mlx5::CtrlSeg*)nop, (uint16_t)qp->sq_pi, mlx5::kOpcodeNop, 0, qp->qpn,
                        mlx5::kCtrlCqUpdate, 1, 0, 0);
+    const uint64_t nop_word = mlx5::ctrl_doorbell_word((uint16_t)qp->sq_pi, mlx5::kOpcodeNop, 0, qp->qpn, 1);
     ++qp->sq_pi;
-    ibgda_ring_doorbell(qp, (const mlx5::CtrlSeg*)nop);
+    ibgda_ring_doorbell(qp, nop_word);
     const uint32_t target = qp->sq_pi;
     ibgda_unlock(&qp->lock);  // ibgda_wait_completed takes the lock per poll (completion.cuh, I4)
     int s = ibgda_wait_completed(qp, target, deadline);

@@ -19,6 +19,7 @@ void fillIbgdaContext(const DeviceTables& t, mooncake::device::IbgdaContext* out
   out->qps_per_rank = t.qps_per_rank;
   out->lkey = t.window_lkey;
   out->timeout_ns = t.timeout_ns;
+  out->flags = t.flags;
 }
 
 int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t out[8],
@@ -58,6 +59,7 @@ int TableRdmaTransport::fillIbgdaContext(mooncake::device::IbgdaContext* out) {
   t.num_ranks = num_ranks_;
   t.qps_per_rank = qps_per_rank_;
   t.timeout_ns = timeout_ns_;
+  t.flags = ibgdaFlags();
   rdma::fillIbgdaContext(t, out);
   return ok();
 }

@@ -26,6 +26,7 @@ struct DeviceTables {
   int num_ranks = 0;
   int qps_per_rank = 0;
   uint64_t timeout_ns = 0;
+  uint32_t flags = 0;  // IbgdaContext::flags (kIbgda*)
 };
 
 /// Fills *out (zeroed first) from the tables.
@@ -57,6 +58,8 @@ class TableRdmaTransport : public RdmaTransport {
 
   virtual uint32_t windowKey() const = 0;
   virtual bool haveQps() const = 0;
+  /// IbgdaContext::flags of this backend (0: none).
+  virtual uint32_t ibgdaFlags() const { return 0; }
   int numQps() const { return num_ranks_ * qps_per_rank_; }
 
   std::unique_ptr<MemoryPort> memory_;

@@ -6,6 +6,14 @@
 // QP of (dst_rank, channel): qps[dst_rank * qps_per_rank + channel % qps_per_rank]. Requests on
 // one QP execute in order at the responder (a signal after a put on the same channel is never
 // visible before the put's data); across channels, order needs mc_rdma_quiet.
+//
+// Atomics and transports: a ConnectX atomic is atomic only against atomics through the same
+// adapter, not against a GPU's atom.add on the same word. With kIbgdaAtomicsViaNic (the mlx5
+// backend's default) every add on a rank with a connected QP goes through the NIC, the own
+// rank's and P2P peers' included (own rank: the loopback QP), so a signal word never mixes
+// the two. Without it (TE4J_RDMA_ATOMICS=local, and the software NIC, whose atomics are
+// system-scope GPU/CPU atomics) self and P2P adds are load/store atomics, and a word must then
+// have writers on one transport only.
 #pragma once
 
 #include <stdint.h>
@@ -31,11 +39,21 @@ struct IbgdaContext {
   int num_ranks;
   int qps_per_rank;
   uint32_t lkey;           // local key of the registered buffer (sources of puts)
-  uint32_t reserved;
+  uint32_t flags;          // kIbgda* bits
   uint64_t timeout_ns;     // bound of every device-side wait: QP lock, ring slot, quiet
 };
 
+/// IbgdaContext::flags: adds on any rank with a connected QP are posted to the NIC (see above).
+constexpr uint32_t kIbgdaAtomicsViaNic = 1u;
+
 MC_DEVICE_INLINE bool mc_rdma_available(const IbgdaContext& ibgda) { return ibgda.qps != nullptr; }
+
+/// Whether an add on dst_rank's words must go through the NIC although a load/store route may
+/// exist: kIbgdaAtomicsViaNic is set and dst_rank has a connected QP (a non-zero rkey).
+MC_DEVICE_INLINE bool mc_rdma_owns_atomics(const IbgdaContext& ibgda, int dst_rank) {
+  return (ibgda.flags & kIbgdaAtomicsViaNic) != 0 && ibgda.qps != nullptr && dst_rank >= 0 &&
+         dst_rank < ibgda.num_ranks && ibgda.rkeys[dst_rank] != 0;
+}
 
 /// The QP carrying (dst_rank, channel), or nullptr when out of range. qps_per_rank must be
 /// 1 .. ibgda.qps_per_rank (a kernel may spread over fewer QPs than were created).
@@ -74,15 +92,14 @@ MC_DEVICE_INLINE int mc_rdma_put(const IbgdaContext& ibgda, int channel, int dst
   uint64_t raddr = mc_rdma_remote_addr(ibgda, dst_rank, recv_ptr);
   uint64_t laddr = (uint64_t)(uintptr_t)send_ptr;
   const uint32_t rkey = ibgda.rkeys[dst_rank];
-  mlx5::CtrlSeg* last = nullptr;
+  uint64_t last = 0;  // doorbell word of the last WQE not yet rung (0: none; a word is never 0)
   while (status == kMcRdmaOk && nbytes > 0) {
     status = ibgda_wait_ring_slot(qp, deadline);
     if (status != kMcRdmaOk) break;
     const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, ibgda.lkey,
-                           (uint32_t)chunk);
-    last = (mlx5::CtrlSeg*)wqe;
+    last = ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr,
+                                  ibgda.lkey, (uint32_t)chunk);
     ++qp->sq_pi;
     raddr += chunk;
     laddr += chunk;
@@ -90,10 +107,10 @@ MC_DEVICE_INLINE int mc_rdma_put(const IbgdaContext& ibgda, int channel, int dst
     // A full ring needs its doorbell before waiting for completions of the WQEs it holds.
     if (nbytes > 0 && qp->sq_pi - qp->sq_ci > qp->sq_mask) {
       ibgda_ring_doorbell(qp, last);
-      last = nullptr;
+      last = 0;
     }
   }
-  if (last != nullptr) ibgda_ring_doorbell(qp, last);
+  if (last != 0) ibgda_ring_doorbell(qp, last);
   ibgda_unlock(&qp->lock);
   return status;
 }
@@ -111,11 +128,11 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add(const IbgdaContext& ibgda, int channel, 
   int status = qp->err_count != 0 ? kMcRdmaQpError : ibgda_wait_ring_slot(qp, deadline);
   if (status == kMcRdmaOk) {
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    ibgda_build_masked_fa32(wqe, (uint16_t)qp->sq_pi, qp->qpn,
-                            mc_rdma_remote_addr(ibgda, dst_rank, local_ptr), ibgda.rkeys[dst_rank],
-                            qp->scratch_addr, qp->scratch_lkey, value, 0u);
+    const uint64_t word = ibgda_build_masked_fa32(
+        wqe, (uint16_t)qp->sq_pi, qp->qpn, mc_rdma_remote_addr(ibgda, dst_rank, local_ptr),
+        ibgda.rkeys[dst_rank], qp->scratch_addr, qp->scratch_lkey, value, 0u);
     ++qp->sq_pi;
-    ibgda_ring_doorbell(qp, (const mlx5::CtrlSeg*)wqe);
+    ibgda_ring_doorbell(qp, word);
   }
   ibgda_unlock(&qp->lock);
   return status;

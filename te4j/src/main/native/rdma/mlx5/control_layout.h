@@ -7,11 +7,13 @@
 //   +ringBytes + cqBytes     records page:  +0 QP doorbell record (8 B)
 //                                           +64 CQ doorbell record (8 B)
 //                                           +128 fetch scratch (8 B, atomics' old values)
-// The whole buffer is one DevX umem (the NIC's view) and one MR (the scratch's lkey).
+// The whole buffer is one DevX umem (the NIC's view; or one umem per part, see
+// control_buffer.h) and one MR (the scratch's lkey).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace te4j {
 namespace rdma {
@@ -31,6 +33,16 @@ struct ControlLayout {
   size_t cqDbrOffset(int qp) const { return dbrOffset(qp) + 64; }
   size_t scratchOffset(int qp) const { return dbrOffset(qp) + 128; }
   size_t totalBytes(int qps) const { return blockBytes() * (size_t)qps; }
+  /// Start of every part (ring, CQ, records page of each QP), ascending.
+  std::vector<size_t> partStarts(int qps) const {
+    std::vector<size_t> starts;
+    for (int q = 0; q < qps; ++q) {
+      starts.push_back(sqOffset(q));
+      starts.push_back(cqOffset(q));
+      starts.push_back(dbrOffset(q));
+    }
+    return starts;
+  }
 };
 
 inline uint32_t log2Of(uint32_t power_of_two) {

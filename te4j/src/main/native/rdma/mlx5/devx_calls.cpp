@@ -43,6 +43,15 @@ bool devxModify(const VerbsApi& api, mlx5dv_devx_obj* obj, const char* command,
   return false;
 }
 
+bool devxQuery(const VerbsApi& api, mlx5dv_devx_obj* obj, const char* command,
+               const devx::Mailbox& in, size_t out_bytes, devx::Mailbox* out, std::string* why) {
+  out->assign(out_bytes, 0);
+  const int rc = api.devx_obj_query(obj, in.data(), in.size(), out->data(), out->size());
+  if (rc == 0 && devx::outStatus(*out) == 0) return true;
+  *why = failure(command, rc > 0 ? rc : (errno != 0 ? errno : EIO), *out);
+  return false;
+}
+
 bool devxGeneral(const VerbsApi& api, ibv_context* ctx, const char* command,
                  const devx::Mailbox& in, devx::Mailbox* out, std::string* why) {
   const int rc = api.devx_general_cmd(ctx, in.data(), in.size(), out->data(), out->size());

@@ -20,6 +20,9 @@ mlx5dv_devx_obj* devxCreate(const VerbsApi& api, ibv_context* ctx, const char* c
 /// Modifies `obj` (e.g. a QP state transition); false with *why.
 bool devxModify(const VerbsApi& api, mlx5dv_devx_obj* obj, const char* command,
                 const devx::Mailbox& in, size_t out_bytes, std::string* why);
+/// Queries `obj` (QUERY_QP on a QP object); *out receives out_bytes. False with *why.
+bool devxQuery(const VerbsApi& api, mlx5dv_devx_obj* obj, const char* command,
+               const devx::Mailbox& in, size_t out_bytes, devx::Mailbox* out, std::string* why);
 /// A general command (queries); false with *why.
 bool devxGeneral(const VerbsApi& api, ibv_context* ctx, const char* command,
                  const devx::Mailbox& in, devx::Mailbox* out, std::string* why);

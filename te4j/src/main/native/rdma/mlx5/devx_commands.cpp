@@ -43,7 +43,7 @@ void writePath(Mailbox& m, Field path, const AddressPath& p) {
     setField(m, at(path, kAdsRmac31_0), uint32_t(p.rmac[2]) << 24 | uint32_t(p.rmac[3]) << 16 |
                                             uint32_t(p.rmac[4]) << 8 | p.rmac[5]);
     setField(m, at(path, kAdsUdpSport), p.udp_sport);
-    setField(m, at(path, kAdsDscp), p.dscp);
+    setField(m, at(path, kAdsDscp), p.traffic_class >> 2);
     setField(m, at(path, kAdsEthPrio), p.sl & 0x7u);
   } else {
     setField(m, at(path, kAdsRlid), p.rlid);
@@ -54,7 +54,7 @@ void writePath(Mailbox& m, Field path, const AddressPath& p) {
     setBytes(m, at(path, kAdsRgidRip), p.rgid);
     setField(m, at(path, kAdsSrcAddrIndex), p.gid_index);
     setField(m, at(path, kAdsHopLimit), p.hop_limit);
-    setField(m, at(path, kAdsTclass), uint32_t(p.dscp) << 2);  // traffic class = DSCP | ECN 0
+    setField(m, at(path, kAdsTclass), p.traffic_class);
   }
 }
 
@@ -172,6 +172,41 @@ Mailbox qp2rstIn(uint32_t qpn) { return qpStateCommand(kOp2RstQp, qpn); }
 
 size_t modifyQpOutBytes() { return kCmdOutBytes; }
 
+Mailbox queryQpIn(uint32_t qpn) {
+  Mailbox m = command(kQueryQpInBytes, kOpQueryQp, 0);
+  setField(m, kQueryQpInQpn, qpn);
+  return m;
+}
+
+size_t queryQpOutBytes() { return kQueryQpOutBytes; }
+
+QpQuery parseQueryQp(const Mailbox& out) {
+  const Field qpc = kQueryQpOutQpc;
+  QpQuery q;
+  q.state = field(out, at(qpc, kQpcState));
+  q.hw_sq_wqebb_counter = field(out, at(qpc, kQpcHwSqWqebbCounter));
+  q.sw_sq_wqebb_counter = field(out, at(qpc, kQpcSwSqWqebbCounter));
+  q.next_send_psn = field(out, at(qpc, kQpcNextSendPsn));
+  return q;
+}
+
+std::string qpStateText(uint32_t state) {
+  switch (state) {
+    case kQpStateRst: return "RST";
+    case kQpStateInit: return "INIT";
+    case kQpStateRtr: return "RTR";
+    case kQpStateRts: return "RTS";
+    case kQpStateSqer: return "SQER (send queue error: a work request failed)";
+    case kQpStateSqd: return "SQD";
+    case kQpStateErr: return "ERR (an error completion or a fatal event moved it there)";
+    case kQpStateSqDraining: return "SQ_DRAINING";
+    case kQpStateSuspended: return "SUSPENDED";
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), "state 0x%x", state);
+  return text;
+}
+
 // ---- capabilities -----------------------------------------------------------------------
 
 Mailbox queryHcaCapGeneralIn() {
@@ -182,7 +217,25 @@ Mailbox queryHcaCapAtomicIn() {
   return command(kQueryHcaCapInBytes, kOpQueryHcaCap, kCapTypeAtomic << 1 | kCapCurrent);
 }
 
+Mailbox queryHcaCapRoceIn() {
+  return command(kQueryHcaCapInBytes, kOpQueryHcaCap, kCapTypeRoce << 1 | kCapCurrent);
+}
+
 size_t queryHcaCapOutBytes() { return kQueryHcaCapOutBytes; }
+
+uint32_t parseRoceQpTsFormat(const Mailbox& out) {
+  return field(out, at(kQueryHcaCapOutCapability, kRoceCapQpTsFormat));
+}
+
+uint8_t qpTsFormatRoce(uint32_t roce_qp_ts_format) {
+  return roce_qp_ts_format != 0 ? kTsFormatDefault : kTsFormatFreeRunning;
+}
+
+uint32_t blueFlameHalf(const GeneralCaps& caps) {
+  // A register below 16 bytes cannot hold a doorbell: the capability is then not trusted.
+  if (caps.log_bf_reg_size < 4 || caps.log_bf_reg_size > 16) return 256;
+  return (1u << caps.log_bf_reg_size) / 2;
+}
 
 GeneralCaps parseGeneralCaps(const Mailbox& out) {
   const Field cap = kQueryHcaCapOutCapability;
@@ -196,6 +249,7 @@ GeneralCaps parseGeneralCaps(const Mailbox& out) {
   g.log_max_ra_req_qp = field(out, at(cap, kCapLogMaxRaReqQp));
   g.log_max_ra_res_qp = field(out, at(cap, kCapLogMaxRaResQp));
   g.sq_ts_format = field(out, at(cap, kCapSqTsFormat));
+  g.log_bf_reg_size = field(out, at(cap, kCapLogBfRegSize));
   return g;
 }
 

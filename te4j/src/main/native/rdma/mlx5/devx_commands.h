@@ -64,8 +64,9 @@ struct AddressPath {
   uint8_t gid_index = 0;
   uint8_t hop_limit = 64;
   uint16_t udp_sport = 0;       // RoCE v2 UDP source port (0: firmware default)
-  uint8_t dscp = 0;
-  uint8_t ack_timeout = 14;     // not written by init2rtrIn: RTR→RTS takes RtsConfig's
+  // The GRH traffic class byte (DSCP << 2 | ECN) with a global route; RoCE also carries its
+  // DSCP (the upper six bits) in ads.dscp, which is what the switches classify by.
+  uint8_t traffic_class = 0;
   // RoCE: destination MAC. The device does not resolve it (no ARP in firmware): the peer
   // sends the MAC of its GID's interface, or it comes from the host's neighbour table.
   uint8_t rmac[6] = {};
@@ -95,7 +96,7 @@ struct RtsConfig {
   uint8_t retry_count = 7;
   uint8_t rnr_retry = 7;
   uint8_t log_sra_max = 4;      // requester reads/atomics in flight, log2
-  uint8_t ack_timeout = 14;
+  uint8_t ack_timeout = 20;     // 4.096 us << 20 (about 4.3 s) per try, as NVSHMEM and Mooncake
   uint8_t port = 1;             // vhca_port_num of the primary path (as rdma-core's DevX tests)
 };
 Mailbox rst2initIn(const InitConfig& c);
@@ -105,6 +106,19 @@ Mailbox qp2errIn(uint32_t qpn);
 Mailbox qp2rstIn(uint32_t qpn);
 /// Output mailbox size of every modify-QP command above.
 size_t modifyQpOutBytes();
+
+// ---- QUERY_QP (through mlx5dv_devx_obj_query on the QP object) ------------------------------
+Mailbox queryQpIn(uint32_t qpn);
+size_t queryQpOutBytes();
+struct QpQuery {
+  uint32_t state = 0;           // kQpState* (devx_layout.h): RST, INIT, RTR, RTS, SQER, ERR...
+  uint32_t hw_sq_wqebb_counter = 0;  // WQEBBs the NIC has fetched (16 bits)
+  uint32_t sw_sq_wqebb_counter = 0;  // WQEBBs the doorbells announced (16 bits)
+  uint32_t next_send_psn = 0;
+};
+QpQuery parseQueryQp(const Mailbox& out);
+/// "RTS", "ERR", ... for qpc.state; "state 0x8" for a value the PRM does not name.
+std::string qpStateText(uint32_t state);
 
 // ---- capabilities -----------------------------------------------------------------------
 /// QUERY_HCA_CAP, general device capabilities (op_mod 0x1: current values).
@@ -120,12 +134,25 @@ struct GeneralCaps {
   uint32_t log_max_ra_req_qp = 0;  // upper bound of RtsConfig::log_sra_max
   uint32_t log_max_ra_res_qp = 0;  // upper bound of RtrConfig::log_rra_max
   uint32_t sq_ts_format = 0;    // 0 free-running clock only, 1 real time only, 2 both
+  uint32_t log_bf_reg_size = 0; // log2 of a BlueFlame register (both halves); 0: unknown
 };
 GeneralCaps parseGeneralCaps(const Mailbox& out);
 /// QpConfig::ts_format the way the kernel picks it: 1 ("default") when the device has a
 /// real-time clock (sq_ts_format != 0), else 0 (free running); a real-time-only device
 /// rejects 0. (For RoCE the kernel reads the RoCE caps' qp_ts_format; same rule.)
 uint8_t qpTsFormat(const GeneralCaps& caps);
+/// The same rule on a RoCE port: the RoCE capabilities' qp_ts_format decides (the kernel's
+/// mlx5_get_qp_default_ts reads it instead of sq_ts_format when RoCE is enabled).
+uint8_t qpTsFormatRoce(uint32_t roce_qp_ts_format);
+
+/// QUERY_HCA_CAP, RoCE capabilities (op_mod 0x9: type 4, current values).
+Mailbox queryHcaCapRoceIn();
+/// roce_cap.qp_ts_format of a QUERY_HCA_CAP(RoCE) output.
+uint32_t parseRoceQpTsFormat(const Mailbox& out);
+
+/// Bytes between the two halves of a BlueFlame register: half of 2^log_bf_reg_size, or 256
+/// (the size every ConnectX so far reports) when the capability reads 0.
+uint32_t blueFlameHalf(const GeneralCaps& caps);
 
 /// QUERY_HCA_CAP, atomic capabilities (op_mod 0x7: type 3, current values).
 Mailbox queryHcaCapAtomicIn();

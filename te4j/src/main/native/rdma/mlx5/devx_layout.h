@@ -90,6 +90,9 @@ constexpr Field kQpcDbrAddr{0x500, 64};
 constexpr Field kQpcRqType{0x565, 3};
 constexpr Field kQpcDbrUmemValid{0x683, 1};
 constexpr Field kQpcDbrUmemId{0x720, 32};  // golden
+constexpr Field kQpcState{0x00, 4};               // QUERY_QP output only
+constexpr Field kQpcHwSqWqebbCounter{0x5a0, 16};  // QUERY_QP: WQEBBs the NIC has fetched
+constexpr Field kQpcSwSqWqebbCounter{0x5b0, 16};  // QUERY_QP: WQEBBs the doorbells announced
 
 // ads: address path (inside qpc)
 constexpr Field kAdsPkeyIndex{0x10, 16};
@@ -113,6 +116,10 @@ constexpr Field kModifyQpInQpn{0x48, 24};
 constexpr Field kModifyQpInOptParamMask{0x80, 32};
 constexpr Field kModifyQpInQpc{0xc0, 0x740};
 
+// ---- QUERY_QP (a DevX object query: mlx5dv_devx_obj_query) ---------------------------------
+constexpr Field kQueryQpInQpn{0x48, 24};
+constexpr Field kQueryQpOutQpc{0xc0, 0x740};
+
 // ---- QUERY_HCA_CAP --------------------------------------------------------------------------
 constexpr Field kQueryHcaCapOutCapability{0x80, 0x8000};
 // cmd_hca_cap: general device capabilities
@@ -124,7 +131,10 @@ constexpr Field kCapPortType{0x1b6, 2};
 constexpr Field kCapLogMaxMsg{0x1c3, 5};
 constexpr Field kCapAtomic{0x21e, 1};
 constexpr Field kCapUmemUid0{0x252, 1};
+constexpr Field kCapLogBfRegSize{0x26b, 5};
 constexpr Field kCapSqTsFormat{0x440, 2};
+// roce_cap
+constexpr Field kRoceCapQpTsFormat{0x1e, 2};
 // atomic_caps
 constexpr Field kAtomicCapOperations{0x90, 16};
 constexpr Field kAtomicCapSizeQp{0xb0, 16};
@@ -138,8 +148,10 @@ constexpr uint16_t kOpInit2RtrQp = 0x503;
 constexpr uint16_t kOpRtr2RtsQp = 0x504;
 constexpr uint16_t kOp2ErrQp = 0x507;
 constexpr uint16_t kOp2RstQp = 0x50a;
+constexpr uint16_t kOpQueryQp = 0x50b;
 constexpr uint16_t kCapTypeGeneral = 0x0;  // QUERY_HCA_CAP op_mod = type << 1 | current
 constexpr uint16_t kCapTypeAtomic = 0x3;
+constexpr uint16_t kCapTypeRoce = 0x4;
 constexpr uint16_t kCapCurrent = 0x1;
 constexpr uint32_t kQpStRc = 0x0;
 constexpr uint32_t kQpPmMigrated = 0x3;
@@ -149,6 +161,16 @@ constexpr uint32_t kTsFormatFreeRunning = 0x0;
 constexpr uint32_t kTsFormatDefault = 0x1;
 constexpr uint32_t kAtomicModeUpTo8B = 0x3;
 constexpr uint32_t kAdapterPageShift = 12;  // log_page_size counts in 4 KiB units
+// qpc.state as QUERY_QP reports it.
+constexpr uint32_t kQpStateRst = 0x0;
+constexpr uint32_t kQpStateInit = 0x1;
+constexpr uint32_t kQpStateRtr = 0x2;
+constexpr uint32_t kQpStateRts = 0x3;
+constexpr uint32_t kQpStateSqer = 0x4;
+constexpr uint32_t kQpStateSqd = 0x5;
+constexpr uint32_t kQpStateErr = 0x6;
+constexpr uint32_t kQpStateSqDraining = 0x7;
+constexpr uint32_t kQpStateSuspended = 0x9;
 
 // Command status (first byte of every output).
 constexpr uint8_t kStatusOk = 0x0;
@@ -175,6 +197,8 @@ constexpr size_t kCreateQpInBytes = 272;
 constexpr size_t kModifyQpInBytes = 272;  // RST2INIT, INIT2RTR, RTR2RTS
 constexpr size_t kQpStateInBytes = 16;    // 2ERR, 2RST
 constexpr size_t kQueryHcaCapInBytes = 16;
+constexpr size_t kQueryQpInBytes = 16;
+constexpr size_t kQueryQpOutBytes = 464;
 constexpr size_t kQueryHcaCapOutBytes = 4112;
 constexpr size_t kCmdOutBytes = 16;       // CREATE_CQ, CREATE_QP and every modify-QP output
 constexpr size_t kCapStructBytes = 256;   // cmd_hca_cap, atomic_caps (inside capability)

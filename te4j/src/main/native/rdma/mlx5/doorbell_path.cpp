@@ -8,20 +8,22 @@
 
 #include "te4j/api.h"
 #include "gpu_support.h"
+#include "transport/device/ibgda/status.cuh"
 
 namespace te4j {
 namespace rdma {
 
 namespace {
 
-// ConnectX BlueFlame registers are 512 bytes: two 256-byte halves used alternately.
-constexpr uint32_t kBlueFlameHalf = 256;
-
-uint32_t bfSizeOf(const Mlx5Device& device) { return device.uarIsBlueFlame() ? kBlueFlameHalf : 0; }
+// A BlueFlame register is two halves used alternately; its size is the device's
+// log_bf_reg_size (512 bytes on every ConnectX so far, but read rather than assumed).
+uint32_t bfSizeOf(const Mlx5Device& device) {
+  return device.uarIsBlueFlame() ? device.blueFlameHalf() : 0;
+}
 
 // Bytes of MMIO the GPU must reach: both BlueFlame halves, or the one 8-byte doorbell.
 size_t mappedBytes(const Mlx5Device& device) {
-  return device.uarIsBlueFlame() ? 2 * kBlueFlameHalf : 8;
+  return device.uarIsBlueFlame() ? 2 * (size_t)device.blueFlameHalf() : 8;
 }
 
 }  // namespace
@@ -59,6 +61,29 @@ DoorbellPath chooseDoorbellPath(Mlx5Device* device, int platform, int cuda_devic
   path.gpu_reg = (uint64_t*)gpu;
   path.mapped = reg;
   return path;
+}
+
+DoorbellVerdict doorbellVerdict(int gpu_status, bool proxy_completed) {
+  if (gpu_status == mooncake::device::kMcRdmaOk) return DoorbellVerdict::kGpu;
+  if (gpu_status > 0) return DoorbellVerdict::kUnverified;
+  if (gpu_status == mooncake::device::kMcRdmaTimeout)
+    return proxy_completed ? DoorbellVerdict::kProxy : DoorbellVerdict::kBroken;
+  return DoorbellVerdict::kBroken;  // an error CQE or a fatal CQE: not a doorbell question
+}
+
+const char* doorbellVerdictText(DoorbellVerdict verdict) {
+  switch (verdict) {
+    case DoorbellVerdict::kGpu: return "GPU-rung doorbells verified by a loopback WRITE";
+    case DoorbellVerdict::kProxy:
+      return "the GPU's UAR writes do not reach the NIC (a loopback WRITE completed only once the "
+             "host rang it): doorbells rung by the host proxy thread; fix for GPU-side doorbells: "
+             "a NIC under the GPU's PCIe switch (the transport's device filter), ACS/IOMMU "
+             "settings that allow peer-to-peer writes";
+    case DoorbellVerdict::kBroken:
+      return "the loopback QP did not complete a zero-length WRITE, whoever rang it";
+    case DoorbellVerdict::kUnverified: return "GPU-rung doorbells kept without a loopback check";
+  }
+  return "?";
 }
 
 void releaseDoorbellPath(int cuda_device, DoorbellPath* path) {

@@ -20,5 +20,15 @@ void* mapUarForGpu(int, void*, size_t, std::string* why) {
 
 void unmapUarForGpu(int, void*) {}
 
+int gpuDoorbellProbe(int, void*, uint64_t, uint32_t, uint64_t, std::string* why) {
+  *why = kNoCuda;
+  return 1;
+}
+
+std::string gpuPciBusId(int, std::string* why) {
+  *why = kNoCuda;
+  return "";
+}
+
 }  // namespace rdma
 }  // namespace te4j

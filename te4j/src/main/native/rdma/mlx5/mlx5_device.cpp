@@ -45,15 +45,39 @@ std::string errnoText(int err) {
 
 }  // namespace
 
-int Mlx5Device::open(const std::string& filter, std::string* why) {
+int Mlx5Device::open(const std::string& filter, const std::string& gpu_bus_id, std::string* why) {
   if (ctx_ != nullptr) {
     *why = "the device is already open";
     return kIllegalState;
   }
-  int status = openContext(filter, why);
-  if (status == kOk) status = queryPort(why);
-  if (status == kOk) status = queryCaps(why);
-  if (status == kOk) status = allocate(why);
+  int n = 0;
+  ibv_device** list = api_->get_device_list(&n);
+  if (list == nullptr) {
+    *why = deviceListFailure(errno);
+    return kUnavailable;
+  }
+  const std::vector<Mlx5Candidate> candidates = mlx5Candidates(*api_, list, n, filter, gpu_bus_id, why);
+  int status = kUnavailable;
+  bool usable_port = false;
+  skipped_.clear();
+  for (const Mlx5Candidate& c : candidates) {
+    std::string cause;
+    status = openContext(c.device, &cause);
+    if (status == kOk) status = queryPort(&cause);
+    if (status == kOk) {
+      usable_port = true;
+      pci_distance_ = c.distance;
+      status = queryCaps(&cause);
+      if (status == kOk) status = allocate(&cause);
+      if (status != kOk) *why = cause;
+      break;  // a usable port: its failures are this device's, not a reason to move on
+    }
+    close();
+    skipped_ += (skipped_.empty() ? "" : "; ") + cause;
+  }
+  if (status != kOk && !usable_port && !skipped_.empty())
+    *why = candidates.size() == 1 ? skipped_ : "no usable mlx5 device: " + skipped_;
+  api_->free_device_list(list);  // an open context keeps its device
   if (status != kOk) close();
   return status;
 }
@@ -67,18 +91,7 @@ void Mlx5Device::close() {
   ctx_ = nullptr;
 }
 
-int Mlx5Device::openContext(const std::string& filter, std::string* why) {
-  int n = 0;
-  ibv_device** list = api_->get_device_list(&n);
-  if (list == nullptr) {
-    *why = deviceListFailure(errno);
-    return kUnavailable;
-  }
-  ibv_device* device = findMlx5Device(*api_, list, n, filter, why);
-  if (device == nullptr) {
-    api_->free_device_list(list);
-    return kUnavailable;
-  }
+int Mlx5Device::openContext(ibv_device* device, std::string* why) {
   const char* name = api_->get_device_name(device);
   name_ = name != nullptr ? name : "?";
   mlx5dv_context_attr attr{};
@@ -105,7 +118,6 @@ int Mlx5Device::openContext(const std::string& filter, std::string* why) {
              "container's device list)";
     }
   }
-  api_->free_device_list(list);  // an open context keeps its device
   return status;
 }
 
@@ -172,6 +184,16 @@ int Mlx5Device::queryCaps(std::string* why) {
     return kUnavailable;
   }
   atomic_mode_ = devx::qpAtomicMode(caps_, atomic);
+  ts_format_ = devx::qpTsFormat(caps_);
+  if (port_.is_roce) {
+    // The kernel's rule: with RoCE enabled, the RoCE capabilities say which clocks a QP may use.
+    devx::Mailbox roce_out(devx::queryHcaCapOutBytes(), 0);
+    if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(RoCE)", devx::queryHcaCapRoceIn(), &roce_out, &cause)) {
+      *why = name_ + ": " + cause;
+      return kSystemError;
+    }
+    ts_format_ = devx::qpTsFormatRoce(devx::parseRoceQpTsFormat(roce_out));
+  }
   return kOk;
 }
 

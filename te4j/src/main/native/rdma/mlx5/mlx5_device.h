@@ -31,11 +31,13 @@ class Mlx5Device {
   Mlx5Device(const Mlx5Device&) = delete;
   Mlx5Device& operator=(const Mlx5Device&) = delete;
 
-  /// Opens the first mlx5 device matching `filter` (see findMlx5Device) with DevX, queries
-  /// port 1 and the capabilities, allocates the PD and a UAR (non-cached, else BlueFlame).
-  /// Returns kOk or a te4j::Status with the cause and its fix in *why; on failure everything
-  /// acquired so far is released again.
-  int open(const std::string& filter, std::string* why);
+  /// Opens an mlx5 device matching `filter` (see findMlx5Device) with DevX, queries port 1
+  /// and the capabilities, allocates the PD and a UAR (non-cached, else BlueFlame). Devices
+  /// are tried nearest to the PCI function `gpu_bus_id` first ("" for ibverbs' order); one
+  /// whose port is not usable (down, no LID, no RoCE v2 GID) is skipped for the next.
+  /// Returns kOk or a te4j::Status with the cause and its fix in *why (every device tried, when
+  /// none was usable); on failure everything acquired so far is released again.
+  int open(const std::string& filter, const std::string& gpu_bus_id, std::string* why);
   /// Releases in reverse order (idempotent).
   void close();
 
@@ -52,12 +54,20 @@ class Mlx5Device {
   uint32_t eqn() const { return eqn_; }
   const PortInfo& port() const { return port_; }
   const devx::GeneralCaps& caps() const { return caps_; }
+  /// qpc.ts_format for CREATE_QP: from the RoCE capabilities on RoCE, else the general ones.
+  uint8_t qpTsFormat() const { return ts_format_; }
+  /// Bytes between the BlueFlame register's halves (from log_bf_reg_size).
+  uint32_t blueFlameHalf() const { return devx::blueFlameHalf(caps_); }
+  /// PCIe hops between the GPU and this NIC (-1: unknown or no GPU).
+  int pciDistance() const { return pci_distance_; }
+  /// Devices skipped before this one, with why ("" when the first one was used).
+  const std::string& skipped() const { return skipped_; }
   /// qpc.atomic_mode for RST2INIT (the kernel's rule over the atomic capabilities).
   uint8_t atomicMode() const { return atomic_mode_; }
   const std::string& name() const { return name_; }
 
  private:
-  int openContext(const std::string& filter, std::string* why);
+  int openContext(ibv_device* device, std::string* why);
   int queryPort(std::string* why);
   int queryCaps(std::string* why);
   int allocate(std::string* why);
@@ -73,6 +83,9 @@ class Mlx5Device {
   PortInfo port_;
   devx::GeneralCaps caps_;
   uint8_t atomic_mode_ = 0;
+  uint8_t ts_format_ = 0;
+  int pci_distance_ = -1;
+  std::string skipped_;
 };
 
 }  // namespace rdma

@@ -18,18 +18,20 @@ const char* qpStateName(QpState state) {
   return "?";
 }
 
-bool createHwQp(const Mlx5Device& device, uint32_t umem_id, const ControlLayout& layout, int index,
-                HwQp* out, std::string* why) {
+bool createHwQp(const Mlx5Device& device, const ControlBuffer& control, const ControlLayout& layout,
+                int index, HwQp* out, std::string* why) {
   const VerbsApi& api = device.api();
   *out = HwQp();
   devx::CqConfig cq;
   cq.log_cq_size = log2Of(layout.ring);
   cq.uar_page = device.uar()->page_id;
   cq.eqn = device.eqn();
-  cq.cq_umem_id = umem_id;
-  cq.cq_umem_offset = layout.cqOffset(index);
-  cq.dbr_umem_id = umem_id;
-  cq.dbr_offset = layout.cqDbrOffset(index);
+  const UmemRef cq_buf = control.umemAt(layout.cqOffset(index));
+  const UmemRef cq_dbr = control.umemAt(layout.cqDbrOffset(index));
+  cq.cq_umem_id = cq_buf.id;
+  cq.cq_umem_offset = cq_buf.offset;
+  cq.dbr_umem_id = cq_dbr.id;
+  cq.dbr_offset = cq_dbr.offset;
   devx::Mailbox reply;
   out->cq = devxCreate(api, device.context(), "CREATE_CQ", devx::createCqIn(cq),
                        devx::createCqOutBytes(), &reply, why);
@@ -41,11 +43,13 @@ bool createHwQp(const Mlx5Device& device, uint32_t umem_id, const ControlLayout&
   qp.uar_page = device.uar()->page_id;
   qp.log_sq_size = log2Of(layout.ring);
   qp.cqn = out->cqn;
-  qp.wq_umem_id = umem_id;
-  qp.wq_umem_offset = layout.sqOffset(index);
-  qp.dbr_umem_id = umem_id;
-  qp.dbr_offset = layout.dbrOffset(index);
-  qp.ts_format = devx::qpTsFormat(device.caps());
+  const UmemRef wq = control.umemAt(layout.sqOffset(index));
+  const UmemRef dbr = control.umemAt(layout.dbrOffset(index));
+  qp.wq_umem_id = wq.id;
+  qp.wq_umem_offset = wq.offset;
+  qp.dbr_umem_id = dbr.id;
+  qp.dbr_offset = dbr.offset;
+  qp.ts_format = device.qpTsFormat();
   out->qp = devxCreate(api, device.context(), "CREATE_QP", devx::createQpIn(qp),
                        devx::createQpOutBytes(), &reply, why);
   if (out->qp == nullptr) {
@@ -72,7 +76,7 @@ bool resetHwQp(const VerbsApi& api, HwQp* qp, std::string* why) {
 }
 
 bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
-                 const devx::AddressPath& path, std::string* why) {
+                 const devx::AddressPath& path, const QpTuning& tuning, std::string* why) {
   const VerbsApi& api = device.api();
   if (!resetHwQp(api, qp, why)) return false;
   devx::InitConfig init;
@@ -95,12 +99,26 @@ bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
   qp->state = QpState::kRtr;
   devx::RtsConfig rts;
   rts.qpn = qp->qpn;
-  rts.ack_timeout = path.ack_timeout;
+  rts.ack_timeout = tuning.ack_timeout;
+  rts.retry_count = tuning.retry_count;
+  rts.rnr_retry = tuning.rnr_retry;
   rts.port = path.port;
   if (caps.log_max_ra_req_qp < rts.log_sra_max) rts.log_sra_max = (uint8_t)caps.log_max_ra_req_qp;
   if (!devxModify(api, qp->qp, "RTR2RTS_QP", devx::rtr2rtsIn(rts), devx::modifyQpOutBytes(), why))
     return false;
   qp->state = QpState::kRts;
+  return true;
+}
+
+bool queryHwQp(const VerbsApi& api, const HwQp& qp, devx::QpQuery* out, std::string* why) {
+  if (qp.qp == nullptr || api.devx_obj_query == nullptr) {
+    *why = qp.qp == nullptr ? "no QP object" : "mlx5dv_devx_obj_query is missing (rdma-core too old)";
+    return false;
+  }
+  devx::Mailbox reply;
+  if (!devxQuery(api, qp.qp, "QUERY_QP", devx::queryQpIn(qp.qpn), devx::queryQpOutBytes(), &reply, why))
+    return false;
+  *out = devx::parseQueryQp(reply);
   return true;
 }
 

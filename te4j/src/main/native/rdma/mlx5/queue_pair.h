@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <string>
 
+#include "control_buffer.h"
 #include "control_layout.h"
 #include "devx_commands.h"
 #include "mlx5_device.h"
+#include "qp_tuning.h"
 
 namespace te4j {
 namespace rdma {
@@ -25,18 +27,21 @@ struct HwQp {
   QpState state = QpState::kReset;
 };
 
-/// Creates QP `index`'s CQ, then its QP (in RESET), on umem `umem_id`; false with *why (and
-/// nothing left allocated).
-bool createHwQp(const Mlx5Device& device, uint32_t umem_id, const ControlLayout& layout, int index,
-                HwQp* out, std::string* why);
+/// Creates QP `index`'s CQ, then its QP (in RESET), on the umem(s) of `control`; false with
+/// *why (and nothing left allocated).
+bool createHwQp(const Mlx5Device& device, const ControlBuffer& control, const ControlLayout& layout,
+                int index, HwQp* out, std::string* why);
 /// Destroys the QP, then its CQ (idempotent).
 void destroyHwQp(const VerbsApi& api, HwQp* qp);
 /// Moves a QP back to RESET (no-op when it is there); false with *why.
 bool resetHwQp(const VerbsApi& api, HwQp* qp, std::string* why);
-/// RESET → INIT → RTR → RTS towards remote_qpn over `path`; false with *why (the QP is then
-/// left in the last state it reached).
+/// RESET → INIT → RTR → RTS towards remote_qpn over `path`, with the fabric's ack timeout and
+/// retry counts from `tuning`; false with *why (the QP is then left in the last state it
+/// reached).
 bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
-                 const devx::AddressPath& path, std::string* why);
+                 const devx::AddressPath& path, const QpTuning& tuning, std::string* why);
+/// QUERY_QP: the firmware's view of the QP (state, WQEBBs fetched); false with *why.
+bool queryHwQp(const VerbsApi& api, const HwQp& qp, devx::QpQuery* out, std::string* why);
 
 }  // namespace rdma
 }  // namespace te4j

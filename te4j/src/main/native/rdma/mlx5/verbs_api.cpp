@@ -73,10 +73,15 @@ bool loadReal(std::string* why) {
     dlclose(verbs);
     return false;
   }
-  // Optional: without them te4j skips dma-buf registration / relies on device names.
+  // Optional: without them te4j skips dma-buf registration / relies on device names /
+  // registers umems with the legacy call (one per object) / reports less after a timeout.
   std::string ignored;
   resolve(verbs, "ibv_reg_dmabuf_mr", &api.reg_dmabuf_mr, &ignored);
   resolve(mlx5, "mlx5dv_is_supported", &api.dv_is_supported, &ignored);
+  resolve(mlx5, "mlx5dv_devx_umem_reg_ex", &api.devx_umem_reg_ex, &ignored);
+  resolve(mlx5, "mlx5dv_devx_obj_query", &api.devx_obj_query, &ignored);
+  resolve(verbs, "ibv_get_async_event", &api.get_async_event, &ignored);
+  resolve(verbs, "ibv_ack_async_event", &api.ack_async_event, &ignored);
   g_real = api;
   return true;
 }

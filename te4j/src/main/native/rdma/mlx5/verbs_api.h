@@ -35,11 +35,15 @@ struct VerbsApi {
   decltype(&::ibv_dereg_mr) dereg_mr = nullptr;
   decltype(&::ibv_create_ah) create_ah = nullptr;        // RoCE: resolves the peer's MAC
   decltype(&::ibv_destroy_ah) destroy_ah = nullptr;
+  // Optional: the device's async events (port down, QP fatal...), read when a wait timed out.
+  decltype(&::ibv_get_async_event) get_async_event = nullptr;
+  decltype(&::ibv_ack_async_event) ack_async_event = nullptr;
   // libmlx5
   decltype(&::mlx5dv_is_supported) dv_is_supported = nullptr;  // optional
   decltype(&::mlx5dv_open_device) dv_open_device = nullptr;
   decltype(&::mlx5dv_init_obj) dv_init_obj = nullptr;
   decltype(&::mlx5dv_devx_umem_reg) devx_umem_reg = nullptr;
+  decltype(&::mlx5dv_devx_umem_reg_ex) devx_umem_reg_ex = nullptr;  // optional: rdma-core >= 35
   decltype(&::mlx5dv_devx_umem_dereg) devx_umem_dereg = nullptr;
   decltype(&::mlx5dv_devx_alloc_uar) devx_alloc_uar = nullptr;
   decltype(&::mlx5dv_devx_free_uar) devx_free_uar = nullptr;
@@ -47,11 +51,16 @@ struct VerbsApi {
   decltype(&::mlx5dv_devx_obj_create) devx_obj_create = nullptr;
   decltype(&::mlx5dv_devx_obj_modify) devx_obj_modify = nullptr;
   decltype(&::mlx5dv_devx_obj_destroy) devx_obj_destroy = nullptr;
+  decltype(&::mlx5dv_devx_obj_query) devx_obj_query = nullptr;      // optional: QUERY_QP
   decltype(&::mlx5dv_devx_general_cmd) devx_general_cmd = nullptr;
 
   /// Where the GID types are read (<root>/<device>/ports/<port>/gid_attrs/types/<index>);
   /// tests point it at a directory of their own.
   std::string sysfs_root = "/sys/class/infiniband";
+  /// Where PCI functions are listed by bus id (<root>/0000:3b:00.0 links to the function's
+  /// place in the PCIe tree); with sysfs_root's <device>/device links this gives the distance
+  /// between a GPU and each NIC.
+  std::string pci_devices_root = "/sys/bus/pci/devices";
 };
 
 /// The real libraries' table, loaded once per process and kept loaded (providers must not be

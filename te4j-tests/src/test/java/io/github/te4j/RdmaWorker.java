@@ -58,6 +58,10 @@ public final class RdmaWorker
         final int writers = Integer.parseInt(a.getOrDefault("writers", "4"));
         final int writes = Integer.parseInt(a.getOrDefault("writes", "300"));
         final boolean errors = Boolean.parseBoolean(a.getOrDefault("errors", "true")) && world == 2;
+        // connect() again over QPs that carried traffic (no recreate): the NIC restarts them at
+        // WQE 0 / PSN 0, and a put+signal round after it must neither replay old work requests
+        // nor take old completions for new ones.
+        final boolean reconnectTwice = Boolean.parseBoolean(a.getOrDefault("reconnectTwice", "false"));
         final long session = Long.parseLong(a.getOrDefault("session", "4242"));
         final Duration timeout = Duration.ofSeconds(Long.parseLong(a.getOrDefault("timeoutSeconds", "60")));
 
@@ -128,6 +132,11 @@ public final class RdmaWorker
             check(world == 1 || qp0.posted() > 4L * ring, "ring of " + ring + " WQEBBs did not wrap: " + qp0);
             check(!qp0.inError(), "QP in error after the good phases: " + qp0);
             System.out.println("OK ring wraparound: " + qp0.posted() + " WQEBBs through a ring of " + ring);
+            if (reconnectTwice)
+            {
+                connectAgain(rank, world, sizes, session, slot, sendOff, sigBase, window, ctx, rdma, stream, ex,
+                    timeout);
+            }
             if (errors)
             {
                 errorPhase(rank, session, sendOff, spareSig, window, ctx, rdma, stream, ex, timeout);
@@ -187,6 +196,22 @@ public final class RdmaWorker
             }
             System.out.println("OK put+signal size " + size + " x" + rounds + " from " + (world - 1) + " peers");
         }
+    }
+
+    // The second connect over used QPs, then one put+signal round per size on the restarted
+    // QPs; the signal words start from 0 again so that each wait needs the new round's add.
+    private static void connectAgain(final int rank, final int world, final long[] sizes, final long session,
+        final long slot, final long sendOff, final long sigBase, final DeviceBuffer window, final CommContext ctx,
+        final RdmaTransport rdma, final OpStream stream, final HandleExchange ex, final Duration timeout)
+    {
+        ex.barrier(timeout);
+        window.fill(sigBase, 4L * world, (byte)0);
+        rdma.connect(ex, timeout);
+        final RdmaQpState qp0 = rdma.qpState(((rank + 1) % world) * rdma.qpsPerRank());
+        check(world == 1 || qp0.posted() <= 1, "QP counters did not restart with the QP: " + qp0);
+        System.out.println("OK connected again over QPs that carried traffic: " + qp0);
+        dataPhase(rank, world, sizes, 1, session + 1, slot, sendOff, sigBase, window, ctx, stream, ex, timeout);
+        check(!rdma.qpState(((rank + 1) % world) * rdma.qpsPerRank()).inError(), "QP in error after the reconnect");
     }
 
     // Every rank adds from `writers` threads (one stream each) to every rank's counter.

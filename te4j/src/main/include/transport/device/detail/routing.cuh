@@ -56,7 +56,8 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, 
 /// (ignored on self/P2P).
 MC_DEVICE_INLINE int mc_red_add(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
                                 uint32_t* ptr, uint32_t val) {
-  uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  // NIC atomics are not atomic against GPU atomics: a NIC-owned word is added to by the NIC only.
+  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank) ? nullptr : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
   if (target != nullptr) {
     mc_atomic_add_release_u32(target, val);
     return kMcRouteOk;
@@ -74,7 +75,7 @@ MC_DEVICE_INLINE int mc_signal(const CommCtx& ctx, int dst_rank, int channel, in
 /// does not wait for the old value). Same ordering and status codes as mc_red_add.
 MC_DEVICE_INLINE int mc_red_add_noret(const CommCtx& ctx, int dst_rank, int channel,
                                       int qps_per_rank, uint32_t* ptr, uint32_t val) {
-  uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank) ? nullptr : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
   if (target != nullptr) {
     mc_red_release_u32(target, val);
     return kMcRouteOk;

@@ -54,7 +54,7 @@ MC_DEVICE_INLINE int ibgda_poll_cq(IbgdaQp* qp) {
     const uint16_t wqe_counter = mlx5::cqe_wqe_counter(dw15);
     if (opcode == mlx5::kCqeReq || opcode == mlx5::kCqeReqErr) {
       if (opcode == mlx5::kCqeReqErr) {
-        const uint32_t dw13 = cqe->dw[mlx5::kCqeDwSyndrome];
+        const uint32_t dw13 = mlx5::cqe_ld_relaxed_u32(&cqe->dw[mlx5::kCqeDwSyndrome]);
         if (qp->err_count == 0) {
           qp->err_first = (uint32_t)mlx5::cqe_syndrome(dw13) |
                           ((uint32_t)mlx5::cqe_vendor_syndrome(dw13) << 8) |

@@ -35,6 +35,19 @@ constexpr int kCqeDwSyndrome = 13;
 constexpr int kCqeDwOpcodeQpn = 14;
 constexpr int kCqeDwOwner = 15;
 
+/// A load of a CQE word other than word 15, after word 15's acquire made the CQE valid: relaxed
+/// at system scope, so that it is a real (uncached) read of what the NIC wrote, ordered after
+/// the acquire, rather than a plain load the compiler or the L1 may serve from an older copy.
+MC_DEVICE_INLINE uint32_t cqe_ld_relaxed_u32(const uint32_t* p) {
+#if defined(MC_PLATFORM_CUDA)
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
 /// Fields of word 15 as loaded (little-endian host/GPU word of bytes 60..63).
 MC_HOST_DEVICE inline uint8_t cqe_op_own(uint32_t dw15) { return (uint8_t)(dw15 >> 24); }
 MC_HOST_DEVICE inline uint8_t cqe_opcode(uint32_t dw15) { return (uint8_t)(dw15 >> 28); }

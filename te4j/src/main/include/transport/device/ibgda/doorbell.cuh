@@ -4,7 +4,8 @@
 //   1. wqe_to_dbr barrier    the WQE's stores are visible before the doorbell record;
 //   2. doorbell record       send counter (next WQE index), big-endian, release store;
 //   3. dbr_to_uar barrier    the record is visible before the NIC is rung;
-//   4. UAR / BlueFlame       the WQE's first 8 bytes, one 64-bit store, at bf_reg + bf_offset;
+//   4. UAR / BlueFlame       the WQE's first 8 bytes, one 64-bit store, at bf_reg + bf_offset
+//                            (the poster's own copy from registers: ctrl_doorbell_word);
 //   5. uar_flush barrier     the doorbell leaves this thread before the QP lock is released;
 //   6. bf_offset ^= bf_size  the next doorbell uses the other BlueFlame half.
 // Updating the record alone does not start a ConnectX NIC (nor te4j's software NIC); when
@@ -44,16 +45,15 @@ MC_DEVICE_INLINE void ibgda_uar_store_u64(uint64_t* reg, uint64_t value) {
 #endif
 }
 
-/// Rings the doorbell for every WQE up to and including `last` (already in the ring and
-/// counted in qp->sq_pi). The UAR word is the last WQE's first 8 bytes as they lie in memory.
-MC_DEVICE_INLINE void ibgda_ring_doorbell(IbgdaQp* qp, const mlx5::CtrlSeg* last) {
+/// Rings the doorbell for every WQE up to and including the last one written (already in the
+/// ring and counted in qp->sq_pi). `last_word` is that WQE's first 8 bytes as they lie in
+/// memory (what its builder returned), never read back from the ring.
+MC_DEVICE_INLINE void ibgda_ring_doorbell(IbgdaQp* qp, uint64_t last_word) {
   ibgda_wqe_to_dbr_barrier();
   mc_st_release_u32(&qp->sq_dbrec[mlx5::kSndDbr], mc_bswap32(qp->sq_pi & 0xffffu));
   if (qp->bf_reg == nullptr) return;  // a host proxy watches the record and rings the UAR
   ibgda_dbr_to_uar_barrier();
-  const uint64_t uar_value =
-      ((uint64_t)last->qpn_ds << 32) | (uint64_t)last->opmod_idx_opcode;
-  ibgda_uar_store_u64((uint64_t*)((uint8_t*)qp->bf_reg + qp->bf_offset), uar_value);
+  ibgda_uar_store_u64((uint64_t*)((uint8_t*)qp->bf_reg + qp->bf_offset), last_word);
   ibgda_uar_flush_barrier();
   qp->bf_offset ^= qp->bf_size;
 }

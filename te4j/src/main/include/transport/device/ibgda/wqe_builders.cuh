@@ -2,7 +2,8 @@
 //
 //   RDMA WRITE        ctrl | raddr | data                 ds = 3 (48 bytes)
 //   masked FA 32-bit  ctrl | raddr | masked-FA | data     ds = 4 (64 bytes), opcode 0x15 opmod 0x08
-// Both request a CQE (CQ_UPDATE) so completion polling can retire every WQE.
+// Both request a CQE (CQ_UPDATE) so completion polling can retire every WQE. Each returns the
+// WQE's doorbell word (ctrl_doorbell_word) for ibgda_ring_doorbell.
 #pragma once
 
 #include <stdint.h>
@@ -16,7 +17,7 @@ namespace device {
 
 /// Writes an RDMA WRITE of `length` bytes (1 .. 2^31-1) from laddr/lkey to raddr/rkey into the
 /// WQEBB at `wqe`, with WQE index `index` on QP `qpn`.
-MC_DEVICE_INLINE void ibgda_build_rdma_write(void* wqe, uint16_t index, uint32_t qpn,
+MC_DEVICE_INLINE uint64_t ibgda_build_rdma_write(void* wqe, uint16_t index, uint32_t qpn,
                                              uint64_t raddr, uint32_t rkey, uint64_t laddr,
                                              uint32_t lkey, uint32_t length) {
   mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)wqe;
@@ -25,12 +26,13 @@ MC_DEVICE_INLINE void ibgda_build_rdma_write(void* wqe, uint16_t index, uint32_t
   mlx5::set_ctrl_seg(ctrl, index, mlx5::kOpcodeRdmaWrite, 0, qpn, mlx5::kCtrlCqUpdate, 3, 0, 0);
   mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
   mlx5::set_data_seg(data, length, lkey, laddr);
+  return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeRdmaWrite, 0, qpn, 3);
 }
 
 /// Writes a 32-bit masked fetch-and-add of `add` on raddr/rkey (4-byte aligned) into the WQEBB
 /// at `wqe`; the fetched old value lands at fetch_addr/fetch_lkey. field_boundary 0 = a plain
 /// 32-bit add modulo 2^32.
-MC_DEVICE_INLINE void ibgda_build_masked_fa32(void* wqe, uint16_t index, uint32_t qpn,
+MC_DEVICE_INLINE uint64_t ibgda_build_masked_fa32(void* wqe, uint16_t index, uint32_t qpn,
                                               uint64_t raddr, uint32_t rkey, uint64_t fetch_addr,
                                               uint32_t fetch_lkey, uint32_t add,
                                               uint32_t field_boundary) {
@@ -43,6 +45,7 @@ MC_DEVICE_INLINE void ibgda_build_masked_fa32(void* wqe, uint16_t index, uint32_
   mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
   mlx5::set_masked_fa32_seg(fa, add, field_boundary);
   mlx5::set_data_seg(data, 4, fetch_lkey, fetch_addr);
+  return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, qpn, 4);
 }
 
 }  // namespace device

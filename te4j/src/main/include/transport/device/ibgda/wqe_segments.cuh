@@ -74,6 +74,17 @@ MC_DEVICE_INLINE void set_ctrl_seg(CtrlSeg* seg, uint16_t pi, uint8_t opcode, ui
   seg->imm = imm;
 }
 
+/// The doorbell word of a WQE: its control segment's first 8 bytes as they lie in memory (the
+/// value one 64-bit store puts in the UAR register), computed from the same inputs as
+/// set_ctrl_seg so that ringing never reads the WQE back (on CUDA the ring is host memory
+/// across PCIe: a read-back costs a round trip while the QP lock is held).
+MC_DEVICE_INLINE uint64_t ctrl_doorbell_word(uint16_t pi, uint8_t opcode, uint8_t opmod,
+                                            uint32_t qpn, uint8_t ds) {
+  const uint32_t w0 = mc_bswap32(((uint32_t)opmod << 24) | ((uint32_t)pi << 8) | (uint32_t)opcode);
+  const uint32_t w1 = mc_bswap32((qpn << 8) | (uint32_t)ds);
+  return ((uint64_t)w1 << 32) | (uint64_t)w0;
+}
+
 /// Fills a remote-address segment: raddr is the responder's byte address, rkey its region key.
 MC_DEVICE_INLINE void set_raddr_seg(RaddrSeg* seg, uint64_t raddr, uint32_t rkey) {
   seg->raddr = mc_bswap64(raddr);

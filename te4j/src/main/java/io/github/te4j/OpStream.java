@@ -216,7 +216,7 @@ public final class OpStream extends NativeResource
             {
                 // An operation that failed because its peer is gone (an RDMA error CQE, a timeout)
                 // is reported as the lost peer, with the operation's error as the cause.
-                final Te4jException e = Errors.toException(status, "synchronize", message[0]);
+                final Te4jException e = Errors.toException(status, "synchronize", withRdmaDiagnostics(message[0]));
                 try
                 {
                     checkPeers("synchronize");
@@ -401,6 +401,39 @@ public final class OpStream extends NativeResource
         return touched.contains(r);
     }
 
+    /**
+     * The message of a failed operation with what the RDMA transports of the windows it used
+     * report (mlx5: QP states the firmware gives where they are not what te4j expects, the
+     * device's async events): a wait that timed out without an error completion is otherwise
+     * unexplained. Runs on the failure path only.
+     */
+    private String withRdmaDiagnostics(final String message)
+    {
+        final StringBuilder b = new StringBuilder(message == null ? "" : message);
+        for (final NativeResource r : touched)
+        {
+            final RdmaTransport t = r instanceof CommContext ? ((CommContext)r).rdma() : null;
+            if (t == null)
+            {
+                continue;
+            }
+            try
+            {
+                final String d = t.diagnostics().strip();
+                if (!d.isEmpty())
+                {
+                    b.append("; RDMA transport of window ").append(r.name()).append(" reports: ")
+                        .append(d.replace("\n", "; "));
+                }
+            }
+            catch (final ClosedException closed)
+            {
+                // Closed meanwhile: nothing left to ask.
+            }
+        }
+        return b.toString();
+    }
+
     /** Fails with PeerLostException when a window this stream works on has lost a peer. */
     private void checkPeers(final String waitingFor)
     {
@@ -443,7 +476,7 @@ public final class OpStream extends NativeResource
             }
             if (status < 0 && deferred == null)
             {
-                deferred = Errors.toException(status, "synchronize", message[0]);
+                deferred = Errors.toException(status, "synchronize", withRdmaDiagnostics(message[0]));
             }
             return true;
         }
