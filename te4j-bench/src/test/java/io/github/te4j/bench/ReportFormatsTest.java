@@ -95,7 +95,7 @@ public class ReportFormatsTest
         Assert.assertTrue(table.contains("1 of " + rows.size() + " rows FAILED"), table);
         Assert.assertTrue(table.contains("== latency"), table);
         final String targets = TargetReport.write(rows);
-        Assert.assertTrue(targets.contains("issue 5 targets"), targets);
+        Assert.assertTrue(targets.contains("performance targets"), targets);
         // 2.570 / 2.520 = 1.020: the LL row beside the raw flag, within target 3's 1.03.
         Assert.assertTrue(targets.lines().anyMatch(l -> l.startsWith("3L") && l.contains("2.570 us vs 2.520 us")
             && l.contains("1.020") && l.trim().endsWith("yes")), targets);
