@@ -89,7 +89,8 @@ public final class BenchConfig
 
     /**
      * The platform: the one asked for, or with "auto" CUDA where there is a GPU and the devices of
-     * the ranks that must reach each other do (the same device or peer access), else host.
+     * the ranks that must reach each other do (the same device or peer access) or --gpus names
+     * them, else host.
      */
     public Platform resolvePlatform()
     {
@@ -100,7 +101,8 @@ public final class BenchConfig
             case "host":
                 return Platform.HOST;
             default:
-                return Availability.isAvailable(Platform.CUDA) && unreachableDevices() == null
+                // Explicit --gpus means CUDA: a bad list is then reported, not silently replaced.
+                return Availability.isAvailable(Platform.CUDA) && (gpus != null || unreachableDevices() == null)
                     ? Platform.CUDA : Platform.HOST;
         }
     }
