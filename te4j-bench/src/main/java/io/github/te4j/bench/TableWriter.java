@@ -6,8 +6,8 @@ import java.util.Locale;
 
 /**
  * Rows as aligned text columns, one block per mode, with the run's facts above. The launch-shape
- * column (blocks x threads of a GPU grid) appears only in blocks with GPU rows; host rows show "-"
- * there, since a host put has no grid.
+ * column (blocks x threads of a GPU grid) appears only in blocks with GPU rows or an all-to-all;
+ * host rows show "-" there (or the all-to-all's ranks), since a host put has no grid.
  */
 final class TableWriter
 {
@@ -40,7 +40,8 @@ final class TableWriter
             {
                 continue;
             }
-            final boolean shapes = block.stream().anyMatch(r -> !onHost(r));
+            // An all-to-all keeps the column on the host too: it names the ranks there.
+            final boolean shapes = mode == Mode.ALLTOALL || block.stream().anyMatch(r -> !onHost(r));
             final List<String[]> lines = new ArrayList<>();
             for (final Row r : block)
             {
