@@ -108,7 +108,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     st=$?
     echo "te4j-bench exit $st"
     [ "$st" = 0 ] || rc=1
-    if command -v python3 >/dev/null; then
+    if [ "$st" = 0 ] && command -v python3 >/dev/null; then
       python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("te4j-bench json: %d rows, all ok: %s" % (len(d["rows"]), all(r["ok"] for r in d["rows"])))' "$json" || rc=1
     fi
     "$java" -jar "$bench_jar" -V

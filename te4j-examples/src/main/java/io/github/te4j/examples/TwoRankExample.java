@@ -70,6 +70,12 @@ public final class TwoRankExample
             }
         }
         final Platform platform = choosePlatform(platformName);
+        final Throwable unavailable = Availability.unavailabilityCause(platform);
+        if (unavailable != null)
+        {
+            System.err.println("te4j two-rank example: " + unavailable.getMessage());
+            System.exit(3);
+        }
         if (rank < 0)
         {
             System.exit(launchBoth(platform, device));
