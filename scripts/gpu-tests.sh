@@ -13,8 +13,12 @@
 #               te4j/target/cmake/libte4j.so and tests/               (native drivers; optional)
 #     GROUPS  TestNG groups to run (default: cuda,host)
 #   JAVA       java executable (default: java on PATH)
+#   PARTS      which parts to run, comma-separated (default: tests,bench,example,native): the
+#              te4j-tests groups, the te4j-bench groups and its --gpus 0,0 run, the example, the
+#              native drivers; e.g. PARTS=tests, then PARTS=bench,example,native, to stay under a
+#              per-command time limit
 #   NATIVE     0 skips the native drivers (default 1: test_cuda_ops, test_rdma_cuda_softnic in
-#              both modes, test_ll_cuda, each where it was built)
+#              both modes, test_ll_cuda, each where it was built); same as leaving native out of PARTS
 #   TESTNG_EXCLUDE  TestNG groups to leave out
 #   SANITIZE   when 1, also runs compute-sanitizer memcheck (--leak-check full), synccheck,
 #              initcheck and racecheck around test_cuda_ops, a C++ driver of the same kernels
@@ -52,6 +56,8 @@ bench_jar=$(one "$root/te4j-bench/target/te4j-bench-*[0-9T].jar")
 bench_tests=$(one "$root/te4j-bench/target/te4j-bench-*-tests.jar")
 examples_jar=$(one "$root/te4j-examples/target/te4j-examples-*[0-9T].jar")
 jopts=(--enable-native-access=ALL-UNNAMED -Xmx8g -Dorg.slf4j.simpleLogger.defaultLogLevel=info)
+parts=",${PARTS:-tests,bench,example,native},"
+part() { [[ "$parts" == *",$1,"* ]]; }
 
 # TestNG over one tests jar; $1 names the part, $2 the class path, $3 the jar.
 testng() {
@@ -96,9 +102,11 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
   echo "== availability"
   "$java" "${jopts[@]}" -cp "$cp" io.github.te4j.Availability || rc=1
 
-  testng te4j-tests "$cp" "$tests_jar"
+  part tests && testng te4j-tests "$cp" "$tests_jar"
 
-  if [ -n "$bench_jar" ] && [ -n "$bench_tests" ]; then
+  if ! part bench; then
+    :
+  elif [ -n "$bench_jar" ] && [ -n "$bench_tests" ]; then
     # The bench jar carries te4j and its natives itself; lib/ adds TestNG.
     testng te4j-bench "$bench_jar:$bench_tests:$lib/*" "$bench_tests"
     echo "== te4j-bench: both ranks on GPU 0 (--gpus 0,0), json on stdout"
@@ -117,7 +125,9 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     rc=1
   fi
 
-  if [ -n "$examples_jar" ]; then
+  if ! part example; then
+    :
+  elif [ -n "$examples_jar" ]; then
     ecp="$examples_jar:$lib/*"
     echo "== two-rank example, default device map"
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
@@ -128,7 +138,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     rc=1
   fi
 
-  if [ "${NATIVE:-1}" = 1 ]; then
+  if [ "${NATIVE:-1}" = 1 ] && part native; then
     native "$native_dir/test_cuda_ops"
     native "$native_dir/test_rdma_cuda_softnic"
     native "$native_dir/test_rdma_cuda_softnic" --threads
