@@ -1,67 +1,156 @@
 #!/usr/bin/env bash
-# Runs te4j's GPU test groups and the two-rank example from prebuilt artifacts, on a GPU host
-# that has only a Java runtime (no Maven, no network).
+# Runs te4j's GPU test groups, the CUDA native drivers, the two-rank example and a te4j-bench
+# smoke run from prebuilt artifacts, on a GPU host that has only a Java runtime (no Maven, no
+# network). Works with any number of GPUs: the tests place rank r on GPU r modulo the GPUs present
+# (all ranks on GPU 0 where there is one); CUDA_VISIBLE_DEVICES=0 forces that layout on a larger host.
 #
-#   scripts/gpu-tests.sh [ARTIFACTS] [GROUPS]
-#     ARTIFACTS  folder with te4j-*.jar, te4j-*-tests.jar and lib/*.jar (default: target)
-#     GROUPS     TestNG groups to run (default: cuda,host)
+#   scripts/gpu-tests.sh [ROOT] [GROUPS]
+#     ROOT    a built checkout, or a copy of just its build outputs (default: this checkout):
+#               te4j-tests/target/te4j-tests-<v>-tests.jar and lib/   (the Java tests and every jar
+#                                                                      they need, te4j's included)
+#               te4j-bench/target/te4j-bench-<v>.jar, -tests.jar      (bench CLI and its tests)
+#               te4j-examples/target/te4j-examples-<v>.jar            (TwoRankExample)
+#               te4j/target/cmake/libte4j.so and tests/               (native drivers; optional)
+#     GROUPS  TestNG groups to run (default: cuda,host)
 #   JAVA       java executable (default: java on PATH)
+#   PARTS      which parts to run, comma-separated (default: tests,bench,example,native): the
+#              te4j-tests groups, the te4j-bench groups and its --gpus 0,0 run, the example, the
+#              native drivers; e.g. PARTS=tests, then PARTS=bench,example,native, to stay under a
+#              per-command time limit
+#   NATIVE     0 skips the native drivers (default 1: test_cuda_ops, test_rdma_cuda_softnic in
+#              both modes, test_ll_cuda, each where it was built); same as leaving native out of PARTS
+#   TESTNG_EXCLUDE  TestNG groups to leave out
 #   SANITIZE   when 1, also runs compute-sanitizer memcheck (--leak-check full), synccheck,
 #              initcheck and racecheck around test_cuda_ops, a C++ driver of the same kernels
-#              (src/test/cpp/test_cuda_ops.cpp: put/putWithSignal and every put variant, signal,
-#              redAdd, waitSignal and its timeout, graph capture, verifyPeerAccess; 2 ranks in one
-#              process and 2 processes over CUDA IPC), not around the JVM: under memcheck the JVM
-#              did not even finish starting within 70 s. Each tool's ERROR SUMMARY is printed.
-#     TE4J_CUDA_OPS      the driver (default: target/cmake/tests/test_cuda_ops, else
-#                        .carry/native/test_cuda_ops); libte4j.so must sit in the same folder or
-#                        its parent (the driver's RUNPATH is $ORIGIN:$ORIGIN/..)
+#              (te4j/src/test/cpp/test_cuda_ops.cpp: put/putWithSignal and every put variant,
+#              signal, redAdd, waitSignal and its timeout, graph capture, verifyPeerAccess; 2 ranks
+#              in one process and 2 processes over CUDA IPC), not around the JVM: under memcheck
+#              the JVM did not even finish starting within 70 s. Each tool's ERROR SUMMARY is printed.
+#     TE4J_CUDA_OPS      the driver (default: ROOT/te4j/target/cmake/tests/test_cuda_ops);
+#                        libte4j.so must sit in the same folder or its parent (the driver's
+#                        RUNPATH is $ORIGIN:$ORIGIN/..)
 #     SANITIZE_TIMEOUT   seconds per tool (default 600); SANITIZE_TIMEOUT_SCALE multiplies the
 #                        driver's deadlines (default 10); TE4J_CUDA_OPS_MAX_BYTES,
 #                        TE4J_CUDA_OPS_VARIANTS, TE4J_CUDA_OPS_ADDS pass through (see the driver)
-#   SANITIZE_JVM when 1, also the old variant: the CUDA in-process TestNG group under
-#              memcheck, synccheck and initcheck (--target-processes all around the JVM)
+#   SANITIZE_JVM when 1, also the CUDA in-process TestNG group under memcheck, synccheck and
+#              initcheck (--target-processes all around the JVM)
 #   SANITIZE_ONLY when 1, runs only the compute-sanitizer part (no Java needed unless SANITIZE_JVM)
+#   OUT        when set, the TestNG results and sanitizer logs are copied there
+# Exit status 0 only when everything ran and passed: a skip on a GPU host counts as a failure.
 set -uo pipefail
-art=${1:-target}
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 groups=${2:-cuda,host}
 java=${JAVA:-java}
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 
 rc=0
 out=$(mktemp -d)
-if [ "${SANITIZE_ONLY:-0}" != 1 ] || [ "${SANITIZE_JVM:-0}" = 1 ]; then
-[ -n "${TESTNG_EXCLUDE:-}" ] && echo "(excluding groups $TESTNG_EXCLUDE)"
-main=$(ls "$art"/te4j-*.jar | grep -v -- '-tests.jar\|-bench.jar\|-sources.jar' | head -1)
-tests=$(ls "$art"/te4j-*-tests.jar | head -1)
-cp="$main:$tests:$art/lib/*"
+native_dir="$root/te4j/target/cmake/tests"
+
+# The one file matching a pattern, or nothing (a missing artifact is reported where it is needed).
+one() { ls $1 2>/dev/null | grep -v -- '-sources.jar\|-javadoc.jar' | head -1; }
+
+tests_jar=$(one "$root/te4j-tests/target/te4j-tests-*-tests.jar")
+lib="$root/te4j-tests/target/lib"
+bench_jar=$(one "$root/te4j-bench/target/te4j-bench-*[0-9T].jar")
+bench_tests=$(one "$root/te4j-bench/target/te4j-bench-*-tests.jar")
+examples_jar=$(one "$root/te4j-examples/target/te4j-examples-*[0-9T].jar")
 jopts=(--enable-native-access=ALL-UNNAMED -Xmx8g -Dorg.slf4j.simpleLogger.defaultLogLevel=info)
-fi
+parts=",${PARTS:-tests,bench,example,native},"
+part() { [[ "$parts" == *",$1,"* ]]; }
+
+# TestNG over one tests jar; $1 names the part, $2 the class path, $3 the jar.
+testng() {
+  local name=$1 cp=$2 jar=$3
+  echo "== TestNG groups $groups: $name"
+  "$java" "${jopts[@]}" -cp "$cp" org.testng.TestNG -verbose 2 -d "$out/$name" -groups "$groups" \
+    ${TESTNG_EXCLUDE:+-excludegroups "$TESTNG_EXCLUDE"} -testjar "$jar"
+  local st=$?
+  echo "TestNG $name exit $st (0 = all passed; 2 = some skipped; other = failures)"
+  [ "$st" = 0 ] || rc=1
+  [ -n "${OUT:-}" ] && cp "$out/$name/testng-results.xml" "$OUT/testng-results-$name.xml" 2>/dev/null
+}
+
+# One native driver; a SKIP on a GPU host is a failure (nothing was checked).
+native() {
+  local drv=$1; shift
+  if [ ! -x "$drv" ]; then
+    echo "== $(basename "$drv") $*: not built here (no $drv): skipped"
+    return
+  fi
+  echo "== native: $(basename "$drv") $*"
+  local log="$out/$(basename "$drv")${1:+-${1#--}}.log"
+  timeout -k 10 "${NATIVE_TIMEOUT:-600}" "$drv" "$@" >"$log" 2>&1
+  local st=$?
+  tail -25 "$log"
+  grep -q "SKIP" "$log" && { echo "$(basename "$drv") skipped on a GPU host: nothing was checked"; st=1; }
+  echo "$(basename "$drv") $* exit $st"
+  [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
+  [ "$st" = 0 ] || rc=1
+}
 
 if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
-echo "== availability"
-"$java" "${jopts[@]}" -cp "$cp" io.github.te4j.Availability || rc=1
+  [ -n "${TESTNG_EXCLUDE:-}" ] && echo "(excluding groups $TESTNG_EXCLUDE)"
+  command -v nvidia-smi >/dev/null && nvidia-smi -L
+  echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-(unset)}"
+  if [ -z "$tests_jar" ] || [ ! -d "$lib" ]; then
+    echo "no te4j-tests/target/te4j-tests-*-tests.jar or lib/ under $root: build with mvn package first"
+    exit 1
+  fi
+  cp="$tests_jar:$lib/*"
 
-echo "== TestNG groups: $groups"
-"$java" "${jopts[@]}" -cp "$cp" org.testng.TestNG -verbose 2 -d "$out" -groups "$groups" ${TESTNG_EXCLUDE:+-excludegroups "$TESTNG_EXCLUDE"} -testjar "$tests"
-st=$?
-echo "TestNG exit $st (0 = all passed; 2 = some skipped; other = failures)"
-[ "$st" = 0 ] || rc=1
-[ -n "${OUT:-}" ] && cp "$out/testng-results.xml" "$OUT/" 2>/dev/null
+  echo "== availability"
+  "$java" "${jopts[@]}" -cp "$cp" io.github.te4j.Availability || rc=1
 
-echo "== two-rank example"
-"$java" "${jopts[@]}" -cp "$cp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
+  part tests && testng te4j-tests "$cp" "$tests_jar"
+
+  if ! part bench; then
+    :
+  elif [ -n "$bench_jar" ] && [ -n "$bench_tests" ]; then
+    # The bench jar carries te4j and its natives itself; lib/ adds TestNG.
+    testng te4j-bench "$bench_jar:$bench_tests:$lib/*" "$bench_tests"
+    echo "== te4j-bench: both ranks on GPU 0 (--gpus 0,0), json on stdout"
+    json="$out/bench.json"
+    "$java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" --platform cuda --gpus 0,0 --mode bandwidth,latency \
+      --sizes 4K,1M --latency-sizes 8 --warmup 1 --iterations 3 --batch 10 --timeout 60s --format json >"$json"
+    st=$?
+    echo "te4j-bench exit $st"
+    [ "$st" = 0 ] || rc=1
+    if [ "$st" = 0 ] && command -v python3 >/dev/null; then
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("te4j-bench json: %d rows, all ok: %s" % (len(d["rows"]), all(r["ok"] for r in d["rows"])))' "$json" || rc=1
+    fi
+    "$java" -jar "$bench_jar" -V
+  else
+    echo "== te4j-bench: no te4j-bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
+    rc=1
+  fi
+
+  if ! part example; then
+    :
+  elif [ -n "$examples_jar" ]; then
+    ecp="$examples_jar:$lib/*"
+    echo "== two-rank example, default device map"
+    "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
+    echo "== two-rank example, both ranks on GPU 0"
+    "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda --device 0 || rc=1
+  else
+    echo "== two-rank example: no te4j-examples/target/te4j-examples-<v>.jar under $root"
+    rc=1
+  fi
+
+  if [ "${NATIVE:-1}" = 1 ] && part native; then
+    native "$native_dir/test_cuda_ops"
+    native "$native_dir/test_rdma_cuda_softnic"
+    native "$native_dir/test_rdma_cuda_softnic" --threads
+    native "$native_dir/test_ll_cuda"
+  fi
 fi
 
 cs=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 if [ "${SANITIZE:-0}" = 1 ]; then
-  drv=${TE4J_CUDA_OPS:-}
-  if [ -z "$drv" ]; then
-    for c in target/cmake/tests/test_cuda_ops .carry/native/test_cuda_ops; do
-      [ -x "$c" ] && { drv=$c; break; }
-    done
-  fi
-  if [ -z "$drv" ] || [ ! -x "$drv" ]; then
-    echo "no test_cuda_ops driver found (set TE4J_CUDA_OPS)"
+  drv=${TE4J_CUDA_OPS:-$native_dir/test_cuda_ops}
+  if [ ! -x "$drv" ]; then
+    echo "no test_cuda_ops driver found at $drv (set TE4J_CUDA_OPS)"
     rc=1
   else
     echo "== test_cuda_ops without a tool ($drv)"
@@ -90,12 +179,13 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 
 if [ "${SANITIZE_JVM:-0}" = 1 ]; then
+  cp="$tests_jar:$lib/*"
   for tool in memcheck synccheck initcheck; do
     echo "== compute-sanitizer $tool (JVM, group cuda-inprocess)"
     # Sizes capped (the tools slow each access down); deadlines scaled up.
     timeout "${SANITIZE_TIMEOUT:-240}" "$cs" --tool "$tool" --target-processes all --error-exitcode 86 \
       "$java" "${jopts[@]}" -Dte4j.timeoutScale=20 -Dte4j.test.maxBytes=$((4 << 20)) -cp "$cp" \
-      org.testng.TestNG -d "$out/$tool" -verbose 2 -groups cuda-inprocess -testjar "$tests" 2>&1 \
+      org.testng.TestNG -d "$out/$tool" -verbose 2 -groups cuda-inprocess -testjar "$tests_jar" 2>&1 \
       | grep -E "^(PASSED|FAILED|SKIPPED)|Total tests|ERROR SUMMARY|=========" | tail -25
     st=${PIPESTATUS[0]}
     echo "compute-sanitizer $tool exit $st"

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
+import io.github.te4j.launcher.DeviceMap;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,10 +12,11 @@ import org.testng.annotations.BeforeClass;
 import org.testng.annotations.Test;
 
 /**
- * Two CUDA ranks inside one JVM, on GPU 0 and GPU 1 (direct peer pointers: a process cannot open
- * its own IPC handle). Random data, poisoned destinations, sizes 16 B .. 1 GiB, ordering,
+ * Two CUDA ranks inside one JVM, placed by {@link DeviceMap}: on GPUs 0 and 1 where there are two
+ * with peer access, both on GPU 0 where there is one (direct pointers either way: a process cannot
+ * open its own IPC handle). Random data, poisoned destinations, sizes 16 B .. 1 GiB, ordering,
  * many-writer totals, CUDA-graph capture, streams and memory from the JavaCPP Presets for CUDA.
- * Skips with the reason where there are fewer than two GPUs.
+ * Skips with the reason where there is no GPU, or two without peer access.
  */
 @Test(groups = {"cuda", "cuda-inprocess"})
 public class CudaInProcessTest
@@ -31,10 +33,13 @@ public class CudaInProcessTest
     @BeforeClass(alwaysRun = true)
     public void setUp()
     {
-        if (Availability.cudaDeviceCount() < 2 || !Availability.cudaCanAccessPeer(0, 1))
+        final String why = DeviceMap.cudaUnavailableFor(2);
+        if (why != null)
         {
-            throw new SkipException("needs 2 CUDA devices with peer access: " + Availability.describe());
+            throw new SkipException(why);
         }
+        System.out.println(DeviceMap.describe(DeviceMap.devices(2, Availability.cudaDeviceCount()),
+            Availability.cudaDeviceCount()));
         pair = new HostInProcessTest.Pair(Platform.CUDA, WINDOW);
         src = pair.engines[0].getOrCreateP2pTransport(2).allocateBuffer(SLOT);
     }

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
+import io.github.te4j.launcher.DeviceMap;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -29,7 +30,10 @@ public class HostInProcessTest
             final List<IpcHandle> handles = new ArrayList<>();
             for (int r = 0; r < 2; r++)
             {
-                engines[r] = TransferEngine.builder().platform(platform).device(r).build();
+                // CUDA: round-robin over the GPUs present; two ranks on one device import each
+                // other's buffers as direct pointers, as ranks on two devices with peer access do.
+                engines[r] = TransferEngine.builder().platform(platform)
+                    .device(platform == Platform.CUDA ? DeviceMap.deviceOf(r) : 0).build();
                 windows[r] = engines[r].getOrCreateP2pTransport(2).allocateBuffer(bytes);
                 handles.add(engines[r].getOrCreateP2pTransport(2).exportHandle(windows[r]));
                 streams[r] = engines[r].createStream();

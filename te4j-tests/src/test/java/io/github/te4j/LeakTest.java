@@ -1,14 +1,16 @@
 package io.github.te4j;
 
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.launcher.RankProcesses;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
 
 /**
- * Issue 6, target 4: create engine, transport, buffers, exchange handles, import, move data,
+ * Create engine, transport, buffers, exchange handles, import, move data,
  * close, many times over; afterwards fds, threads, te4j mappings and /dev/shm entries are back
  * at their starting level (device memory too, on CUDA). In one JVM (two ranks, 1,000 cycles) and
  * across processes (two JVMs, fewer cycles, handles through the TCP rendezvous:
@@ -78,24 +80,38 @@ public class LeakTest
     @Test(groups = "cuda", timeOut = 900_000)
     public void cudaCyclesKeepDeviceMemory() throws Exception
     {
-        if (Availability.cudaDeviceCount() < 2)
+        final String why = DeviceMap.cudaUnavailableFor(2);
+        if (why != null)
         {
-            throw new SkipException("needs 2 CUDA devices: " + Availability.describe());
+            throw new SkipException(why);
         }
+        // The devices the two ranks use: one where both share GPU 0, two otherwise.
+        final int[] devices = DeviceMap.devices(2, Availability.cudaDeviceCount());
+        final int[] used = devices[0] == devices[1] ? new int[] {devices[0]} : devices;
         cycle(Platform.CUDA, 1 << 20);
-        final long[] before = {CudaMemInfo.freeBytes(0), CudaMemInfo.freeBytes(1)};
+        final long[] before = freeBytes(used);
         final int n = Integer.getInteger("te4j.leak.cudaCycles", 200);
         for (int i = 0; i < n; i++)
         {
             cycle(Platform.CUDA, (1 << 20) + (2L << 20) * (i % 5));
         }
-        final long[] after = {CudaMemInfo.freeBytes(0), CudaMemInfo.freeBytes(1)};
-        System.out.println("leak, cuda, " + n + " cycles: free " + before[0] + "/" + before[1] + " -> " + after[0] + "/"
-            + after[1]);
-        for (int d = 0; d < 2; d++)
+        final long[] after = freeBytes(used);
+        System.out.println("leak, cuda, " + n + " cycles, " + DeviceMap.describe(devices, Availability.cudaDeviceCount())
+            + ": free " + Arrays.toString(before) + " -> " + Arrays.toString(after));
+        for (int i = 0; i < used.length; i++)
         {
-            Assert.assertTrue(after[d] >= before[d], "device " + d + " lost " + (before[d] - after[d]) + " B over " + n
-                + " cycles");
+            Assert.assertTrue(after[i] >= before[i], "device " + used[i] + " lost " + (before[i] - after[i]) + " B over "
+                + n + " cycles");
         }
+    }
+
+    private static long[] freeBytes(final int[] devices)
+    {
+        final long[] free = new long[devices.length];
+        for (int i = 0; i < devices.length; i++)
+        {
+            free[i] = CudaMemInfo.freeBytes(devices[i]);
+        }
+        return free;
     }
 }

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.rendezvous.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,7 +49,7 @@ public final class LeakWorker
         final int i)
     {
         try (TransferEngine engine = TransferEngine.builder().platform(platform)
-            .device(platform == Platform.CUDA ? rank : 0).build())
+            .device(platform == Platform.CUDA ? DeviceMap.deviceOf(rank) : 0).build())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
             final DeviceBuffer window = p2p.allocateBuffer(65536 + 4096L * (i % 5));

@@ -1,12 +1,13 @@
 package io.github.te4j;
 
+import io.github.te4j.launcher.DeviceMap;
 import java.time.Duration;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
 
 /**
- * Issue 6, target 2: every wait has a deadline. A peer that never signals makes the wait time out
+ * Every wait has a deadline. A peer that never signals makes the wait time out
  * with an exception that names the wait, and the stream stays usable afterwards; synchronize
  * itself is bounded. Rendezvous and file-exchange deadlines are covered by RendezvousTest and
  * FileExchangeTest (rendezvous package).
@@ -71,9 +72,10 @@ public class NoHangTest
     @Test(groups = {"cuda", "cuda-inprocess"}, timeOut = 300_000)
     public void cudaPeerThatNeverSignalsTimesOut()
     {
-        if (Availability.cudaDeviceCount() < 2)
+        final String why = DeviceMap.cudaUnavailableFor(2);
+        if (why != null)
         {
-            throw new SkipException("needs 2 CUDA devices: " + Availability.describe());
+            throw new SkipException(why);
         }
         peerNeverSignals(Platform.CUDA);
     }

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.rendezvous.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +36,7 @@ public final class P2pWorker
         final int world = Integer.parseInt(a.get("world"));
         final int port = Integer.parseInt(a.get("port"));
         final Platform platform = Platform.valueOf(a.getOrDefault("platform", "host").toUpperCase());
-        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + rank : "0"));
+        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + DeviceMap.deviceOf(rank) : "0"));
         final long[] sizes = a.getOrDefault("sizes", "16,4096,65536,1048576").isEmpty() ? new long[0]
             : java.util.Arrays.stream(a.getOrDefault("sizes", "16,4096,65536,1048576").split(","))
                 .mapToLong(Long::parseLong).toArray();

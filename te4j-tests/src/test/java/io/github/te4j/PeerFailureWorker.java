@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.rendezvous.HandleExchange;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,7 +40,7 @@ public final class PeerFailureWorker
         final long windowBytes = 4096 + SLOT * world;
         final HandleExchange ex = TestExchanges.tcp(rank, world, port, Duration.ofSeconds(60));
         final TransferEngine engine = TransferEngine.builder().platform(platform)
-            .device(platform == Platform.CUDA ? rank : 0).build();
+            .device(platform == Platform.CUDA ? DeviceMap.deviceOf(rank) : 0).build();
         final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
         final DeviceBuffer window = p2p.allocateBuffer(windowBytes);
         final List<IpcHandle> handles = new ArrayList<>();

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.rendezvous.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.time.Duration;
@@ -50,7 +51,7 @@ public final class RdmaWorker
         final String bind = a.getOrDefault("bind", host);
         final String nic = a.getOrDefault("nic", "soft");
         final Platform platform = Platform.valueOf(a.getOrDefault("platform", "host").toUpperCase());
-        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + rank : "0"));
+        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + DeviceMap.deviceOf(rank) : "0"));
         final long[] sizes = java.util.Arrays.stream(a.getOrDefault("sizes", "1,4096,1048576").split(","))
             .mapToLong(Long::parseLong).toArray();
         final int rounds = Integer.parseInt(a.getOrDefault("rounds", "1"));

@@ -2,10 +2,12 @@ package io.github.te4j.bench;
 
 import io.github.te4j.Availability;
 import io.github.te4j.Platform;
+import io.github.te4j.launcher.DeviceMap;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
@@ -85,7 +87,11 @@ public final class BenchConfig
         return rank >= 0;
     }
 
-    /** The platform: the one asked for, or with "auto" CUDA where two GPUs reach each other, else host. */
+    /**
+     * The platform: the one asked for, or with "auto" CUDA where there is a GPU and the devices of
+     * the ranks that must reach each other do (the same device or peer access) or --gpus names
+     * them, else host.
+     */
     public Platform resolvePlatform()
     {
         switch (platformChoice)
@@ -95,8 +101,9 @@ public final class BenchConfig
             case "host":
                 return Platform.HOST;
             default:
-                return Availability.isAvailable(Platform.CUDA) && Availability.cudaDeviceCount() >= 2
-                    && Availability.cudaCanAccessPeer(0, 1) ? Platform.CUDA : Platform.HOST;
+                // Explicit --gpus means CUDA: a bad list is then reported, not silently replaced.
+                return Availability.isAvailable(Platform.CUDA) && (gpus != null || unreachableDevices() == null)
+                    ? Platform.CUDA : Platform.HOST;
         }
     }
 
@@ -133,10 +140,52 @@ public final class BenchConfig
         return transport == TransportKind.P2P ? name : name + "+" + transport.label();
     }
 
-    /** CUDA device of a rank: --gpus entry, else the rank number. */
+    /** CUDA device of a rank: --gpus entry, else round-robin over the GPUs present ({@link DeviceMap}). */
     public int deviceOf(final int r)
     {
-        return gpus != null ? gpus[r] : r;
+        if (gpus != null)
+        {
+            return gpus[r];
+        }
+        final int n = Availability.cudaDeviceCount();
+        return n > 0 ? DeviceMap.deviceOf(r, n) : r;
+    }
+
+    /** The device of every rank ({@link #deviceOf}). */
+    public int[] devices()
+    {
+        final int[] d = new int[ranks];
+        for (int r = 0; r < ranks; r++)
+        {
+            d[r] = deviceOf(r);
+        }
+        return d;
+    }
+
+    /**
+     * Why the ranks' devices cannot serve this run, or null: a device that is not there, or two
+     * ranks that must reach each other (0 and 1 for the pair modes, all for an all-to-all) on
+     * devices without peer access. Ranks sharing a device always reach each other.
+     */
+    public String unreachableDevices()
+    {
+        final int n = Availability.cudaDeviceCount();
+        if (n < 1)
+        {
+            return "no CUDA device is visible";
+        }
+        final int[] d = devices();
+        for (int r = 0; r < ranks; r++)
+        {
+            if (d[r] >= n)
+            {
+                return "rank " + r + " needs CUDA device " + d[r] + " but " + n + (n == 1 ? " is" : " are")
+                    + " visible (set --gpus, e.g. --gpus " + "0,".repeat(ranks - 1) + "0, or --ranks)";
+            }
+        }
+        final int reach = modes.contains(Mode.ALLTOALL) ? ranks : 2;
+        final String why = DeviceMap.unreachable(Arrays.copyOf(d, reach));
+        return why == null ? null : why + ": use --platform host, or --gpus with devices that reach each other";
     }
 
     /** Operations per timed sample for a case (--batch, or sized so a sample is neither tiny nor huge). */
@@ -184,10 +233,11 @@ public final class BenchConfig
         }
         a.add("--batch=" + batch);
         a.add("--ranks=" + ranks);
-        if (gpus != null)
+        if (platform == Platform.CUDA)
         {
+            // The launcher's map, spelled out: every rank places itself by the same list.
             final StringBuilder g = new StringBuilder();
-            for (final int d : gpus)
+            for (final int d : devices())
             {
                 g.append(g.length() == 0 ? "" : ",").append(d);
             }

@@ -23,7 +23,8 @@ final class BenchLauncher
     private static final long POLL_MS = 200;
 
     private final BenchConfig config;
-    private final PrintStream out = System.out;
+    /** Progress and notes: standard output carries only the report, so that json or csv there parses. */
+    private final PrintStream out = System.err;
 
     BenchLauncher(final BenchConfig config)
     {
@@ -39,6 +40,7 @@ final class BenchLauncher
             System.err.println("te4j-bench: " + unavailable);
             return BenchMain.EXIT_UNAVAILABLE;
         }
+        warn(platform);
         final List<BenchCase> plan = BenchPlan.of(config, platform);
         final Path rowsFile = Files.createTempFile("te4j-bench-", ".rows");
         final String endpoint = "127.0.0.1:" + RankProcesses.freePort();
@@ -112,7 +114,7 @@ final class BenchLauncher
         }
         if (!rows.isEmpty() || !ranksFailed)
         {
-            new Report(config, platform, infos, rows).print(out);
+            new Report(config, platform, infos, rows).print(System.out, out);
         }
         if (reported < plan.size())
         {
@@ -130,32 +132,27 @@ final class BenchLauncher
         {
             return cause.getMessage();
         }
+        return platform == Platform.CUDA ? config.unreachableDevices() : null;
+    }
+
+    /** What makes this run's figures other than they look: oversubscribed CPUs, a shared GPU. */
+    private void warn(final Platform platform)
+    {
+        final int cpus = Runtime.getRuntime().availableProcessors();
+        if (config.ranks > cpus)
+        {
+            out.println("te4j-bench: warning: " + config.ranks + " ranks on " + cpus + " CPUs: ranks that spin on a"
+                + " signal share CPUs, so latency and rate figures include the OS scheduler's time slices");
+        }
         if (platform == Platform.CUDA)
         {
-            final int n = Availability.cudaDeviceCount();
-            for (int r = 0; r < config.ranks; r++)
+            final int[] d = config.devices();
+            if (d[0] == d[1])
             {
-                if (config.deviceOf(r) >= n)
-                {
-                    return "rank " + r + " needs CUDA device " + config.deviceOf(r) + " but " + n
-                        + " are visible (set --gpus or --ranks)";
-                }
-            }
-            // The pair modes need 0 <-> 1; an all-to-all needs every pair.
-            final int reach = config.modes.contains(Mode.ALLTOALL) ? config.ranks : 2;
-            for (int a = 0; a < reach; a++)
-            {
-                for (int b = a + 1; b < reach; b++)
-                {
-                    if (!Availability.cudaCanAccessPeer(config.deviceOf(a), config.deviceOf(b)))
-                    {
-                        return "CUDA devices " + config.deviceOf(a) + " and " + config.deviceOf(b)
-                            + " cannot access each other (no NVLink/PCIe P2P): use --platform host";
-                    }
-                }
+                out.println("te4j-bench: note: ranks 0 and 1 share CUDA device " + d[0] + ": bandwidth is a copy within"
+                    + " one GPU, and latency includes the GPU's time slicing between the two processes");
             }
         }
-        return null;
     }
 
     private static List<String> childJvmArgs()

@@ -1,11 +1,14 @@
 package io.github.te4j.bench;
 
 import io.github.te4j.Platform;
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -15,14 +18,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * te4j-bench: how fast te4j moves data here, and against what. With no arguments it picks the
- * platform (CUDA P2P with two GPUs that reach each other, else the host platform), starts the
+ * platform (CUDA P2P where there is a GPU, the ranks placed round-robin on the GPUs present, else
+ * the host platform), starts the
  * ranks as child JVMs, and prints bandwidth, latency and message-rate tables with the baselines
  * measured in the same run.
  *
  * <pre>
- * java -jar te4j-&lt;version&gt;-bench.jar
- * java -jar te4j-&lt;version&gt;-bench.jar --mode bandwidth --sweep 8:1G --blocks 16,132 --chart bw.svg
- * java -jar te4j-&lt;version&gt;-bench.jar --rank 1 --world-size 2 --rendezvous 10.0.0.1:29600   (by hand)
+ * java -jar te4j-bench-&lt;version&gt;.jar
+ * java -jar te4j-bench-&lt;version&gt;.jar --mode bandwidth --sweep 8:1G --blocks 16,132 --chart bw.svg
+ * java -jar te4j-bench-&lt;version&gt;.jar --format json &gt; rows.json   (progress goes to stderr)
+ * java -jar te4j-bench-&lt;version&gt;.jar --rank 1 --world-size 2 --rendezvous 10.0.0.1:29600   (by hand)
  * </pre>
  * Exit codes: 0 every check held; 1 a check failed or a rank failed; 2 bad usage; 3 unavailable.
  */
@@ -46,7 +51,8 @@ public final class BenchMain implements Callable<Integer>
     String transport = "p2p";
 
     @Option(names = "--platform", paramLabel = "auto|cuda|host",
-        description = "Platform; auto = CUDA with >= 2 GPUs that reach each other, else host (default: auto).")
+        description = "Platform; auto = CUDA when there is a GPU and the ranks' GPUs reach each other, else host"
+            + " (default: auto).")
     String platform = "auto";
 
     @Option(names = "--mode", paramLabel = "MODE[,MODE]",
@@ -90,7 +96,8 @@ public final class BenchMain implements Callable<Integer>
         description = "Ranks; ranks 0 and 1 are measured, others only join; alltoall uses all (default: 2).")
     int ranks = 2;
 
-    @Option(names = "--gpus", paramLabel = "LIST", description = "CUDA device of each rank (default: rank r uses r).")
+    @Option(names = "--gpus", paramLabel = "LIST", description = "CUDA device of each rank, e.g. 0,1 or 0,0 (several ranks may"
+        + " share one); default: rank r uses GPU r modulo the GPUs present.")
     String gpus;
 
     @Option(names = "--blocks", paramLabel = "LIST",
@@ -110,20 +117,20 @@ public final class BenchMain implements Callable<Integer>
         description = "Bandwidth and latency against size, baselines included: SVG, or PNG where java.desktop exists.")
     Path chart;
 
-    @Option(names = "--targets", description = "Also print the issue-5 performance targets with this run's ratios.")
+    @Option(names = "--targets", description = "Also print te4j's performance targets with this run's ratios.")
     boolean targets;
 
     @Option(names = "--variant", paramLabel = "KNOBS",
         description = {"Run every te4j series under this variant too (repeatable): default, or knob=value[,...]"
             + " with put=base|u8|u16|u8c|tma|tma8|tma3, signal=atom|red, pdl=0|1, wait=sleep|spin,"
-            + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N (see te4j/tuning.h). Default: default only."})
+            + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N. Default: default only."})
     List<String> variants;
 
     @Option(names = "--save-rows", paramLabel = "FILE", description = "Also write every row to FILE, for --report.")
     Path saveRows;
 
     @Option(names = "--report", paramLabel = "FILE[,FILE]",
-        description = "Run nothing: print the table and the issue-5 targets of rows saved by earlier --save-rows runs.")
+        description = "Run nothing: print the table and the performance targets of rows saved by earlier --save-rows runs.")
     String report;
 
     @Option(names = "--peers", description = "Also run the NVSHMEM/NCCL peer programs (run-peers.sh) when present;"
@@ -188,7 +195,7 @@ public final class BenchMain implements Callable<Integer>
         }
         if (report != null)
         {
-            return SavedRows.report(config, report, System.out);
+            return SavedRows.report(config, report, System.out, System.err);
         }
         final String unavailable = config.transport().unavailableReason();
         if (unavailable != null)
@@ -381,15 +388,42 @@ public final class BenchMain implements Callable<Integer>
         }
     }
 
-    /** Version from the jar manifest (or "dev" when run from classes). */
+    /** Version from the jar manifest, else from the version resource the build fills in. */
     static final class Version implements CommandLine.IVersionProvider
     {
         @Override
         public String[] getVersion()
         {
-            final String v = BenchMain.class.getPackage().getImplementationVersion();
-            return new String[] {"te4j-bench " + (v == null ? "dev" : v)};
+            return new String[] {"te4j-bench " + version()};
         }
+    }
+
+    /** This build's version: Implementation-Version of the jar, else version.properties, else "unknown". */
+    static String version()
+    {
+        final String v = BenchMain.class.getPackage().getImplementationVersion();
+        if (v != null && !v.isBlank())
+        {
+            return v;
+        }
+        try (InputStream in = BenchMain.class.getResourceAsStream("version.properties"))
+        {
+            if (in != null)
+            {
+                final Properties p = new Properties();
+                p.load(in);
+                final String fromResource = p.getProperty("version");
+                if (fromResource != null && !fromResource.isBlank() && !fromResource.startsWith("${"))
+                {
+                    return fromResource;
+                }
+            }
+        }
+        catch (final IOException e)
+        {
+            // an unreadable resource: the version is unknown, which -V says
+        }
+        return "unknown";
     }
 
     /** The platform's name in output. */

@@ -53,7 +53,7 @@ final class BenchRank
             ? Files.newBufferedWriter(config.resultFile, StandardCharsets.UTF_8, StandardOpenOption.APPEND,
                 StandardOpenOption.CREATE)
             : null;
-        final Progress progress = reporter && sink == null ? Progress.forTerminal(plan.size(), System.out) : null;
+        final Progress progress = reporter && sink == null ? Progress.forTerminal(plan.size(), System.err) : null;
         try
         {
             emit(sink, RowCodec.total(plan.size()));
@@ -140,7 +140,7 @@ final class BenchRank
         }
         if (sink == null)
         {
-            new Report(config, platform, infos, rows).print(System.out);
+            new Report(config, platform, infos, rows).print(System.out, System.err);
         }
         return rows.stream().allMatch(Row::ok) ? 0 : BenchMain.EXIT_FAILED;
     }
@@ -164,8 +164,10 @@ final class BenchRank
         }
         else if (platform == Platform.CUDA)
         {
-            out.add("GPUs: rank 0 on device " + config.deviceOf(0) + ", rank 1 on device " + config.deviceOf(1)
-                + "; peer access " + Availability.cudaCanAccessPeer(config.deviceOf(0), config.deviceOf(1)));
+            final int d0 = config.deviceOf(0);
+            final int d1 = config.deviceOf(1);
+            out.add("GPUs: rank 0 on device " + d0 + ", rank 1 on device " + d1
+                + (d0 == d1 ? " (one GPU: CUDA IPC within the device)" : "; peer access " + Availability.cudaCanAccessPeer(d0, d1)));
         }
         else
         {

@@ -8,9 +8,11 @@ import java.util.Map;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Draws a run's chart: bandwidth against message size (log2 axis), and below it round-trip
- * latency against size when the run measured latency. te4j's series are solid, baselines
- * dashed, peer programs' figures are points; failed rows are left out (the table shows them).
+ * Draws a run's chart: bandwidth against message size, and below it round-trip latency against
+ * size when the run measured latency. Both axes are logarithmic (sizes in powers of two, values
+ * in decades), since figures span several orders of magnitude between 8 B and 1 GiB. te4j's
+ * series are solid, baselines dashed, peer programs' figures are points; failed rows are left out
+ * (the table shows them).
  */
 final class ChartRenderer
 {
@@ -97,40 +99,57 @@ final class ChartRenderer
         final Map<String, List<Row>> lines = new LinkedHashMap<>();
         double xmin = Double.MAX_VALUE;
         double xmax = -Double.MAX_VALUE;
+        double ymin = Double.MAX_VALUE;
         double ymax = 0;
         for (final Row r : p.rows())
         {
+            final double v = p.value().applyAsDouble(r);
+            if (!(v > 0) || Double.isInfinite(v))
+            {
+                continue;  // nothing to place on a log axis
+            }
             lines.computeIfAbsent(r.lineKey(), k -> new ArrayList<>()).add(r);
             final double lx = log2(r.bytes());
             xmin = Math.min(xmin, lx);
             xmax = Math.max(xmax, lx);
-            ymax = Math.max(ymax, p.value().applyAsDouble(r));
+            ymin = Math.min(ymin, v);
+            ymax = Math.max(ymax, v);
         }
-        if (p.rows().isEmpty())
+        if (lines.isEmpty())
         {
             xmin = 3;
             xmax = 30;
+            ymin = 1;
+            ymax = 10;
         }
         if (xmax - xmin < 2)
         {
             xmin -= 1;
             xmax += 1;
         }
-        final double yTop = niceCeiling(ymax <= 0 ? 1 : ymax * 1.08);
+        // Whole decades around the values, at least one.
+        final int d0 = (int)Math.floor(Math.log10(ymin));
+        final int d1 = Math.max(d0 + 1, (int)Math.ceil(Math.log10(ymax)));
         final double bottom = top + PANEL;
         final double x0 = xmin;
         final double x1 = xmax;
         final ToDoubleFunction<Double> sx = lx -> LEFT + (lx - x0) / (x1 - x0) * PLOT_W;
-        final ToDoubleFunction<Double> sy = v -> bottom - v / yTop * PANEL;
+        final ToDoubleFunction<Double> sy = v -> bottom - (Math.log10(v) - d0) / (d1 - d0) * PANEL;
 
         c.text(LEFT, top - 12, p.title(), 14, "start", AXIS, false);
-        // grid and y ticks
-        for (int i = 0; i <= 5; i++)
+        // grid: a labelled line per decade, unlabelled ones at 2x and 5x
+        for (int d = d0; d <= d1; d++)
         {
-            final double v = yTop * i / 5;
+            final double v = Math.pow(10, d);
             final double y = sy.applyAsDouble(v);
             c.line(LEFT, y, LEFT + PLOT_W, y, GRID, 1, false);
-            c.text(LEFT - 8, y + 4, TableWriter.num(v, yTop >= 50 ? 0 : yTop >= 5 ? 1 : 2), 11, "end", AXIS, false);
+            c.text(LEFT - 8, y + 4, TableWriter.num(v, Math.max(0, -d)), 11, "end", AXIS, false);
+            for (final double m : d < d1 ? new double[] {2, 5} : new double[0])
+            {
+                final double ym = sy.applyAsDouble(m * v);
+                c.line(LEFT, ym, LEFT + 6, ym, AXIS, 1, false);
+                c.line(LEFT + 6, ym, LEFT + PLOT_W, ym, GRID, 0.5, true);
+            }
         }
         // x ticks at powers of two, labelled sparsely enough to stay readable
         final int first = (int)Math.ceil(xmin);
@@ -149,7 +168,7 @@ final class ChartRenderer
         c.line(LEFT, bottom, LEFT + PLOT_W, bottom, AXIS, 1.2, false);
         c.line(LEFT, top, LEFT, bottom, AXIS, 1.2, false);
         c.text(LEFT + PLOT_W / 2.0, bottom + 40, "message size", 12, "middle", AXIS, false);
-        c.text(LEFT - 55, top + PANEL / 2.0, p.unit(), 12, "middle", AXIS, true);
+        c.text(LEFT - 55, top + PANEL / 2.0, p.unit() + " (log scale)", 12, "middle", AXIS, true);
 
         int i = 0;
         double legendY = top + 8;
@@ -197,20 +216,6 @@ final class ChartRenderer
     private static double log2(final long bytes)
     {
         return Math.log(bytes) / Math.log(2);
-    }
-
-    /** The smallest of 1, 2, 2.5, 5 times a power of ten that is >= v. */
-    static double niceCeiling(final double v)
-    {
-        final double p = Math.pow(10, Math.floor(Math.log10(v)));
-        for (final double m : new double[] {1, 2, 2.5, 5, 10})
-        {
-            if (m * p >= v * (1 - 1e-12))
-            {
-                return m * p;
-            }
-        }
-        return 10 * p;
     }
 
     /** The chart's title line. */

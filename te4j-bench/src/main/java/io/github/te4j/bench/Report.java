@@ -11,8 +11,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The end of a run: the table on the terminal, the chosen format in --output, the chart in
- * --chart, and the issue-5 targets with --targets.
+ * The end of a run: the results on standard output (the chosen format, or the table when they go
+ * to --output), the chart in --chart, the performance targets with --targets. Notes about files
+ * written go to the notes stream (standard error), so that {@code --format json} or {@code csv}
+ * on standard output is nothing but the data.
  */
 final class Report
 {
@@ -29,7 +31,8 @@ final class Report
         this.rows = new ArrayList<>(rows);
     }
 
-    void print(final PrintStream out) throws IOException
+    /** Prints the results to {@code out} and the notes to {@code notes}. */
+    void print(final PrintStream out, final PrintStream notes) throws IOException
     {
         final String table = TableWriter.write(infos, rows);
         final String formatted;
@@ -48,7 +51,7 @@ final class Report
         {
             Files.writeString(config.output, formatted, StandardCharsets.UTF_8);
             out.print(table);
-            out.println("results written to " + config.output + " (" + config.format.name().toLowerCase() + ")");
+            notes.println("results written to " + config.output + " (" + config.format.name().toLowerCase() + ")");
         }
         else
         {
@@ -58,12 +61,14 @@ final class Report
         {
             final String when = ZonedDateTime.now().format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm z"));
             Charts.write(config.chart, rows, ChartRenderer.title(platform == null ? "saved runs" : BenchMain.platformName(platform), when));
-            out.println("chart written to " + config.chart);
+            notes.println("chart written to " + config.chart);
         }
         if (config.targets)
         {
-            out.print(TargetReport.write(rows));
+            // Beside a table on the terminal; never inside machine-readable output.
+            (config.format == OutputFormat.TABLE || config.output != null ? out : notes).print(TargetReport.write(rows));
         }
         out.flush();
+        notes.flush();
     }
 }

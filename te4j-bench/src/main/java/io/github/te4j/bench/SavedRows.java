@@ -11,7 +11,7 @@ import java.util.List;
 /**
  * Rows kept between runs: {@code --save-rows FILE} writes a run's rows (and its INFO lines) as
  * {@link RowCodec} lines; {@code --report FILE[,FILE]} reads several such files and prints one
- * table and one issue-5 target table over all of them (scripts/perf-gpu.sh runs CUDA and host
+ * table and one performance-target table over all of them (scripts/perf-gpu.sh runs CUDA and host
  * cases in separate runs and ends with one report).
  */
 final class SavedRows
@@ -35,7 +35,8 @@ final class SavedRows
     }
 
     /** Prints the saved rows of {@code files} (comma-separated); exit code 1 when a row failed. */
-    static int report(final BenchConfig config, final String files, final PrintStream out) throws IOException
+    static int report(final BenchConfig config, final String files, final PrintStream out, final PrintStream notes)
+        throws IOException
     {
         final List<Row> rows = new ArrayList<>();
         final List<String> infos = new ArrayList<>();
@@ -44,7 +45,7 @@ final class SavedRows
             final Path f = Path.of(name.trim());
             if (!Files.isRegularFile(f))
             {
-                out.println("report: no rows file " + f + " (that run did not finish): skipped");
+                notes.println("report: no rows file " + f + " (that run did not finish): skipped");
                 continue;
             }
             for (final String line : Files.readAllLines(f, StandardCharsets.UTF_8))
@@ -61,7 +62,7 @@ final class SavedRows
             }
         }
         config.targets = true;
-        new Report(config, null, infos, rows).print(out);
+        new Report(config, null, infos, rows).print(out, notes);
         return rows.stream().allMatch(Row::ok) ? 0 : BenchMain.EXIT_FAILED;
     }
 }

@@ -4,11 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
-/** Rows as aligned text columns, one block per mode, with the run's facts above. */
+/**
+ * Rows as aligned text columns, one block per mode, with the run's facts above. The launch-shape
+ * column (blocks x threads of a GPU grid) appears only in blocks with GPU rows or an all-to-all;
+ * host rows show "-" there (or the all-to-all's ranks), since a host put has no grid.
+ */
 final class TableWriter
 {
     private static final String[] HEADER = {"series", "size", "blocks x thr", "batch", "samples", "median us",
         "p99 us", "GB/s", "GB/s @p99", "Mop/s", "check"};
+    private static final int SHAPE_COLUMN = 2;
 
     private TableWriter()
     {
@@ -23,20 +28,27 @@ final class TableWriter
         }
         for (final Mode mode : new Mode[] {Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE, Mode.ALLTOALL})
         {
-            final List<String[]> lines = new ArrayList<>();
+            final List<Row> block = new ArrayList<>();
             for (final Row r : rows)
             {
                 if (r.mode() == mode)
                 {
-                    lines.add(cells(r));
+                    block.add(r);
                 }
             }
-            if (lines.isEmpty())
+            if (block.isEmpty())
             {
                 continue;
             }
+            // An all-to-all keeps the column on the host too: it names the ranks there.
+            final boolean shapes = mode == Mode.ALLTOALL || block.stream().anyMatch(r -> !onHost(r));
+            final List<String[]> lines = new ArrayList<>();
+            for (final Row r : block)
+            {
+                lines.add(withoutShape(cells(r), shapes));
+            }
             sb.append('\n').append(title(mode)).append('\n');
-            append(sb, lines);
+            append(sb, withoutShape(HEADER, shapes), lines);
         }
         final long failed = rows.stream().filter(r -> !r.ok()).count();
         sb.append('\n').append(failed == 0 ? "all " + rows.size() + " rows verified"
@@ -71,6 +83,10 @@ final class TableWriter
     /** The launch shape; an all-to-all's leads with its ranks (its shape only where a grid is launched). */
     private static String shape(final Row r)
     {
+        if (onHost(r))
+        {
+            return r.mode() == Mode.ALLTOALL ? r.ranks() + " ranks" : "-";
+        }
         if (r.mode() != Mode.ALLTOALL)
         {
             return r.shape();
@@ -79,17 +95,36 @@ final class TableWriter
         return r.ranks() + " ranks" + (grid ? ", " + r.shape() : "");
     }
 
+    /** Whether a row was measured on the host platform ("host", or "host+" a transport). */
+    static boolean onHost(final Row r)
+    {
+        return r.platform().equals("host") || r.platform().startsWith("host+");
+    }
+
+    /** The cells without the shape column (the third) unless {@code keep}. */
+    private static String[] withoutShape(final String[] cells, final boolean keep)
+    {
+        if (keep)
+        {
+            return cells;
+        }
+        final String[] out = new String[cells.length - 1];
+        System.arraycopy(cells, 0, out, 0, SHAPE_COLUMN);
+        System.arraycopy(cells, SHAPE_COLUMN + 1, out, SHAPE_COLUMN, cells.length - SHAPE_COLUMN - 1);
+        return out;
+    }
+
     static String num(final double v, final int decimals)
     {
         return Double.isNaN(v) || Double.isInfinite(v) ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", v);
     }
 
-    private static void append(final StringBuilder sb, final List<String[]> lines)
+    private static void append(final StringBuilder sb, final String[] header, final List<String[]> lines)
     {
-        final int[] width = new int[HEADER.length];
-        for (int i = 0; i < HEADER.length; i++)
+        final int[] width = new int[header.length];
+        for (int i = 0; i < header.length; i++)
         {
-            width[i] = HEADER[i].length();
+            width[i] = header[i].length();
         }
         for (final String[] l : lines)
         {
@@ -98,7 +133,7 @@ final class TableWriter
                 width[i] = Math.max(width[i], l[i].length());
             }
         }
-        line(sb, HEADER, width);
+        line(sb, header, width);
         for (final String[] l : lines)
         {
             line(sb, l, width);

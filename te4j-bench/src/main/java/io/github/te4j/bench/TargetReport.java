@@ -7,7 +7,7 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * The performance targets of issue 5 with this run's figures and ratios, each against its
+ * te4j's performance targets with this run's figures and ratios, each against its
  * baseline from the same run. A target whose rows this run did not produce says which options
  * produce them. The NVSHMEM figure of target 4 comes from --peers when it ran, else from the
  * reference note (another run: marked as such).
@@ -37,7 +37,7 @@ final class TargetReport
         llLatency(t, rows, "host", "7L", 1.2);
         floor(t, rows, "host", "7f");
         rdma(t, rows);
-        final StringBuilder sb = new StringBuilder("\n== issue 5 targets (ratios within this run)\n");
+        final StringBuilder sb = new StringBuilder("\n== performance targets (ratios within this run)\n");
         final int[] w = new int[6];
         for (final String[] r : t)
         {

@@ -16,7 +16,7 @@ public enum TransportKind
     /** RDMA through a real NIC (IBGDA). */
     RDMA_HW("rdma-hw");
 
-    /** The Java class of the RDMA transport, once issue 3 adds it. */
+    /** The Java class of the RDMA transport (absent from builds without the RDMA API). */
     static final String RDMA_CLASS = "io.github.te4j.RdmaTransport";
 
     private final String label;
@@ -59,7 +59,7 @@ public enum TransportKind
         catch (final ClassNotFoundException e)
         {
             return label + " is not yet available: this build has no RDMA Java API (" + RDMA_CLASS
-                + ", issue 3); use --transport p2p";
+                + "); use --transport p2p";
         }
         if (this == RDMA_SOFT)
         {

@@ -163,7 +163,7 @@ public class AllToAllPlanTest
     @Test
     public void ncclScriptIsValidPython() throws Exception
     {
-        final Path script = Path.of("scripts", "peers", NcclAllToAll.SCRIPT);
+        final Path script = Path.of("peers", NcclAllToAll.SCRIPT);
         Assert.assertTrue(Files.isRegularFile(script), script.toAbsolutePath().toString());
         Assert.assertNotNull(NcclAllToAll.class.getResource(NcclAllToAll.SCRIPT), "the script must be in the jar");
         final String text = Files.readString(script);

@@ -2,6 +2,7 @@ package io.github.te4j.bench;
 
 import io.github.te4j.Availability;
 import io.github.te4j.Platform;
+import io.github.te4j.launcher.DeviceMap;
 import java.io.StringReader;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +16,8 @@ import org.testng.annotations.Test;
 import org.xml.sax.InputSource;
 
 /**
- * --mode alltoall: real runs (4 host ranks as child JVMs in CI; 2 GPUs on a GPU host) where every
+ * --mode alltoall: real runs (4 host ranks as child JVMs in CI; 2 CUDA ranks on a GPU host, placed
+ * round-robin on the GPUs present, both on GPU 0 where there is one) where every
  * row must be verified, and a wrong byte must fail loudly. No assertion on speed.
  */
 public class BenchAllToAllTest
@@ -85,11 +87,12 @@ public class BenchAllToAllTest
     }
 
     @Test(groups = "cuda", timeOut = 600_000)
-    public void twoGpusVerifyEveryBlock() throws Exception
+    public void twoCudaRanksVerifyEveryBlock() throws Exception
     {
-        if (Availability.cudaDeviceCount() < 2 || !Availability.cudaCanAccessPeer(0, 1))
+        final String why = DeviceMap.cudaUnavailableFor(2);
+        if (why != null)
         {
-            throw new SkipException("needs 2 CUDA devices with peer access: " + Availability.describe());
+            throw new SkipException(why);
         }
         final List<String[]> rows = run(0, "--platform", "cuda", "--ranks", "2", "--blocks", "16,0");
         Assert.assertEquals(BenchRunTest.checkRows(rows), Set.of(Series.TE4J_ALLTOALL.label()));

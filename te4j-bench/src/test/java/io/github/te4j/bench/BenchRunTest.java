@@ -2,6 +2,7 @@ package io.github.te4j.bench;
 
 import io.github.te4j.Availability;
 import io.github.te4j.Platform;
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.launcher.RankProcesses;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,8 @@ import org.testng.annotations.Test;
 
 /**
  * Small real runs: two ranks as child JVMs on the host platform (CI), ranks started by hand, and
- * on a GPU host the same on CUDA. Every row must be verified and its numbers finite and positive;
+ * on a GPU host the same on CUDA, the ranks placed round-robin on the GPUs present (both on GPU 0
+ * where there is one, then also with an explicit --gpus 0,0). Every row must be verified and its numbers finite and positive;
  * no assertion on how fast anything is.
  */
 public class BenchRunTest
@@ -104,6 +106,11 @@ public class BenchRunTest
             series.add(r[1]);
         }
         return series;
+    }
+
+    private static boolean sharesGpu(final List<String> extra)
+    {
+        return extra.contains("0,0") || DeviceMap.deviceOf(0) == DeviceMap.deviceOf(1);
     }
 
     private static void ensureHost()
@@ -193,14 +200,38 @@ public class BenchRunTest
     @Test(groups = "cuda", timeOut = 600_000)
     public void launchedCudaRunVerifiesEverything() throws Exception
     {
-        if (Availability.cudaDeviceCount() < 2 || !Availability.cudaCanAccessPeer(0, 1))
+        final String why = DeviceMap.cudaUnavailableFor(2);
+        if (why != null)
         {
-            throw new SkipException("needs 2 CUDA devices with peer access: " + Availability.describe());
+            throw new SkipException(why);
         }
+        launchedCudaRun(List.of());
+    }
+
+    /** Both ranks on GPU 0 whatever the host has: the one-GPU layout, asked for explicitly. */
+    @Test(groups = "cuda", timeOut = 600_000)
+    public void launchedCudaRunOnOneSharedGpu() throws Exception
+    {
+        if (Availability.cudaDeviceCount() < 1)
+        {
+            throw new SkipException("needs a CUDA device: " + Availability.describe());
+        }
+        launchedCudaRun(List.of("--gpus", "0,0"));
+    }
+
+    private static void launchedCudaRun(final List<String> extra) throws Exception
+    {
         final Path csv = Files.createTempFile("te4j-bench", ".csv");
         final List<String> args = new ArrayList<>(List.of("--platform", "cuda", "--blocks", "16,0", "--format", "csv",
             "--output", csv.toString()));
         args.addAll(List.of(SMALL));
+        args.addAll(extra);
+        // Ranks sharing a GPU time-slice it: a latency sample of many round trips would take one
+        // slice per trip, so a small batch keeps the run short; the waits keep --timeout 60s.
+        if (sharesGpu(extra))
+        {
+            args.addAll(List.of("--batch", "10"));
+        }
         Assert.assertEquals(BenchMain.run(args.toArray(new String[0])), 0);
         final Set<String> series = checkRows(csvRows(csv));
         for (final Series s : new Series[] {Series.TE4J_PUT, Series.COPY_ENGINE, Series.SM_COPY, Series.TE4J_PING_PONG,

@@ -95,7 +95,7 @@ public class ReportFormatsTest
         Assert.assertTrue(table.contains("1 of " + rows.size() + " rows FAILED"), table);
         Assert.assertTrue(table.contains("== latency"), table);
         final String targets = TargetReport.write(rows);
-        Assert.assertTrue(targets.contains("issue 5 targets"), targets);
+        Assert.assertTrue(targets.contains("performance targets"), targets);
         // 2.570 / 2.520 = 1.020: the LL row beside the raw flag, within target 3's 1.03.
         Assert.assertTrue(targets.lines().anyMatch(l -> l.startsWith("3L") && l.contains("2.570 us vs 2.520 us")
             && l.contains("1.020") && l.trim().endsWith("yes")), targets);
@@ -139,5 +139,88 @@ public class ReportFormatsTest
         DocumentBuilderFactory.newInstance().newDocumentBuilder()
             .parse(new ByteArrayInputStream(svg.getBytes(StandardCharsets.UTF_8)));
         Assert.assertTrue(svg.contains("no verified rows"));
+    }
+
+    private static Row hostRow(final Mode mode, final String series, final long bytes, final double ns)
+    {
+        return new Row(mode, series, Role.TE4J, "host", bytes, 1, 512, 10, 20, ns, ns * 1.1, null, "");
+    }
+
+    @Test
+    public void hostRowsShowNoLaunchShape()
+    {
+        final List<Row> host = List.of(hostRow(Mode.BANDWIDTH, Series.TE4J_PUT.label(), 4096, 3000),
+            hostRow(Mode.LATENCY, Series.TE4J_PING_PONG.label(), 8, 20000));
+        final String table = TableWriter.write(List.of(), host);
+        Assert.assertFalse(table.contains("blocks x thr"), table);
+        Assert.assertFalse(table.contains("1x512"), table);
+        // A GPU row brings the column back, with "-" for the host rows beside it.
+        final List<Row> mixed = new ArrayList<>(host);
+        mixed.add(new Row(Mode.BANDWIDTH, Series.TE4J_PUT.label(), Role.TE4J, "cuda", 4096, 16, 512, 10, 20, 2000, 2100,
+            null, ""));
+        final String both = TableWriter.write(List.of(), mixed);
+        Assert.assertTrue(both.contains("blocks x thr") && both.contains("16x512"), both);
+        Assert.assertFalse(both.contains("1x512"), both);
+    }
+
+    /** Records where the renderer puts markers and which axis labels it writes. */
+    private static final class Recorder implements ChartCanvas
+    {
+        final List<double[]> markers = new ArrayList<>();
+        final List<String> texts = new ArrayList<>();
+
+        @Override
+        public void line(final double x1, final double y1, final double x2, final double y2, final String color,
+            final double width, final boolean dashed)
+        {
+        }
+
+        @Override
+        public void polyline(final double[] xs, final double[] ys, final String color, final double width,
+            final boolean dashed)
+        {
+        }
+
+        @Override
+        public void marker(final double x, final double y, final String color)
+        {
+            markers.add(new double[] {x, y});
+        }
+
+        @Override
+        public void text(final double x, final double y, final String text, final int size, final String anchor,
+            final String color, final boolean vertical)
+        {
+            texts.add(text);
+        }
+    }
+
+    @Test
+    public void chartValueAxisIsLogarithmic()
+    {
+        // One series whose bandwidth grows tenfold per size step: on a log axis the points are
+        // evenly spaced in y, on a linear one they would not be.
+        final List<Row> rows = new ArrayList<>();
+        final long[] sizes = {1L << 10, 1L << 14, 1L << 18, 1L << 22};
+        for (int i = 0; i < sizes.length; i++)
+        {
+            final double gbps = 0.5 * Math.pow(10, i);  // 0.5, 5, 50, 500 GB/s
+            rows.add(new Row(Mode.BANDWIDTH, Series.TE4J_PUT.label(), Role.TE4J, "cuda", sizes[i], 16, 512, 1, 3,
+                sizes[i] / gbps, sizes[i] / gbps, null, ""));
+        }
+        final Recorder r = new Recorder();
+        ChartRenderer.draw(r, rows, "log");
+        final List<double[]> pts = r.markers.subList(0, sizes.length);
+        final double step = pts.get(0)[1] - pts.get(1)[1];
+        Assert.assertTrue(step > 10, "points must rise: " + step);
+        for (int i = 1; i + 1 < pts.size(); i++)
+        {
+            Assert.assertEquals(pts.get(i)[1] - pts.get(i + 1)[1], step, 1e-6, "even spacing per decade");
+        }
+        for (final String decade : new String[] {"0.1", "1", "10", "100", "1000"})
+        {
+            Assert.assertTrue(r.texts.contains(decade), "decade label " + decade + " in " + r.texts);
+        }
+        Assert.assertTrue(r.texts.stream().anyMatch(t -> t.endsWith("(log scale)")), r.texts.toString());
     }
 }

@@ -7,6 +7,7 @@ import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.TransferEngine;
+import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.launcher.RankProcesses;
 import io.github.te4j.rendezvous.FileExchange;
 import io.github.te4j.rendezvous.HandleExchange;
@@ -17,7 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The Java counterpart of the seed's device_transport_example: rank 0 puts a known pattern into
+ * The Java counterpart of Mooncake's device_transport_example: rank 0 puts a known pattern into
  * rank 1's buffer and signals; rank 1 waits for the signal and verifies; a barrier comes before
  * anyone frees memory.
  *
@@ -26,8 +27,12 @@ import java.util.List;
  * java -cp te4j.jar io.github.te4j.examples.TwoRankExample --platform cuda
  * java -cp te4j.jar ... TwoRankExample --rank 1 --rendezvous 127.0.0.1:29600   # one rank by hand
  * java -cp te4j.jar ... TwoRankExample --rank 0 --exchange-dir /tmp/te4j-xchg  # file exchange
+ * java -cp te4j.jar ... TwoRankExample --platform cuda --device 0         # both ranks on GPU 0
  * </pre>
- * Without --platform it picks CUDA when two GPUs can reach each other, else the host platform.
+ * Without --platform it picks CUDA when there is a GPU and the ranks' devices reach each other,
+ * else the host platform. Without --device, rank r uses GPU r modulo the GPUs present
+ * ({@link DeviceMap}): both ranks share GPU 0 on a one-GPU machine, where rank 1's buffer
+ * reaches rank 0 through CUDA IPC on that device.
  */
 public final class TwoRankExample
 {
@@ -35,6 +40,7 @@ public final class TwoRankExample
     /** The signal word sits after the data, 16-byte aligned. */
     static final int SIGNAL_OFFSET = DATA_BYTES;
     static final int WINDOW_BYTES = DATA_BYTES + 64;
+    /** Bound of every wait; generous because two ranks on one GPU only time-slice it. */
     static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     private TwoRankExample()
@@ -47,6 +53,7 @@ public final class TwoRankExample
         String rendezvous = null;
         String exchangeDir = null;
         String platformName = "auto";
+        int device = -1;
         for (int i = 0; i < args.length; i++)
         {
             switch (args[i])
@@ -55,16 +62,27 @@ public final class TwoRankExample
                 case "--rendezvous": rendezvous = args[++i]; break;
                 case "--exchange-dir": exchangeDir = args[++i]; break;
                 case "--platform": platformName = args[++i]; break;
+                case "--device": device = Integer.parseInt(args[++i]); break;
                 default:
-                    System.err.println("unknown argument " + args[i]
-                        + "; usage: [--platform auto|host|cuda] [--rank 0|1 (--rendezvous host:port | --exchange-dir DIR)]");
+                    System.err.println("unknown argument " + args[i] + "; usage: [--platform auto|host|cuda]"
+                        + " [--device D] [--rank 0|1 (--rendezvous host:port | --exchange-dir DIR)]");
                     System.exit(64);
             }
         }
         final Platform platform = choosePlatform(platformName);
+        final Throwable unavailable = Availability.unavailabilityCause(platform);
+        if (unavailable != null)
+        {
+            System.err.println("te4j two-rank example: " + unavailable.getMessage());
+            System.exit(3);
+        }
         if (rank < 0)
         {
-            System.exit(launchBoth(platform));
+            System.exit(launchBoth(platform, device));
+        }
+        if (platform == Platform.CUDA && device < 0)
+        {
+            device = DeviceMap.deviceOf(rank);
         }
         final int code;
         try (HandleExchange exchange = exchangeDir != null
@@ -72,7 +90,7 @@ public final class TwoRankExample
             : Rendezvous.builder().rank(rank).worldSize(2).endpoint(rendezvous == null ? "127.0.0.1:29600" : rendezvous)
                 .defaultTimeout(TIMEOUT).connectTimeout(TIMEOUT).build())
         {
-            code = runRank(platform, rank, exchange);
+            code = runRank(platform, rank, Math.max(device, 0), exchange);
         }
         System.exit(code);
     }
@@ -83,19 +101,27 @@ public final class TwoRankExample
         {
             return Platform.valueOf(name.toUpperCase());
         }
-        return Availability.isAvailable(Platform.CUDA) && Availability.cudaCanAccessPeer(0, 1)
+        return Availability.isAvailable(Platform.CUDA) && DeviceMap.cudaUnavailableFor(2) == null
             ? Platform.CUDA : Platform.HOST;
     }
 
-    /** Starts rank 0 and rank 1 as child JVMs and reports their output. */
-    static int launchBoth(final Platform platform) throws InterruptedException
+    /** Starts rank 0 and rank 1 as child JVMs (on {@code device}, or the default map when < 0). */
+    static int launchBoth(final Platform platform, final int device) throws InterruptedException
     {
         final int port = RankProcesses.freePort();
-        System.out.println("te4j two-rank example on " + platform + ", rendezvous 127.0.0.1:" + port);
+        final int[] devices = new int[2];
+        for (int r = 0; r < 2; r++)
+        {
+            devices[r] = platform != Platform.CUDA ? 0 : device >= 0 ? device : DeviceMap.deviceOf(r);
+        }
+        System.out.println("te4j two-rank example on " + platform
+            + (platform == Platform.CUDA ? " (" + DeviceMap.describe(devices, Availability.cudaDeviceCount()) + ")" : "")
+            + ", rendezvous 127.0.0.1:" + port);
         try (RankProcesses ranks = new RankProcesses())
         {
             ranks.start(2, TwoRankExample.class.getName(), List.of(), r -> new ArrayList<>(List.of(
-                "--rank", "" + r, "--platform", platform.name().toLowerCase(), "--rendezvous", "127.0.0.1:" + port)));
+                "--rank", "" + r, "--platform", platform.name().toLowerCase(), "--device", "" + devices[r],
+                "--rendezvous", "127.0.0.1:" + port)));
             int worst = 0;
             for (final RankProcesses.Result r : ranks.await(Duration.ofMinutes(3)))
             {
@@ -107,10 +133,10 @@ public final class TwoRankExample
         }
     }
 
-    /** One rank of the example; returns the exit code. */
-    static int runRank(final Platform platform, final int rank, final HandleExchange exchange)
+    /** One rank of the example on CUDA device {@code device} (ignored on the host); returns the exit code. */
+    static int runRank(final Platform platform, final int rank, final int device, final HandleExchange exchange)
     {
-        try (TransferEngine engine = TransferEngine.builder().platform(platform).device(rank).build())
+        try (TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(2);
             final DeviceBuffer window = p2p.allocateBuffer(WINDOW_BYTES);
