@@ -160,6 +160,9 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       if (s != kOk) return s;
     }
     destroyQps();
+    std::string record_why;
+    mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, &record_why);
+    if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(control_.host(), 0, control_.bytes());
     std::vector<HwQp> qps(numQps());
     std::vector<dev::IbgdaQp> table(numQps());
@@ -173,6 +176,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
                                       std::to_string(i) + ": " + why);
       }
       fillQpContext(i, qps[i].qpn, &table[i]);
+      table[i].error_record = record;
       watched[i].dbrec = (const uint32_t*)(control_.host() + layout_.dbrOffset(i));
       watched[i].ring = control_.host() + layout_.sqOffset(i);
       watched[i].sq_mask = layout_.ring - 1;
@@ -386,6 +390,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
 
   // Reverse order of acquisition.
   void release() {
+    releaseErrorRecord();
     if (proxy_) proxy_->stop();
     destroyQps();
     releaseControl();

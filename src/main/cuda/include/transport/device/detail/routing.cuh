@@ -6,8 +6,13 @@
 //   P2P-available peer    the peer-mapped address (NVLink / shared-memory segment)
 //   anything else         RDMA (IBGDA): mc_route_put returns nullptr and the caller posts a WQE
 //
-// Signal semantics (everywhere): a release-ordered 32-bit atomic add on the destination word
-// (mc_signal_set: a release store instead); waiters compare wrap-aware with mc_signal_reached.
+// Two signal families, told apart by the word's type (docs/DEVICE_API.md has the table):
+//   te4j's, on uint32_t words, returning a status: a release-ordered 32-bit atomic add on the
+//     destination word on every route (mc_signal_set: a release store instead); waiters compare
+//     wrap-aware with mc_signal_reached.
+//   upstream Mooncake's, on int words, returning nothing: mc_signal / mc_red_add STORE val with
+//     release order on the own rank and P2P peers and ADD it over RDMA (one writer per word
+//     makes the two agree); a failed post goes to the context's error record.
 #pragma once
 
 #include <stdint.h>
@@ -23,6 +28,26 @@ enum : int {
   kMcNoRoute = 1,           // rank neither local, P2P-mapped nor reachable over RDMA
   kMcRdmaUnsupported = 2,   // only RDMA reaches the rank and this operation has no RDMA path
 };
+
+/// ctx.ibgda with what a context built the upstream way leaves 0 filled in: the symmetric base
+/// from p2p.local_base, the local key from rkeys[rank] (upstream's convention). The stride and
+/// the timeout are derived where they are used (mc_rdma_qp, mc_rdma_deadline).
+MC_DEVICE_INLINE IbgdaContext mc_comm_rdma_view(const CommCtx& ctx) {
+  IbgdaContext v = ctx.ibgda;
+  if (v.local_base == nullptr) v.local_base = ctx.p2p.local_base;
+  if (v.lkey == 0 && v.rkeys != nullptr && ctx.rank >= 0) v.lkey = v.rkeys[ctx.rank];
+  return v;
+}
+
+/// Upstream's name of mc_p2p_available on a CommCtx.
+MC_DEVICE_INLINE bool mc_comm_p2p_available(const CommCtx& ctx, int dst_rank) {
+  return mc_p2p_available(ctx.p2p, dst_rank);
+}
+
+/// Upstream's name of mc_p2p_peer_ptr on a CommCtx.
+MC_DEVICE_INLINE void* mc_comm_peer_ptr(const CommCtx& ctx, int dst_rank, const void* local_ptr) {
+  return mc_p2p_peer_ptr(ctx.p2p, dst_rank, local_ptr);
+}
 
 /// The address to write dst_rank's copy of recv_ptr with plain stores, or nullptr when only
 /// RDMA reaches dst_rank.
@@ -42,7 +67,7 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, 
                                               int qps_per_rank, uint32_t* ptr, uint32_t val) {
   if (!mc_rdma_available(ctx.ibgda)) return kMcNoRoute;
 #if defined(MC_HAVE_RDMA_ATOMIC_ADD)
-  return mc_rdma_atomic_add(ctx.ibgda, channel, dst_rank, qps_per_rank, ptr, val);
+  return mc_rdma_atomic_add(mc_comm_rdma_view(ctx), channel, dst_rank, qps_per_rank, ptr, val);
 #else
   (void)dst_rank; (void)channel; (void)qps_per_rank; (void)ptr; (void)val;
   return kMcRdmaUnsupported;
@@ -159,6 +184,53 @@ MC_DEVICE_INLINE bool mc_wait_signal_spin(const uint32_t* sig_ptr, uint32_t expe
   }
   if (seen != nullptr) *seen = v;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upstream Mooncake's CommCtx-level RDMA put and int-word signals (semantics in the file comment).
+
+/// Upstream's RDMA put: lane 0 posts an RDMA WRITE of nbytes from send_ptr to dst_rank's copy of
+/// recv_ptr (a local symmetric address) on the QP of (dst_rank, channel); other lanes return.
+/// Call it where mc_route_put returned nullptr. A failed post goes to the error record.
+MC_DEVICE_INLINE void mc_rdma_put(const CommCtx& ctx, int channel, int dst_rank, int qps_per_rank,
+                                  const void* send_ptr, void* recv_ptr, uint32_t nbytes,
+                                  int lane_id) {
+  if (lane_id != 0) return;
+  const int status = mc_rdma_available(ctx.ibgda)
+                         ? mc_rdma_put(mc_comm_rdma_view(ctx), channel, dst_rank, qps_per_rank,
+                                       send_ptr, recv_ptr, (uint64_t)nbytes, 0)
+                         : (int)kMcNoRoute;
+  if (status != kMcRouteOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, mc_rdma_qp(ctx.ibgda, channel, dst_rank,
+                                                                    qps_per_rank)),
+                           status, dst_rank, kMcOpRdmaWrite);
+  }
+}
+
+/// Upstream's signal on an int word: a release store of val into dst_rank's copy of sig_ptr on
+/// the own rank and P2P peers; over RDMA a 32-bit atomic add of val (after every earlier request
+/// of the same QP). A failed post, or a rank no route reaches, goes to the error record.
+MC_DEVICE_INLINE void mc_signal(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                                int* sig_ptr, int32_t val) {
+  int* target = (int*)mc_route_put(ctx, dst_rank, sig_ptr);
+  if (target != nullptr) {
+    mc_st_release(target, val);
+    return;
+  }
+  const int status = mc_rdma_atomic_add_route(ctx, dst_rank, channel, qps_per_rank,
+                                              (uint32_t*)sig_ptr, (uint32_t)val);
+  if (status != kMcRouteOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, mc_rdma_qp(ctx.ibgda, channel, dst_rank,
+                                                                    qps_per_rank)),
+                           status, dst_rank,
+                           status == kMcNoRoute ? kMcOpSignalNoRoute : kMcOpRdmaAtomicAdd);
+  }
+}
+
+/// Upstream's mc_red_add on an int word: the same operation as its mc_signal.
+MC_DEVICE_INLINE void mc_red_add(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                                 int* sig_ptr, int32_t val) {
+  mc_signal(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
 }
 
 }  // namespace device
