@@ -4,9 +4,11 @@
 //
 // A zeroed IbgdaContext means "no RDMA route". RdmaTransport::fillIbgdaContext fills it.
 // Upstream Mooncake's kernels fill only its first five fields (upstream's names) and leave
-// te4j's zero: every function here then derives what it needs (qps_per_rank: the caller's;
-// timeout: kMcDefaultTimeoutNs; lkey: rkeys[own rank] where the own rank is known, as upstream
-// does) and the CommCtx level (comm_device.cuh) takes local_base from p2p.local_base.
+// te4j's zero. Upstream's functions (mc_ibgda_*, and mc_rdma_put / the int* mc_signal on a
+// CommCtx in detail/routing.cuh) then derive what they need: the QP stride from the caller's
+// qps_per_rank, the local key from rkeys[own rank] (upstream's convention), the symmetric base
+// from p2p.local_base. te4j's status-returning functions need a context te4j filled and return
+// kMcRdmaInvalid on others. Both bound their waits by kMcDefaultTimeoutNs when timeout_ns is 0.
 // QP of (dst_rank, channel): qps[dst_rank * qps_per_rank + channel % qps_per_rank]. Requests on
 // one QP execute in order at the responder (a signal after a put on the same channel is never
 // visible before the put's data); across channels, order needs mc_rdma_quiet.
@@ -64,12 +66,23 @@ MC_DEVICE_INLINE McErrorRecord* mc_error_record_of(const IbgdaContext& ibgda, co
   return qp != nullptr ? qp->error_record : nullptr;
 }
 
-/// The QP carrying (dst_rank, channel): table[dst_rank * stride + channel % qps_per_rank], with
-/// stride = ibgda.qps_per_rank (the table's shape) or, when that is 0, the caller's qps_per_rank
-/// (upstream's indexing). nullptr when out of range: qps_per_rank must be 1 .. ibgda.qps_per_rank
-/// (a kernel may spread over fewer QPs than were created), dst_rank below num_ranks when known.
+/// The QP carrying (dst_rank, channel), or nullptr when out of range. qps_per_rank must be
+/// 1 .. ibgda.qps_per_rank (a kernel may spread over fewer QPs than were created). te4j's own
+/// functions need a context te4j filled (num_ranks, qps_per_rank); upstream's derive them
+/// (mc_ibgda_channel).
 MC_DEVICE_INLINE IbgdaQp* mc_rdma_qp(const IbgdaContext& ibgda, int channel, int dst_rank,
                                      int qps_per_rank) {
+  if (ibgda.qps == nullptr || dst_rank < 0 || dst_rank >= ibgda.num_ranks || channel < 0 ||
+      qps_per_rank <= 0 || qps_per_rank > ibgda.qps_per_rank)
+    return nullptr;
+  return (IbgdaQp*)ibgda.qps + (dst_rank * ibgda.qps_per_rank + channel % qps_per_rank);
+}
+
+/// Upstream's QP choice: table[dst_rank * stride + channel % qps_per_rank], stride being the
+/// table's shape (ibgda.qps_per_rank) where te4j filled it, else the caller's qps_per_rank
+/// (upstream's indexing); dst_rank bounded by num_ranks where known. nullptr when out of range.
+MC_DEVICE_INLINE IbgdaQp* mc_ibgda_channel(const IbgdaContext& ibgda, int channel, int dst_rank,
+                                           int qps_per_rank) {
   if (ibgda.qps == nullptr || dst_rank < 0 || channel < 0 || qps_per_rank <= 0) return nullptr;
   if (ibgda.num_ranks > 0 && dst_rank >= ibgda.num_ranks) return nullptr;
   if (ibgda.qps_per_rank > 0 && qps_per_rank > ibgda.qps_per_rank) return nullptr;
@@ -221,12 +234,6 @@ MC_DEVICE_INLINE int mc_rdma_put_signal_quiet(const IbgdaContext& ibgda, int dst
 // Upstream's WQE-level helpers (mc_ibgda_lock/unlock, mc_ibgda_poll_cq, mc_ibgda_post_send_db,
 // mc_ibgda_write_rdma_*_wqe) are not provided: they are written against mlx5gda's ring fields,
 // which te4j's QP context does not have (te4j's equivalents are the ibgda_* functions above).
-
-/// The QP of (dst_rank, channel) under upstream's indexing (mc_rdma_qp; nullptr out of range).
-MC_DEVICE_INLINE mlx5gda_qp_devctx* mc_ibgda_channel(const IbgdaContext& ibgda, int channel,
-                                                     int dst_rank, int qps_per_rank) {
-  return mc_rdma_qp(ibgda, channel, dst_rank, qps_per_rank);
-}
 
 /// The local key of a context: its lkey, or upstream's convention rkeys[src_rank] (the window is
 /// registered once; mlx5 and te4j's software NIC give it equal local and remote keys).

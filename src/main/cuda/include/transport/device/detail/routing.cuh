@@ -29,16 +29,6 @@ enum : int {
   kMcRdmaUnsupported = 2,   // only RDMA reaches the rank and this operation has no RDMA path
 };
 
-/// ctx.ibgda with what a context built the upstream way leaves 0 filled in: the symmetric base
-/// from p2p.local_base, the local key from rkeys[rank] (upstream's convention). The stride and
-/// the timeout are derived where they are used (mc_rdma_qp, mc_rdma_deadline).
-MC_DEVICE_INLINE IbgdaContext mc_comm_rdma_view(const CommCtx& ctx) {
-  IbgdaContext v = ctx.ibgda;
-  if (v.local_base == nullptr) v.local_base = ctx.p2p.local_base;
-  if (v.lkey == 0 && v.rkeys != nullptr && ctx.rank >= 0) v.lkey = v.rkeys[ctx.rank];
-  return v;
-}
-
 /// Upstream's name of mc_p2p_available on a CommCtx.
 MC_DEVICE_INLINE bool mc_comm_p2p_available(const CommCtx& ctx, int dst_rank) {
   return mc_p2p_available(ctx.p2p, dst_rank);
@@ -67,7 +57,7 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, 
                                               int qps_per_rank, uint32_t* ptr, uint32_t val) {
   if (!mc_rdma_available(ctx.ibgda)) return kMcNoRoute;
 #if defined(MC_HAVE_RDMA_ATOMIC_ADD)
-  return mc_rdma_atomic_add(mc_comm_rdma_view(ctx), channel, dst_rank, qps_per_rank, ptr, val);
+  return mc_rdma_atomic_add(ctx.ibgda, channel, dst_rank, qps_per_rank, ptr, val);
 #else
   (void)dst_rank; (void)channel; (void)qps_per_rank; (void)ptr; (void)val;
   return kMcRdmaUnsupported;
@@ -189,27 +179,43 @@ MC_DEVICE_INLINE bool mc_wait_signal_spin(const uint32_t* sig_ptr, uint32_t expe
 // ---------------------------------------------------------------------------------------------
 // Upstream Mooncake's CommCtx-level RDMA put and int-word signals (semantics in the file comment).
 
+/// The symmetric base of a context's RDMA offsets: te4j's local_base, else p2p.local_base
+/// (upstream computes offsets from the latter).
+MC_DEVICE_INLINE const void* mc_comm_rdma_base(const CommCtx& ctx) {
+  return ctx.ibgda.local_base != nullptr ? ctx.ibgda.local_base : ctx.p2p.local_base;
+}
+
+/// dst_rank's address of ptr (a local symmetric address) for upstream's functions.
+MC_DEVICE_INLINE uint64_t mc_comm_remote_addr(const CommCtx& ctx, int dst_rank, const void* ptr) {
+  return ctx.ibgda.raddrs[dst_rank] +
+         ((uint64_t)(uintptr_t)ptr - (uint64_t)(uintptr_t)mc_comm_rdma_base(ctx));
+}
+
 /// Upstream's RDMA put: lane 0 posts an RDMA WRITE of nbytes from send_ptr to dst_rank's copy of
-/// recv_ptr (a local symmetric address) on the QP of (dst_rank, channel); other lanes return.
-/// Call it where mc_route_put returned nullptr. A failed post goes to the error record.
+/// recv_ptr (a local symmetric address) on the QP of (dst_rank, channel) (mc_ibgda_channel);
+/// other lanes return. Call it where mc_route_put returned nullptr. A failed post, or a rank no
+/// route reaches, goes to the error record.
 MC_DEVICE_INLINE void mc_rdma_put(const CommCtx& ctx, int channel, int dst_rank, int qps_per_rank,
                                   const void* send_ptr, void* recv_ptr, uint32_t nbytes,
                                   int lane_id) {
   if (lane_id != 0) return;
-  const int status = mc_rdma_available(ctx.ibgda)
-                         ? mc_rdma_put(mc_comm_rdma_view(ctx), channel, dst_rank, qps_per_rank,
-                                       send_ptr, recv_ptr, (uint64_t)nbytes, 0)
-                         : (int)kMcNoRoute;
-  if (status != kMcRouteOk) {
-    mc_record_post_failure(mc_error_record_of(ctx.ibgda, mc_rdma_qp(ctx.ibgda, channel, dst_rank,
-                                                                    qps_per_rank)),
-                           status, dst_rank, kMcOpRdmaWrite);
+  IbgdaQp* qp = mc_ibgda_channel(ctx.ibgda, channel, dst_rank, qps_per_rank);
+  int status = mc_rdma_available(ctx.ibgda) ? (int)kMcRdmaInvalid : (int)kMcNoRoute;
+  if (qp != nullptr && ctx.ibgda.raddrs != nullptr && ctx.ibgda.rkeys != nullptr) {
+    if (nbytes == 0) return;
+    status = ibgda_post_write(qp, (uint64_t)(uintptr_t)send_ptr, mc_ibgda_lkey(ctx.ibgda, ctx.rank),
+                              mc_comm_remote_addr(ctx, dst_rank, recv_ptr),
+                              ctx.ibgda.rkeys[dst_rank], nbytes, mc_rdma_deadline(ctx.ibgda));
+  }
+  if (status != kMcRdmaOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, qp), status, dst_rank, kMcOpRdmaWrite);
   }
 }
 
 /// Upstream's signal on an int word: a release store of val into dst_rank's copy of sig_ptr on
-/// the own rank and P2P peers; over RDMA a 32-bit atomic add of val (after every earlier request
-/// of the same QP). A failed post, or a rank no route reaches, goes to the error record.
+/// the own rank and P2P peers; over RDMA a 32-bit atomic add of val on the QP of (dst_rank,
+/// channel), after that QP's earlier requests. A failed post, or a rank no route reaches, goes
+/// to the error record.
 MC_DEVICE_INLINE void mc_signal(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
                                 int* sig_ptr, int32_t val) {
   int* target = (int*)mc_route_put(ctx, dst_rank, sig_ptr);
@@ -217,12 +223,15 @@ MC_DEVICE_INLINE void mc_signal(const CommCtx& ctx, int dst_rank, int channel, i
     mc_st_release(target, val);
     return;
   }
-  const int status = mc_rdma_atomic_add_route(ctx, dst_rank, channel, qps_per_rank,
-                                              (uint32_t*)sig_ptr, (uint32_t)val);
-  if (status != kMcRouteOk) {
-    mc_record_post_failure(mc_error_record_of(ctx.ibgda, mc_rdma_qp(ctx.ibgda, channel, dst_rank,
-                                                                    qps_per_rank)),
-                           status, dst_rank,
+  IbgdaQp* qp = mc_ibgda_channel(ctx.ibgda, channel, dst_rank, qps_per_rank);
+  int status = mc_rdma_available(ctx.ibgda) ? (int)kMcRdmaInvalid : (int)kMcNoRoute;
+  if (qp != nullptr && ctx.ibgda.raddrs != nullptr && ctx.ibgda.rkeys != nullptr) {
+    status = ibgda_post_atomic_add(qp, mc_comm_remote_addr(ctx, dst_rank, sig_ptr),
+                                   ctx.ibgda.rkeys[dst_rank], (uint32_t)val,
+                                   mc_rdma_deadline(ctx.ibgda));
+  }
+  if (status != kMcRdmaOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, qp), status, dst_rank,
                            status == kMcNoRoute ? kMcOpSignalNoRoute : kMcOpRdmaAtomicAdd);
   }
 }
