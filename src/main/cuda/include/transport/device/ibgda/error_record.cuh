@@ -8,11 +8,12 @@
 // reads, raising the failure there. te4j's own int-returning functions report through their
 // return value and leave the record alone.
 //
-// A context without a record (ibgda.error_record == nullptr, e.g. one assembled field by field
-// the upstream way) has nowhere to put the failure: on CUDA the kernel prints it and traps (the
-// next synchronize reports a device fault and the CUDA context must be recreated); on the host
-// platform it goes to a process-wide fallback record of the translation unit's image
-// (mc_host_fallback_error_record), which te4j's host code reads for the kernels it runs.
+// A context without a record of its own (ibgda.error_record == nullptr, e.g. one assembled
+// the upstream way) uses the record te4j's RdmaTransport put into every QP context of its
+// table. With neither (no QP table either), the failure has nowhere to go: on CUDA the kernel
+// prints it and traps (the next synchronize reports a device fault and the CUDA context must be
+// recreated); on the host platform it goes to a fallback record of the loaded image
+// (mc_host_fallback_error_record).
 //
 // Writers race benignly: count is an approximate tally (plain stores; atomics on mapped host
 // memory are not available everywhere), the first_* words describe one of the failures.
