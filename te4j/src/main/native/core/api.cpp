@@ -70,6 +70,8 @@ std::string availabilityReport() {
 
 const char* lastThreadError() { return t_last_error.c_str(); }
 
+void setLastThreadError(const std::string& message) { t_last_error = message; }
+
 std::size_t releaseCachedMemory() {
   return cuda_bridge::releaseIdleStreamWords();
 }

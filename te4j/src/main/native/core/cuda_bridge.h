@@ -25,6 +25,8 @@ bool built();
 
 // Each returns a te4j::Status (< 0) with the reason in *error, or a result >= 0.
 int deviceCount(std::string* error);
+/// The calling thread's current CUDA device (cudaGetDevice).
+int currentDevice(std::string* error);
 int canAccessPeer(int device, int peer_device, std::string* error);
 int copy(int device, void* dst, const void* src, std::size_t bytes, std::string* error);
 int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* error);

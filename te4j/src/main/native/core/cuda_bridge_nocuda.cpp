@@ -26,6 +26,11 @@ bool built() { return false; }
 
 int deviceCount(std::string*) { return 0; }
 
+int currentDevice(std::string* error) {
+  *error = kNoCuda;
+  return kUnavailable;
+}
+
 int canAccessPeer(int, int, std::string* error) {
   *error = kNoCuda;
   return kUnavailable;

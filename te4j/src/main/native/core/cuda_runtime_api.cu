@@ -100,6 +100,13 @@ int deviceCount(std::string* error) {
   return n;
 }
 
+int currentDevice(std::string* error) {
+  int device = 0;
+  const cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return failWith("cudaGetDevice", e, error);
+  return device;
+}
+
 int canAccessPeer(int device, int peer_device, std::string* error) {
   if (int st = checkDevice(device, error)) return st;
   if (int st = checkDevice(peer_device, error)) return st;

@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "device_error_records.h"
 #include "memory_port.h"
 #include "transport/device/ibgda_device.cuh"
 
@@ -20,6 +21,7 @@ void fillIbgdaContext(const DeviceTables& t, mooncake::device::IbgdaContext* out
   out->lkey = t.window_lkey;
   out->timeout_ns = t.timeout_ns;
   out->flags = t.flags;
+  out->error_record = t.error_record;
 }
 
 int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t out[8],
@@ -60,8 +62,33 @@ int TableRdmaTransport::fillIbgdaContext(mooncake::device::IbgdaContext* out) {
   t.qps_per_rank = qps_per_rank_;
   t.timeout_ns = timeout_ns_;
   t.flags = ibgdaFlags();
+  t.error_record = (mooncake::device::McErrorRecord*)error_dev_;
   rdma::fillIbgdaContext(t, out);
   return ok();
+}
+
+mooncake::device::McErrorRecord* TableRdmaTransport::errorRecord(int platform, int device,
+                                                                std::string* err) {
+  if (error_dev_ != nullptr) return (mooncake::device::McErrorRecord*)error_dev_;
+  if (!memory_) {
+    *err = "no memory port";
+    return nullptr;
+  }
+  void* host = nullptr;
+  void* dev = nullptr;
+  if (memory_->allocControl(sizeof(mooncake::device::McErrorRecord), &host, &dev, err) != 0)
+    return nullptr;
+  error_host_ = host;
+  error_dev_ = dev;
+  registerErrorRecord(platform, device, (mooncake::device::McErrorRecord*)error_host_);
+  return (mooncake::device::McErrorRecord*)error_dev_;
+}
+
+void TableRdmaTransport::releaseErrorRecord() {
+  if (error_host_ == nullptr) return;
+  unregisterErrorRecord((mooncake::device::McErrorRecord*)error_host_);
+  if (memory_) memory_->freeControl(error_host_);
+  error_host_ = error_dev_ = nullptr;
 }
 
 int TableRdmaTransport::queryQpError(int qp_index, int64_t* out, int capacity) {

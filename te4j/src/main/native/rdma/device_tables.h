@@ -11,7 +11,7 @@
 #include "memory_port.h"
 #include "te4j/rdma_api.h"
 
-namespace mooncake { namespace device { struct IbgdaContext; } }
+namespace mooncake { namespace device { struct IbgdaContext; struct McErrorRecord; } }
 
 namespace te4j {
 namespace rdma {
@@ -27,6 +27,7 @@ struct DeviceTables {
   int qps_per_rank = 0;
   uint64_t timeout_ns = 0;
   uint32_t flags = 0;  // IbgdaContext::flags (kIbgda*)
+  mooncake::device::McErrorRecord* error_record = nullptr;  // device code's view
 };
 
 /// Fills *out (zeroed first) from the tables.
@@ -42,6 +43,7 @@ int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t 
 /// windowKey() is the local key the window was registered with (0: not yet).
 class TableRdmaTransport : public RdmaTransport {
  public:
+  ~TableRdmaTransport() override { releaseErrorRecord(); }
   void* raddrsPtr() override { return connected_ ? raddrs_ : nullptr; }
   void* rkeysPtr() override { return connected_ ? rkeys_ : nullptr; }
   void* qpDevCtxsPtr() override { return haveQps() ? qp_table_ : nullptr; }
@@ -55,6 +57,13 @@ class TableRdmaTransport : public RdmaTransport {
   /// Why initialize's (num_ranks, num_qps) is refused, or "" when it is a valid shape: 1..64
   /// ranks and a positive multiple of num_ranks QPs (both backends accept the same shapes).
   static std::string shapeError(int num_ranks, int num_qps);
+
+  /// Device code's view of this transport's error record (ibgda/error_record.cuh), allocated in
+  /// control memory on first use and registered for the op streams of (platform, device);
+  /// nullptr (with *err) when the allocation fails. Needs memory_.
+  mooncake::device::McErrorRecord* errorRecord(int platform, int device, std::string* err);
+  /// Unregisters and frees the record; backends call it before releasing memory_.
+  void releaseErrorRecord();
 
   virtual uint32_t windowKey() const = 0;
   virtual bool haveQps() const = 0;
@@ -71,6 +80,8 @@ class TableRdmaTransport : public RdmaTransport {
   int qps_per_rank_ = 0;
   bool connected_ = false;
   uint64_t timeout_ns_ = 10000000000ull;
+  void* error_host_ = nullptr;  // the record as the host reads it
+  void* error_dev_ = nullptr;   // ... and as device code writes it
 };
 
 }  // namespace rdma

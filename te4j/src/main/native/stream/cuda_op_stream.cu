@@ -30,6 +30,7 @@
 #include "copy_engine_route.cuh"
 #include "core/device_scope.cuh"
 #include "p2p/peer_table_mirror.h"
+#include "rdma/device_error_records.h"
 
 using mooncake::device::CommCtx;
 
@@ -316,7 +317,12 @@ class CudaOpStream final : public OpStream {
                                   " (a sticky device error leaves the CUDA context unusable)");
     }
     // Idle stream: every kernel's writes to the mapped status word are visible here.
-    if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) == kMcStreamOk) return ok();
+    if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) == kMcStreamOk) {
+      // Posts that upstream-style device functions could not return (error_record.cuh).
+      const std::string posts = takeDeviceErrors(kPlatformCuda, device_);
+      if (!posts.empty()) return fail(kRemoteError, "synchronize: " + posts);
+      return ok();
+    }
     McStreamStatus recorded;
     memcpy(&recorded, status_host_, sizeof(recorded));
     std::string message = describe(recorded);

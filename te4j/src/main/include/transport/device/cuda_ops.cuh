@@ -2,7 +2,8 @@
 //
 // One PTX instruction (one asm statement) per function, system scope throughout, PTX ISA >= 7.0
 // and sm_70+ (the .acquire/.release qualifiers, L1::no_allocate, nanosleep); te4j builds sm_90.
-// Included through device_ops.cuh only.
+// Included through device_ops.cuh (or transport/device/cuda/cuda_ops.cuh, which adds upstream
+// Mooncake's names on top of this table).
 #pragma once
 
 #if !defined(MC_PLATFORM_CUDA)
@@ -38,11 +39,11 @@ MC_DEVICE_INLINE void mc_st_relaxed_u64(uint64_t* p, uint64_t v) {
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
-MC_DEVICE_INLINE void mc_st_release_u32(uint32_t* p, uint32_t v) {
+MC_DEVICE_INLINE void mc_st_release_u32(const uint32_t* p, uint32_t v) {
   asm volatile("st.release.sys.global.u32 [%0], %1;" : : "l"(p), "r"(v) : "memory");
 }
 
-MC_DEVICE_INLINE void mc_st_release_u64(uint64_t* p, uint64_t v) {
+MC_DEVICE_INLINE void mc_st_release_u64(const uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" : : "l"(p), "l"(v) : "memory");
 }
 
@@ -72,7 +73,7 @@ MC_DEVICE_INLINE mc_int4 mc_ld_nc(const mc_int4* p) {
 }
 
 // Streamed store: copied data is not re-read by this block, keep it out of L1.
-MC_DEVICE_INLINE void mc_st_na(mc_int4* p, mc_int4 v) {
+MC_DEVICE_INLINE void mc_st_na(const mc_int4* p, const mc_int4& v) {
   asm volatile("st.global.L1::no_allocate.v4.s32 [%0], {%1, %2, %3, %4};"
                :
                : "l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)

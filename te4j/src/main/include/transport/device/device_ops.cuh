@@ -26,18 +26,29 @@
 //   mc_st_na(p, v)                 16-byte store that does not allocate in L1 (streamed data).
 //   mc_fence()                     acq_rel fence at system scope (see cuda_ops.cuh for why not sc).
 //   mc_bar_sync()                  all threads of the block meet (a no-op on host: one executor
-//                                  thread is one "thread" and one "block").
+//                                  thread is one "thread" and one "block"). Upstream's named
+//                                  form mc_bar_sync(bar_id, num_threads) is an overload.
 //   mc_pause()                     a short back-off inside a bounded spin.
 //   mc_bswap16/32/64(v)            byte swap (network/big-endian fields of RDMA descriptors).
 //   mc_globaltimer_ns()            a monotonic nanosecond clock for deadlines, comparable only
 //                                  with itself on the same platform.
 //   mc_int4                        the 16-byte vector type (CUDA: int4).
+//
+// Upstream Mooncake's names (mc_ld_acquire, mc_st_release, mc_atomic_add_release on int words,
+// mc_ld_nc_s32/_f32/_s64, mc_bar_init, mc_bar_sync(bar_id, num_threads), mc_grid_sync,
+// mc_fence_barrier_fence) are in every table too, with upstream's signatures and meaning: see
+// cuda/cuda_ops.cuh. The selector below has upstream's shape; MUSA and MACA stop with an error
+// (te4j has neither platform), the host platform is te4j's own.
 #pragma once
 
 #include "platform.cuh"
 
-#if defined(MC_PLATFORM_CUDA)
-#include "cuda_ops.cuh"
+#if defined(MOONCAKE_EP_USE_MUSA)
+#include "transport/device/musa/musa_ops.cuh"
+#elif defined(MOONCAKE_EP_USE_MACA)
+#include "transport/device/maca/maca_ops.cuh"
+#elif defined(MC_PLATFORM_CUDA)
+#include "transport/device/cuda/cuda_ops.cuh"
 #elif defined(MC_PLATFORM_HOST)
 #include "host_ops.cuh"
 #else

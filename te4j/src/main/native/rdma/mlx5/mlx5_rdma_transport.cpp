@@ -189,6 +189,9 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       if (s != kOk) return s;
     }
     destroyQps();
+    std::string record_why;
+    mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, &record_why);
+    if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(control_.host(), 0, control_.bytes());
     std::vector<HwQp> qps(numQps());
     for (int i = 0; i < numQps(); ++i) {
@@ -432,10 +435,13 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   bool publishQueues(std::string* why) {
     if (proxy_) proxy_->setQps({});
     std::memset(control_.host(), 0, control_.bytes());
+    mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, why);
+    if (record == nullptr) return false;
     std::vector<dev::IbgdaQp> table(numQps());
     for (int i = 0; i < numQps(); ++i) {
       initCqes(i);
       fillQpContext(i, qps_[i].qpn, &table[i]);
+      table[i].error_record = record;  // where device code records a post it could not make
     }
     if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), why) != 0)
       return false;
@@ -620,6 +626,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
 
   // Reverse order of acquisition.
   void release() {
+    releaseErrorRecord();
     if (proxy_) proxy_->stop();
     destroyQps();
     releaseControl();

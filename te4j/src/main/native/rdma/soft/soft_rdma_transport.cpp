@@ -130,6 +130,9 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       qp_ptrs_.clear();
       nic_->takeQps();
     }
+    std::string record_why;
+    mooncake::device::McErrorRecord* record = errorRecord(platform_, device_, &record_why);
+    if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(ctrl_host_, 0, ctrl_bytes_);
     std::vector<std::unique_ptr<SoftQp>> qps;
     std::vector<dev::IbgdaQp> table(numQps());
@@ -164,6 +167,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       t.bf_reg = (uint64_t*)(d + kDbrOffset(ring_) + 128);
       t.scratch_addr = (uint64_t)(uintptr_t)(d + kDbrOffset(ring_) + 640);
       t.scratch_lkey = ctrl_key_;
+      t.error_record = record;
       qpns_[i] = qp->qpn;
       qp_ptrs_[i] = qp.get();
       qps.push_back(std::move(qp));
@@ -319,6 +323,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   }
 
   void release() {
+    releaseErrorRecord();
     if (nic_) nic_->stop();
     nic_.reset();
     if (memory_) {

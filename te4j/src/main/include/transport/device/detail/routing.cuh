@@ -6,8 +6,13 @@
 //   P2P-available peer    the peer-mapped address (NVLink / shared-memory segment)
 //   anything else         RDMA (IBGDA): mc_route_put returns nullptr and the caller posts a WQE
 //
-// Signal semantics (everywhere): a release-ordered 32-bit atomic add on the destination word
-// (mc_signal_set: a release store instead); waiters compare wrap-aware with mc_signal_reached.
+// Two signal families, told apart by the word's type (docs/DEVICE_API.md has the table):
+//   te4j's, on uint32_t words, returning a status: a release-ordered 32-bit atomic add on the
+//     destination word on every route (mc_signal_set: a release store instead); waiters compare
+//     wrap-aware with mc_signal_reached.
+//   upstream Mooncake's, on int words, returning nothing: mc_signal / mc_red_add STORE val with
+//     release order on the own rank and P2P peers and ADD it over RDMA (one writer per word
+//     makes the two agree); a failed post goes to the context's error record.
 #pragma once
 
 #include <stdint.h>
@@ -23,6 +28,16 @@ enum : int {
   kMcNoRoute = 1,           // rank neither local, P2P-mapped nor reachable over RDMA
   kMcRdmaUnsupported = 2,   // only RDMA reaches the rank and this operation has no RDMA path
 };
+
+/// Upstream's name of mc_p2p_available on a CommCtx.
+MC_DEVICE_INLINE bool mc_comm_p2p_available(const CommCtx& ctx, int dst_rank) {
+  return mc_p2p_available(ctx.p2p, dst_rank);
+}
+
+/// Upstream's name of mc_p2p_peer_ptr on a CommCtx.
+MC_DEVICE_INLINE void* mc_comm_peer_ptr(const CommCtx& ctx, int dst_rank, const void* local_ptr) {
+  return mc_p2p_peer_ptr(ctx.p2p, dst_rank, local_ptr);
+}
 
 /// The address to write dst_rank's copy of recv_ptr with plain stores, or nullptr when only
 /// RDMA reaches dst_rank.
@@ -160,6 +175,72 @@ MC_DEVICE_INLINE bool mc_wait_signal_spin(const uint32_t* sig_ptr, uint32_t expe
   }
   if (seen != nullptr) *seen = v;
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Upstream Mooncake's CommCtx-level RDMA put and int-word signals (semantics in the file comment).
+
+/// The symmetric base of a context's RDMA offsets: te4j's local_base, else p2p.local_base
+/// (upstream computes offsets from the latter).
+MC_DEVICE_INLINE const void* mc_comm_rdma_base(const CommCtx& ctx) {
+  return ctx.ibgda.local_base != nullptr ? ctx.ibgda.local_base : ctx.p2p.local_base;
+}
+
+/// dst_rank's address of ptr (a local symmetric address) for upstream's functions.
+MC_DEVICE_INLINE uint64_t mc_comm_remote_addr(const CommCtx& ctx, int dst_rank, const void* ptr) {
+  return ctx.ibgda.raddrs[dst_rank] +
+         ((uint64_t)(uintptr_t)ptr - (uint64_t)(uintptr_t)mc_comm_rdma_base(ctx));
+}
+
+/// Upstream's RDMA put: lane 0 posts an RDMA WRITE of nbytes from send_ptr to dst_rank's copy of
+/// recv_ptr (a local symmetric address) on the QP of (dst_rank, channel) (mc_ibgda_channel);
+/// other lanes return. Call it where mc_route_put returned nullptr. A failed post, or a rank no
+/// route reaches, goes to the error record.
+MC_DEVICE_INLINE void mc_rdma_put(const CommCtx& ctx, int channel, int dst_rank, int qps_per_rank,
+                                  const void* send_ptr, void* recv_ptr, uint32_t nbytes,
+                                  int lane_id) {
+  if (lane_id != 0) return;
+  IbgdaQp* qp = mc_ibgda_channel(ctx.ibgda, channel, dst_rank, qps_per_rank);
+  int status = mc_rdma_available(ctx.ibgda) ? (int)kMcRdmaInvalid : (int)kMcNoRoute;
+  if (qp != nullptr && ctx.ibgda.raddrs != nullptr && ctx.ibgda.rkeys != nullptr) {
+    if (nbytes == 0) return;
+    status = ibgda_post_write(qp, (uint64_t)(uintptr_t)send_ptr, mc_ibgda_lkey(ctx.ibgda, ctx.rank),
+                              mc_comm_remote_addr(ctx, dst_rank, recv_ptr),
+                              ctx.ibgda.rkeys[dst_rank], nbytes, mc_rdma_deadline(ctx.ibgda));
+  }
+  if (status != kMcRdmaOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, qp), status, dst_rank, kMcOpRdmaWrite);
+  }
+}
+
+/// Upstream's signal on an int word: a release store of val into dst_rank's copy of sig_ptr on
+/// the own rank and P2P peers; over RDMA a 32-bit atomic add of val on the QP of (dst_rank,
+/// channel), after that QP's earlier requests. A failed post, or a rank no route reaches, goes
+/// to the error record.
+MC_DEVICE_INLINE void mc_signal(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                                int* sig_ptr, int32_t val) {
+  int* target = (int*)mc_route_put(ctx, dst_rank, sig_ptr);
+  if (target != nullptr) {
+    mc_st_release(target, val);
+    return;
+  }
+  IbgdaQp* qp = mc_ibgda_channel(ctx.ibgda, channel, dst_rank, qps_per_rank);
+  int status = mc_rdma_available(ctx.ibgda) ? (int)kMcRdmaInvalid : (int)kMcNoRoute;
+  if (qp != nullptr && ctx.ibgda.raddrs != nullptr && ctx.ibgda.rkeys != nullptr) {
+    status = ibgda_post_atomic_add(qp, mc_comm_remote_addr(ctx, dst_rank, sig_ptr),
+                                   ctx.ibgda.rkeys[dst_rank], (uint32_t)val,
+                                   mc_rdma_deadline(ctx.ibgda));
+  }
+  if (status != kMcRdmaOk) {
+    mc_record_post_failure(mc_error_record_of(ctx.ibgda, qp), status, dst_rank,
+                           status == kMcNoRoute ? kMcOpSignalNoRoute : kMcOpRdmaAtomicAdd);
+  }
+}
+
+/// Upstream's mc_red_add on an int word: the same operation as its mc_signal.
+MC_DEVICE_INLINE void mc_red_add(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
+                                 int* sig_ptr, int32_t val) {
+  mc_signal(ctx, dst_rank, channel, qps_per_rank, sig_ptr, val);
 }
 
 }  // namespace device

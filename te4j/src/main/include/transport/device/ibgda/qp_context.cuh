@@ -12,14 +12,18 @@
 //
 // Every WQE te4j builds occupies exactly one 64-byte WQEBB and requests a CQE, so counts of
 // WQEs and WQEBBs are equal, and a CQE's wqe_counter w means "WQEs up to w have completed".
+//
+// The struct is declared at global scope under upstream Mooncake's name, mlx5gda_qp_devctx, so
+// kernels written against upstream (which name the QP table's element type that way) compile
+// and index the table te4j's RdmaTransport builds. Its members are te4j's own: upstream's
+// per-field mlx5gda layout is not part of the Device API contract, only the type name is.
 #pragma once
 
 #include <stdint.h>
 
-namespace mooncake {
-namespace device {
+#include "transport/device/ibgda/error_record.cuh"
 
-struct alignas(64) IbgdaQp {
+struct alignas(64) mlx5gda_qp_devctx {
   // Set by the host at creation, read-only for device code.
   uint32_t qpn;          // 24-bit QP number
   uint32_t sq_mask;      // WQEBBs in the send ring - 1 (ring size is a power of two)
@@ -46,7 +50,17 @@ struct alignas(64) IbgdaQp {
   uint32_t err_first;        // first error: syndrome | vendor syndrome << 8 | cqe opcode << 16
   uint32_t err_wqe_counter;  // wqe_counter of the first error CQE
   uint32_t err_fatal;        // CQEs with an opcode a requester never gets (counted, not trapped)
+
+  // Set by the host: where the void (upstream-style) functions leave a failed post when the
+  // context they were given has no error record of its own (error_record.cuh).
+  mooncake::device::McErrorRecord* error_record;
 };
+
+namespace mooncake {
+namespace device {
+
+/// te4j's name of the QP context.
+typedef ::mlx5gda_qp_devctx IbgdaQp;
 
 }  // namespace device
 }  // namespace mooncake
