@@ -108,6 +108,8 @@ public final class OpStream extends NativeResource
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final long srcOffset,
         final long bytes)
     {
+        // Checked here: the window's buffer is read off ctx before the 6-argument form checks it.
+        Errors.checkArgument(ctx != null, "ctx is null");
         put(ctx, dstRank, dstOffset, ctx.localBuffer(), srcOffset, bytes);
     }
 

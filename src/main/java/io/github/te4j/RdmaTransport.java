@@ -87,6 +87,7 @@ public final class RdmaTransport extends NativeResource
             throw e;
         }
         this.peer = p;
+        LiveMemory.transportOpened(this);
     }
 
     static int backendOf(final String filter)
@@ -181,16 +182,14 @@ public final class RdmaTransport extends NativeResource
 
     /**
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
-     * offsets refer to. It must be a buffer of this engine (its free then deregisters it first).
+     * offsets refer to. It may belong to any engine of this process on the same platform and
+     * device: its free, whichever engine frees it, deregisters it first.
      */
     public void register(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         Errors.checkArgument(buffer.platform() == engine.platform() && buffer.device() == engine.device(),
             buffer + " is not on this transport's " + engine.platform() + " device " + engine.device());
-        // Another engine's free would not tell this NIC, which would go on writing into freed memory.
-        Errors.checkArgument(buffer.owner().engine() == engine, buffer + " belongs to another engine (fix: register"
-            + " a buffer of this engine, or register(address, bytes) memory whose lifetime you manage)");
         final Lock lb = buffer.enter();
         try
         {
@@ -207,17 +206,21 @@ public final class RdmaTransport extends NativeResource
      * Presets; host platform: memory of this process): [address, address + bytes). It must stay
      * allocated until it is deregistered or this transport is closed. Replaces the previous
      * registration as the symmetric buffer; peers learn it at the next connect.
+     *
+     * <p>A range that shares a byte with a te4j buffer of any engine of this process must lie
+     * inside that buffer, and is withdrawn from this NIC when the buffer is freed (remote
+     * accesses then fail as error CQEs at the writer); the memory of a te4j buffer already freed
+     * is refused ({@link IllegalArgumentException}).
      */
     public synchronized void register(final long address, final long bytes)
     {
         Errors.checkArgument(address != 0, "address is null");
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
         Errors.checkArgument(address + bytes > address, "address + bytes overflows");
-        // Past the end of a te4j buffer the peers would write into whatever lies behind it.
-        final P2pTransport p2p = engine.p2pTransport();
-        final DeviceBuffer b = p2p == null ? null : p2p.bufferOverlapping(address, bytes);
-        Errors.checkArgument(b == null || (address >= b.address() && address + bytes <= b.address() + b.size()),
-            "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside " + b);
+        // Past the end of a te4j buffer (of any engine) the peers would write into whatever lies
+        // behind it; a te4j buffer already freed is no memory at all. A range inside a live te4j
+        // buffer is withdrawn from this NIC when that buffer is freed (LiveMemory.bufferFreeing).
+        LiveMemory.checkRegistration(address, bytes);
         final Lock l = enter();
         try
         {
@@ -838,6 +841,7 @@ public final class RdmaTransport extends NativeResource
         {
             NativeApi.destroyObject(peer);
         }
+        LiveMemory.transportClosed(this);
         engine.rdmaTransportClosed(this);
     }
 
