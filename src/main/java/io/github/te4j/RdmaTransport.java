@@ -51,6 +51,11 @@ public final class RdmaTransport extends NativeResource
      */
     public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
         10_000));
+    /**
+     * Bound of the whole of {@link #connectPeers(int, List, long)} without a timeout: every
+     * peer's TCP connect, handshake and every read of it together.
+     */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     private final TransferEngine engine;
     private final NativeRdmaTransport peer;
@@ -368,7 +373,7 @@ public final class RdmaTransport extends NativeResource
             final long[] v = new long[Math.max(n, 1)];
             final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
                 peer::lastError);
-            return RdmaMetadata.fromNative(v, got, registeredBytes);
+            return RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
         }
         finally
         {
@@ -381,10 +386,24 @@ public final class RdmaTransport extends NativeResource
      * included) from their metadata ({@code all.get(r)}: rank r's; inactive entries may be null).
      * Registrations are meant to be symmetric (same size everywhere); a write or atomic outside a
      * peer's registration is refused by that peer's NIC and surfaces as an error CQE
-     * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it.
+     * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
+     * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
      */
-    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
+    public void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
     {
+        connectPeers(localRank, all, activeRanksMask, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    /**
+     * {@link #connectPeers(int, List, long)} that returns, connected or with an exception, by
+     * {@code timeout}: one deadline for every peer's TCP connect, handshake and every read of
+     * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
+     * it. Every software NIC connection proves the listening NIC's key from its metadata.
+     */
+    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask,
+        final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
         checkInitialized("connectPeers");
         Errors.checkRank(localRank, numRanks);
         Errors.checkArgument(all != null && all.size() == numRanks,
@@ -405,6 +424,7 @@ public final class RdmaTransport extends NativeResource
         final long[] prefixes = new long[numRanks];
         final long[] ifids = new long[numRanks];
         final int[] qpns = new int[numRanks * total];
+        final byte[] nicKeys = new byte[numRanks * RdmaMetadata.KEY_BYTES];
         final RdmaMetadata mine = all.get(localRank);
         Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
         checkOwn(localRank, mine);
@@ -446,10 +466,20 @@ public final class RdmaTransport extends NativeResource
             prefixes[r] = m.subnetPrefix();
             ifids[r] = m.interfaceId();
             System.arraycopy(m.qpns(), 0, qpns, r * total, total);
+            final byte[] key = m.authKey();
+            if (m.backend() == BACKEND_SOFT && key.length != RdmaMetadata.KEY_BYTES)
+            {
+                throw new BadHandleException("rank " + r + "'s metadata has no NIC key: its NIC would refuse the"
+                    + " connection (fix: use the metadata that rank's localMetadata() made)");
+            }
+            System.arraycopy(key, 0, nicKeys, r * RdmaMetadata.KEY_BYTES, key.length);
         }
+        final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE, saturatedNanos(timeout) / 1_000_000));
         final Lock l = enter();
         try
         {
+            Errors.check(peer.setPeerKeys(nicKeys, nicKeys.length), "RdmaTransport.setPeerKeys", peer::lastError);
+            Errors.check(peer.setConnectTimeoutMs(timeoutMs), "RdmaTransport.setConnectTimeoutMs", peer::lastError);
             Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
                 activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
             this.endpoints = where;
@@ -460,6 +490,14 @@ public final class RdmaTransport extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /** This NIC's key (software NIC; empty for hardware), under enter(). */
+    private byte[] nicKey()
+    {
+        final byte[] k = new byte[RdmaMetadata.KEY_BYTES];
+        final int n = Errors.check(peer.authKey(k, k.length), "RdmaTransport.authKey", peer::lastError);
+        return java.util.Arrays.copyOf(k, n);
     }
 
     /**
@@ -476,7 +514,7 @@ public final class RdmaTransport extends NativeResource
             final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
             final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
                 peer::lastError);
-            own = RdmaMetadata.fromNative(v, got, registeredBytes);
+            own = RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
         }
         finally
         {
@@ -484,7 +522,8 @@ public final class RdmaTransport extends NativeResource
         }
         if (!java.util.Arrays.equals(given.qpns(), own.qpns()) || given.lid() != own.lid()
             || given.interfaceId() != own.interfaceId() || given.subnetPrefix() != own.subnetPrefix()
-            || given.raddr() != own.raddr() || given.rkey() != own.rkey())
+            || given.raddr() != own.raddr() || given.rkey() != own.rkey()
+            || !java.util.Arrays.equals(given.authKey(), own.authKey()))
         {
             throw new BadHandleException("metadata entry " + localRank + " is not this rank's current metadata "
                 + own + " but " + given + " (a misordered list, or metadata from before recreateQueuePairs)");
@@ -602,7 +641,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * The whole handshake: creates the queue pairs if needed, all-gathers metadata through
      * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
-     * before every peer is connected. Every rank calls it.
+     * before every peer is connected. Every rank calls it. {@code timeout} bounds the whole call
+     * (gather, connect and barrier share one deadline).
      */
     public void connect(final HandleExchange exchange, final Duration timeout)
     {
@@ -618,15 +658,16 @@ public final class RdmaTransport extends NativeResource
                 createQueuePairs();
             }
         }
-        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), timeout);
+        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
+        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), left(deadline, "allGather"));
         final List<RdmaMetadata> all = new ArrayList<>();
         for (final byte[] b : gathered)
         {
             all.add(RdmaMetadata.fromBytes(b));
         }
         final int n = numRanks();
-        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1);
-        exchange.barrier(timeout);
+        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1, left(deadline, "connectPeers"));
+        exchange.barrier(left(deadline, "the barrier"));
     }
 
     /**
@@ -637,9 +678,12 @@ public final class RdmaTransport extends NativeResource
     public void reconnect(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        // One deadline for the barrier, the recreation and the connect.
+        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
         exchange.barrier(timeout);
         recreateQueuePairs();
-        connect(exchange, timeout);
+        connect(exchange, left(deadline, "connect"));
     }
 
     /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
@@ -782,6 +826,17 @@ public final class RdmaTransport extends NativeResource
         {
             throw new IllegalStateException(what + ": call initialize(numRanks, qpsPerRank) first");
         }
+    }
+
+    /** Time left until deadline (nanoTime); the timeout exception once none is left. */
+    private static Duration left(final long deadline, final String before)
+    {
+        final long nanos = deadline - System.nanoTime();
+        if (nanos <= 0)
+        {
+            throw new Te4jTimeoutException("RdmaTransport.connect: the timeout passed before " + before);
+        }
+        return Duration.ofNanos(nanos);
     }
 
     private static long saturatedNanos(final Duration d)
