@@ -113,13 +113,17 @@ void ackMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_heade
   hmacSha256(key, kAuthKeyBytes, parts, lengths, 4, out);
 }
 
-// The requester's half of the handshake (wire_format.h), all of it by `deadline`.
+// The requester's half of the handshake (wire_format.h), all of it by `deadline`. *closed is
+// set when the responder closed the connection before answering: it dropped the handshake to
+// make room under its caps (many ranks of one host connecting at once) or refused the proof.
 bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, const uint8_t* key,
-                     Clock::time_point deadline, std::string* why) {
+                     Clock::time_point deadline, std::string* why, bool* closed) {
+  *closed = false;
   uint8_t challenge[kFrameHeaderBytes + kNonceBytes];
   if (readFullBy(fd, challenge, sizeof(challenge), deadline) != 0) {
     *why = errno == ETIMEDOUT ? "no challenge within the connect timeout (not a te4j software NIC, or stalled)"
                               : "closed before its challenge";
+    *closed = errno != ETIMEDOUT;
     return false;
   }
   Frame f;
@@ -153,8 +157,9 @@ bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, con
   uint8_t ack[kFrameHeaderBytes + kMacBytes];
   if (readFullBy(fd, ack, sizeof(ack), deadline) != 0) {
     *why = errno == ETIMEDOUT ? "no answer to HELLO within the connect timeout"
-                              : "it closed the connection: it refused this rank's proof of its key (the metadata"
-                                " is not its current one, or not of this job)";
+                              : "it closed the connection each time: it refused this rank's proof of its key (the"
+                                " metadata is not its current one, or not of this job), or strangers flood it";
+    *closed = errno != ETIMEDOUT;
     return false;
   }
   if (!decodeFrame(ack, &f, &bad) || f.type != kFrameHelloAck) {
@@ -262,26 +267,34 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     if (!peers[r].active) continue;
     const std::string where = "rank " + std::to_string(r) + " (" + ipv4ToString(peers[r].ipv4) +
                               ":" + std::to_string(peers[r].port) + ")";
-    const int left = millisUntil(deadline);
-    if (left == 0) {
-      *err = "software NIC connect timed out after " + std::to_string(timeout_ms) + " ms before reaching " + where;
-      closeAll();
-      return -1;
-    }
-    const int fd = tcpConnect(peers[r].ipv4, peers[r].port, left, err);
-    if (fd < 0) {
-      *err = "software NIC cannot reach " + where + ": " + *err;
-      closeAll();
-      return -1;
-    }
-    boundSilence(fd, peer_timeout_ms_.load());
-    std::string why;
-    if (!clientHandshake(fd, local_rank, (int)r, peers.size(), peers[r].key, deadline, &why)) {
-      *err = "software NIC handshake with " + where + " failed: " + why + " (every rank must run te4j with wire"
-             " version " + std::to_string(kWireVersion) + "; connect timeout " + std::to_string(timeout_ms) + " ms)";
+    int fd = -1;
+    for (int backoff_ms = 5;; backoff_ms = std::min(backoff_ms * 2, 200)) {
+      const int left = millisUntil(deadline);
+      if (left == 0) {
+        *err = "software NIC connect timed out after " + std::to_string(timeout_ms) + " ms before reaching " + where;
+        closeAll();
+        return -1;
+      }
+      fd = tcpConnect(peers[r].ipv4, peers[r].port, left, err);
+      if (fd < 0) {
+        *err = "software NIC cannot reach " + where + ": " + *err;
+        closeAll();
+        return -1;
+      }
+      boundSilence(fd, peer_timeout_ms_.load());
+      std::string why;
+      bool closed = false;
+      if (clientHandshake(fd, local_rank, (int)r, peers.size(), peers[r].key, deadline, &why, &closed)) break;
       close(fd);
-      closeAll();
-      return -1;
+      // Closed unanswered: the responder may have dropped this handshake for room under its caps;
+      // another attempt, within the same deadline, gets through.
+      if (!closed || millisUntil(deadline) <= backoff_ms) {
+        *err = "software NIC handshake with " + where + " failed: " + why + " (every rank must run te4j with wire"
+               " version " + std::to_string(kWireVersion) + "; connect timeout " + std::to_string(timeout_ms) + " ms)";
+        closeAll();
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     }
     conns[r] = std::make_unique<OutConn>();
     conns[r]->fd = fd;

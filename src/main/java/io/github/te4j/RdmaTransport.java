@@ -45,6 +45,14 @@ public final class RdmaTransport extends NativeResource
     /** Ring sizes the native side accepts. */
     public static final int MIN_RING = 2;
     public static final int MAX_RING = 32768;
+    /** te4j's send ring when {@link #initialize(int, int, int)} is given 0. */
+    public static final int DEFAULT_RING = 256;
+    /**
+     * Most send-ring slots (64-byte WQEBBs) of all queue pairs together, numRanks x qpsPerRank x
+     * ring: each slot costs about 128 bytes of NIC control memory (the slot and its CQE), so the
+     * default of 2^22 slots bounds it near 512 MiB per transport. {@code -Dte4j.rdma.maxRingSlots}.
+     */
+    public static final long MAX_RING_SLOTS = Math.max(1024, Long.getLong("te4j.rdma.maxRingSlots", 1L << 22));
     /**
      * How long a connected peer's host may stay silent before it counts as lost
      * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
@@ -142,6 +150,11 @@ public final class RdmaTransport extends NativeResource
         Errors.checkArgument(ringWqebbs == 0 || (ringWqebbs >= MIN_RING && ringWqebbs <= MAX_RING
             && Integer.bitCount(ringWqebbs) == 1), "ringWqebbs=" + ringWqebbs + " must be 0 or a power of two in ["
             + MIN_RING + ", " + MAX_RING + "]");
+        final long slots = (long)numRanks * qpsPerRank * (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs);
+        Errors.checkArgument(slots <= MAX_RING_SLOTS, numRanks + " ranks x " + qpsPerRank + " QPs x "
+            + (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs) + " ring slots = " + slots + " send-ring slots, over the cap of "
+            + MAX_RING_SLOTS + " (about " + (MAX_RING_SLOTS * 128 >> 20) + " MiB of NIC control memory; fix: fewer queue"
+            + " pairs per rank or a smaller ring, or raise -Dte4j.rdma.maxRingSlots)");
         final Lock l = enter();
         try
         {
