@@ -86,6 +86,9 @@ void boundSilence(int fd, int timeout_ms) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
 }
 
+// HELLO_ACK status: 0 accepted, 1 not the rank asked for, kAckNotProven: the MAC was wrong.
+constexpr uint32_t kAckNotProven = 2;
+
 // Random bytes from the kernel; false when it has none to give (then nothing is keyed).
 bool randomBytes(uint8_t* out, size_t n) {
   while (n > 0) {
@@ -164,6 +167,11 @@ bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, con
   }
   if (!decodeFrame(ack, &f, &bad) || f.type != kFrameHelloAck) {
     *why = "bad answer to HELLO";
+    return false;
+  }
+  if (f.rkey == kAckNotProven) {
+    // Unauthenticated (a stranger can send it too): it only makes this attempt fail sooner.
+    *why = "it refused this rank's proof of its key (the metadata is not its current one, or not of this job)";
     return false;
   }
   uint8_t expected[kMacBytes];
@@ -700,6 +708,15 @@ bool SoftNic::advanceHandshake(Pending* p) {
   if (!ok) {
     stats_.handshakes_refused.fetch_add(1);
     flag("refused a connection from " + ipv4ToString(p->ipv4) + ": " + why);
+    // A rank with stale metadata learns at once that retrying is useless; the answer carries
+    // nothing a stranger could use (no MAC, no state).
+    Frame refusal;
+    refusal.type = kFrameHelloAck;
+    refusal.rkey = kAckNotProven;
+    refusal.length = kMacBytes;
+    uint8_t msg[kFrameHeaderBytes + kMacBytes] = {};
+    encodeFrame(refusal, msg);
+    (void)!send(p->fd, msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
     close(p->fd);
     return true;
   }

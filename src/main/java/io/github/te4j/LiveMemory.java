@@ -3,13 +3,16 @@ package io.github.te4j;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The process-wide view of te4j's memory: every live buffer of every engine, the te4j buffers
- * freed lately, and every open {@link RdmaTransport}. A NIC may hold a registration of any
+ * The process-wide view of te4j's memory: every live buffer of every engine, every window's
+ * mappings of its peers' buffers, the te4j memory freed or unmapped lately, and every open
+ * {@link RdmaTransport}. A NIC may hold a registration of any
  * memory of the process, including another engine's buffer registered by raw address, so a
  * buffer about to be freed is withdrawn from every transport of the process, not only from its
  * own engine's: otherwise the NIC's next remote write or atomic lands in freed memory (a JVM
@@ -28,6 +31,8 @@ final class LiveMemory
     private static final Object LOCK = new Object();
     // Guarded by LOCK.
     private static final List<DeviceBuffer> LIVE = new ArrayList<>();
+    /** Peer mappings of open windows, [address, bytes] each, by window: unmapped when it closes. */
+    private static final Map<CommContext, List<long[]>> MAPPINGS = new HashMap<>();
     private static final ArrayDeque<long[]> FREED = new ArrayDeque<>();
 
     private LiveMemory()
@@ -81,6 +86,68 @@ final class LiveMemory
         }
     }
 
+    /** Whether {@code address} lies inside a live te4j buffer of this process. */
+    static boolean insideLiveBuffer(final long address)
+    {
+        synchronized (LOCK)
+        {
+            for (final DeviceBuffer b : LIVE)
+            {
+                if (overlaps(address, 1, b.address(), b.size()))
+                {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** {@code window} maps peers' buffers at these ranges ([address, bytes] each) until it closes. */
+    static void mappingsCreated(final CommContext window, final List<long[]> ranges)
+    {
+        if (ranges.isEmpty())
+        {
+            return;
+        }
+        synchronized (LOCK)
+        {
+            MAPPINGS.put(window, ranges);
+            for (final long[] m : ranges)
+            {
+                FREED.removeIf(r -> overlaps(r[0], r[1], m[0], m[1]));
+            }
+        }
+    }
+
+    /** {@code window} is about to unmap its peer mappings: as {@link #bufferFreeing} for each. */
+    static void mappingsFreeing(final CommContext window)
+    {
+        final List<long[]> ranges;
+        synchronized (LOCK)
+        {
+            ranges = MAPPINGS.remove(window);
+            if (ranges == null)
+            {
+                return;
+            }
+            for (final long[] m : ranges)
+            {
+                if (FREED.size() >= FREED_REMEMBERED)
+                {
+                    FREED.removeFirst();
+                }
+                FREED.addLast(m.clone());
+            }
+        }
+        for (final long[] m : ranges)
+        {
+            for (final RdmaTransport t : TRANSPORTS)
+            {
+                t.forget(m[0], m[1]);
+            }
+        }
+    }
+
     /**
      * Checks a raw registration of [address, address + bytes): memory that shares a byte with a
      * live te4j buffer must lie inside it (its free then withdraws the registration); memory of a
@@ -99,6 +166,20 @@ final class LiveMemory
                         "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside " + b
                             + " (fix: register a range inside one te4j buffer)");
                     return;
+                }
+            }
+            for (final Map.Entry<CommContext, List<long[]>> e : MAPPINGS.entrySet())
+            {
+                for (final long[] m : e.getValue())
+                {
+                    if (overlaps(address, bytes, m[0], m[1]))
+                    {
+                        Errors.checkArgument(Long.compareUnsigned(address, m[0]) >= 0
+                            && Long.compareUnsigned(address + bytes, m[0] + m[1]) <= 0,
+                            "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside the peer mapping [0x"
+                                + Long.toHexString(m[0]) + ", +" + m[1] + ") of " + e.getKey());
+                        return;
+                    }
                 }
             }
             for (final Iterator<long[]> it = FREED.descendingIterator(); it.hasNext();)

@@ -52,6 +52,38 @@ public class RdmaCrossEngineFreeTest
         }
     }
 
+    @Test(groups = "host")
+    public void peerMappingIsWithdrawnWhenItsWindowUnmapsIt()
+    {
+        try (TransferEngine e0 = TransferEngine.builder().platform(Platform.HOST).build();
+            TransferEngine e1 = TransferEngine.builder().platform(Platform.HOST).build();
+            TransferEngine user = TransferEngine.builder().platform(Platform.HOST).build())
+        {
+            final P2pTransport p0 = e0.getOrCreateP2pTransport(2);
+            final P2pTransport p1 = e1.getOrCreateP2pTransport(2);
+            final DeviceBuffer w0 = p0.allocateBuffer(1 << 16);
+            final DeviceBuffer w1 = p1.allocateBuffer(1 << 16);
+            final List<IpcHandle> handles = Arrays.asList(p0.exportHandle(w0), p1.exportHandle(w1));
+            final CommContext ctx0 = p0.importPeerHandles(w0, 0, handles, 3);
+            // Where rank 0's window maps rank 1's buffer (a mapping of its own, not rank 1's address).
+            final java.nio.ByteBuffer table = java.nio.ByteBuffer.allocateDirect(16).order(java.nio.ByteOrder.nativeOrder());
+            Assert.assertEquals(io.github.te4j.internal.NativeApi.copyMemory(Platform.HOST.nativeId(), 0,
+                new org.bytedeco.javacpp.BytePointer(table).address(), ctx0.peerPtrsTablePtr(), 16), 0);
+            final long mapped = table.getLong(8);
+            Assert.assertNotEquals(mapped, 0L);
+            Assert.assertNotEquals(mapped, w1.address(), "rank 1's buffer is reached through a mapping of it");
+            final RdmaTransport rdma = user.getOrCreateRdmaTransport("soft");
+            rdma.initialize(1, 1);
+            rdma.register(mapped, 4096);
+            Assert.assertEquals(rdma.registeredAddress(), mapped);
+            ctx0.close();  // unmaps rank 1's buffer from this process
+            Assert.assertEquals(rdma.registeredAddress(), 0L, "the unmap withdrew the registration");
+            final IllegalArgumentException e = Assert.expectThrows(IllegalArgumentException.class,
+                () -> rdma.register(mapped, 4096));
+            Assert.assertTrue(e.getMessage().contains("already freed"), e.getMessage());
+        }
+    }
+
     /** One pair plus a third engine owning rank 1's registered memory; 1 when the writer saw an error CQE. */
     private static int cycle()
     {
