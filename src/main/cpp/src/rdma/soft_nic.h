@@ -15,7 +15,8 @@
 //              them together (no thread per stranger): each must prove the NIC's key
 //              (wire_format.h) within the handshake timeout, at most kMaxPending at once and
 //              kMaxPendingPerSource from one address; past a cap the oldest is dropped.
-// Nothing here throws; failures become error CQEs, counters and diagnostics().
+// Nothing here throws (a thread that cannot be made refuses its connection); failures become
+// error CQEs, counters and diagnostics().
 #pragma once
 
 #include <atomic>

@@ -31,7 +31,13 @@ import org.slf4j.LoggerFactory;
  * rdma.connect(exchange, timeout);       // QPs, all-gather metadata, connect, barrier
  * ctx.withRdma(rdma);                    // ranks without P2P now go over RDMA
  * }</pre>
- * After an error CQE the queue pairs are in the error state: every rank calls
+ * Software NIC connections are authenticated: each NIC makes a random key at
+ * {@link #initialize}, carried in its {@link RdmaMetadata}, and serves only connections that
+ * prove it (HMAC-SHA256 challenge/response), so reaching its port and knowing the other fields
+ * of the metadata (address, key, QP numbers) is not enough to write into a window. Pending
+ * handshakes are bounded (64, 16 per source address, 5 s each, the oldest dropped first).
+ *
+ * <p>After an error CQE the queue pairs are in the error state: every rank calls
  * {@link #reconnect(HandleExchange, Duration)}. Close the streams that used this transport
  * before closing it (the engine does so when it closes).
  */
