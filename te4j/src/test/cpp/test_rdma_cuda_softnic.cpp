@@ -229,6 +229,14 @@ bool connectRdma(Rank& r) {
     lids[k] = (uint32_t)row[k][9];
     for (int q = 0; q < qps; ++q) qpns[(size_t)k * qps + q] = (uint32_t)row[k][te4j::kRdmaMetadataHeader + q];
   }
+  // The NICs' keys travel with the metadata: a connection must prove the listener's key.
+  uint8_t auth[kRanks][32];
+  CHECK(r, r.rdma->authKey(auth[r.rank], 32) == 32, "authKey: %s", r.rdma->lastError());
+  if (!sendAll(r, auth[r.rank], 32) || !recvAll(r, auth[1 - r.rank], 32)) {
+    CHECK(r, false, "key exchange: the other rank is gone");
+    return false;
+  }
+  CHECK(r, r.rdma->setPeerKeys(&auth[0][0], 32 * kRanks) == 0, "setPeerKeys: %s", r.rdma->lastError());
   const int s = r.rdma->connectPeers(r.rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids,
                                      (1u << kRanks) - 1);
   CHECK(r, s == 0, "connectPeers: %s", r.rdma->lastError());

@@ -131,6 +131,11 @@ bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) {
     for (int q = 0; q < kRanks * kQpsPerRank; ++q)
       qpns[r * kRanks * kQpsPerRank + q] = (uint32_t)row[r][te4j::kRdmaMetadataHeader + q];
   }
+  // The NICs' keys travel with the metadata: a connection must prove the listener's key.
+  uint8_t auth[2][32];
+  CHECK(t->authKey(auth[g_rank], 32) == 32, "authKey: %s", t->lastError());
+  if (!sendAll(auth[g_rank], 32) || !recvAll(auth[1 - g_rank], 32)) return false;
+  CHECK(t->setPeerKeys(&auth[0][0], 64) == 0, "setPeerKeys: %s", t->lastError());
   const int s = t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3);
   CHECK(s == 0, "connectPeers: %s", t->lastError());
   barrier();  // both ends connected before anyone posts
@@ -279,7 +284,7 @@ int runRank(int rank) {
     CHECK(waitValue(sigWord(base, 5), total, seconds(60)), "concurrent-poster total %u != %u",
           __atomic_load_n(sigWord(base, 5), __ATOMIC_ACQUIRE), total);
     int64_t st[16];
-    CHECK(t->statistics(st, 16) == 13, "stats");
+    CHECK(t->statistics(st, 16) == 15, "stats");
     CHECK(st[1] == 0 && st[2] == 0 && st[8] == 0, "doorbell contract violations / CQ overruns: %s",
           t->diagnostics());
   }
@@ -318,7 +323,7 @@ int runRank(int rank) {
     qpError(t, 0, e);
     CHECK(e[1] == mlx5::kSyndromeLocalProtErr, "bad lkey syndrome 0x%llx", (long long)e[1]);
     int64_t st[16];
-    CHECK(t->statistics(st, 16) == 13, "stats");
+    CHECK(t->statistics(st, 16) == 15, "stats");
     CHECK(st[1] == 0 && st[2] == 0, "doorbell contract violations: %s", t->diagnostics());
   } else {
     // Nothing behind the bad request may have executed (the signal stays 0).

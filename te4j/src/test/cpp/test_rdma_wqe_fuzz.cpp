@@ -91,6 +91,11 @@ bool connectSelf(te4j::RdmaTransport* t, IbgdaContext* ctx) {
   if (n <= 0) return false;
   uint64_t addr = md[5], prefix = md[7], ifid = md[8];
   uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9], qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
+  uint8_t auth[32];
+  if (t->authKey(auth, 32) != 32 || t->setPeerKeys(auth, 32) != 0) {
+    std::printf("keys: %s\n", t->lastError());
+    return false;
+  }
   if (t->connectPeers(0, true, &addr, &key, &qpn, &lid, &prefix, &ifid, 1) != 0) {
     std::printf("connect: %s\n", t->lastError());
     return false;

@@ -136,6 +136,26 @@ class RdmaTransport : public NativeObject {
   virtual int setPeerTimeoutMs(int timeout_ms) {
     return timeout_ms > 0 ? kOk : fail(kInvalidArgument, "setPeerTimeoutMs: must be positive");
   }
+  /// Bound of the whole of the next connectPeers (every peer, every step). Default: the
+  /// backend's own bound.
+  virtual int setConnectTimeoutMs(int timeout_ms) {
+    return timeout_ms > 0 ? kOk : fail(kInvalidArgument, "setConnectTimeoutMs: must be positive");
+  }
+  /// The key peers must prove to connect to this rank (a NIC whose connections are not
+  /// authenticated by the hardware, i.e. the software NIC); writes up to capacity bytes and
+  /// returns its length, 0 when the backend has none.
+  virtual int authKey(uint8_t* out, int capacity) {
+    (void)out;
+    (void)capacity;
+    return 0;
+  }
+  /// The peers' keys (num_ranks rows of authKey's length, from their metadata) for the next
+  /// connectPeers. Ignored by a backend without keys.
+  virtual int setPeerKeys(const uint8_t* keys, int bytes) {
+    (void)keys;
+    (void)bytes;
+    return kOk;
+  }
 
  protected:
   int init_status_ = kOk;

@@ -142,6 +142,64 @@ int writeFull(int fd, const void* buf, size_t n, int timeout_ms) {
   return writeFull2(fd, buf, n, nullptr, 0, timeout_ms);
 }
 
+int millisUntil(Clock::time_point deadline) {
+  const auto left = deadline - Clock::now();
+  if (left <= Clock::duration::zero()) return 0;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count() + 1;
+  return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+int readFullBy(int fd, void* buf, size_t n, Clock::time_point deadline) {
+  uint8_t* p = (uint8_t*)buf;
+  while (n > 0) {
+    const int left = millisUntil(deadline);
+    if (left == 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    const int w = waitFd(fd, POLLIN, left);
+    if (w == 0) continue;  // the loop head reports the expiry
+    if (w < 0) return -1;
+    const ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r <= 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+int writeFullBy(int fd, const void* buf, size_t n, Clock::time_point deadline) {
+  const uint8_t* p = (const uint8_t*)buf;
+  while (n > 0) {
+    const int left = millisUntil(deadline);
+    if (left == 0) {
+      errno = ETIMEDOUT;
+      return -1;
+    }
+    const int w = waitFd(fd, POLLOUT, left);
+    if (w == 0) continue;
+    if (w < 0) return -1;
+    const ssize_t r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r < 0) return -1;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 0;
+}
+
+int tcpAcceptNow(int listen_fd, uint32_t* peer_ipv4) {
+  sockaddr_in a;
+  socklen_t len = sizeof(a);
+  const int fd = accept4(listen_fd, (sockaddr*)&a, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (fd < 0) return -1;
+  *peer_ipv4 = a.sin_family == AF_INET ? ntohl(a.sin_addr.s_addr) : 0;
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  return fd;
+}
+
 bool parseIpv4(const std::string& text, uint32_t* host_order) {
   in_addr a;
   if (inet_pton(AF_INET, text.c_str(), &a) != 1) return false;

@@ -1,6 +1,7 @@
 // socket_io.h — blocking TCP helpers of the software NIC, each bounded by a timeout.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -19,6 +20,18 @@ int readFull(int fd, void* buf, size_t n, int timeout_ms);
 int writeFull(int fd, const void* buf, size_t n, int timeout_ms);
 /// Writes a header then a payload (one writev where possible).
 int writeFull2(int fd, const void* a, size_t na, const void* b, size_t nb, int timeout_ms);
+using Clock = std::chrono::steady_clock;
+/// Milliseconds left until `deadline`: at least 1 while any time is left, 0 once it passed.
+int millisUntil(Clock::time_point deadline);
+/// readFull/writeFull bounded by one overall deadline instead of a timeout per stall, so a
+/// peer dripping bytes cannot stretch them. 0 ok, -1 error/EOF (errno ETIMEDOUT on expiry).
+int readFullBy(int fd, void* buf, size_t n, Clock::time_point deadline);
+int writeFullBy(int fd, const void* buf, size_t n, Clock::time_point deadline);
+/// Accepts one connection that is already waiting, non-blocking (O_NONBLOCK set on the new fd);
+/// its source address in *peer_ipv4. -1 when none is waiting or on error.
+int tcpAcceptNow(int listen_fd, uint32_t* peer_ipv4);
+/// Whether ipv4 (host order) is a loopback address (127/8).
+inline bool isLoopback(uint32_t ipv4) { return (ipv4 >> 24) == 127; }
 /// Parses a dotted IPv4 address; false if malformed.
 bool parseIpv4(const std::string& text, uint32_t* host_order);
 std::string ipv4ToString(uint32_t host_order);

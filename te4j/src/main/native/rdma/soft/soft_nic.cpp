@@ -3,7 +3,9 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,7 +13,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <system_error>
 
+#include "hmac_sha256.h"
 #include "socket_io.h"
 #include "wire_format.h"
 #include "wqe_parser.h"
@@ -82,12 +86,119 @@ void boundSilence(int fd, int timeout_ms) {
   setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_ms, sizeof(user_ms));
 }
 
+// HELLO_ACK status: 0 accepted, 1 not the rank asked for, kAckNotProven: the MAC was wrong.
+constexpr uint32_t kAckNotProven = 2;
+
+// Random bytes from the kernel; false when it has none to give (then nothing is keyed).
+bool randomBytes(uint8_t* out, size_t n) {
+  while (n > 0) {
+    const ssize_t r = getrandom(out, n, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    out += r;
+    n -= (size_t)r;
+  }
+  return true;
+}
+
+void helloMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header, uint8_t out[kMacBytes]) {
+  static const char kLabel[] = "te4j-nic-hello";
+  const void* parts[] = {kLabel, nonce, hello_header};
+  const size_t lengths[] = {sizeof(kLabel) - 1, kNonceBytes, kFrameHeaderBytes};
+  hmacSha256(key, kAuthKeyBytes, parts, lengths, 3, out);
+}
+
+void ackMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header, const uint8_t* ack_header,
+            uint8_t out[kMacBytes]) {
+  static const char kLabel[] = "te4j-nic-ack";
+  const void* parts[] = {kLabel, nonce, hello_header, ack_header};
+  const size_t lengths[] = {sizeof(kLabel) - 1, kNonceBytes, kFrameHeaderBytes, kFrameHeaderBytes};
+  hmacSha256(key, kAuthKeyBytes, parts, lengths, 4, out);
+}
+
+// The requester's half of the handshake (wire_format.h), all of it by `deadline`. *closed is
+// set when the responder closed the connection before answering: it dropped the handshake to
+// make room under its caps (many ranks of one host connecting at once) or refused the proof.
+bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, const uint8_t* key,
+                     Clock::time_point deadline, std::string* why, bool* closed) {
+  *closed = false;
+  uint8_t challenge[kFrameHeaderBytes + kNonceBytes];
+  if (readFullBy(fd, challenge, sizeof(challenge), deadline) != 0) {
+    *why = errno == ETIMEDOUT ? "no challenge within the connect timeout (not a te4j software NIC, or stalled)"
+                              : "closed before its challenge";
+    *closed = errno != ETIMEDOUT;
+    return false;
+  }
+  Frame f;
+  const char* bad = "";
+  if (!decodeFrame(challenge, &f, &bad) || f.type != kFrameChallenge) {
+    *why = std::string("bad challenge: ") + (f.type != kFrameChallenge && *bad == 0 ? "wrong frame type" : bad);
+    return false;
+  }
+  uint8_t nonce[kNonceBytes];
+  if (!randomBytes(nonce, sizeof(nonce))) {
+    *why = "no random bytes from the kernel (getrandom)";
+    return false;
+  }
+  Frame hello;
+  hello.type = kFrameHello;
+  hello.seq = (uint32_t)local_rank;
+  hello.rkey = (uint32_t)dst_rank;
+  hello.raddr = num_ranks;
+  hello.length = kMacBytes;
+  hello.src_qpn = getLe32(nonce);
+  hello.dst_qpn = getLe32(nonce + 4);
+  hello.arg0 = getLe32(nonce + 8);
+  hello.arg1 = getLe32(nonce + 12);
+  uint8_t msg[kFrameHeaderBytes + kMacBytes];
+  encodeFrame(hello, msg);
+  helloMac(key, challenge + kFrameHeaderBytes, msg, msg + kFrameHeaderBytes);
+  if (writeFullBy(fd, msg, sizeof(msg), deadline) != 0) {
+    *why = errno == ETIMEDOUT ? "HELLO not taken within the connect timeout" : "closed while sending HELLO";
+    return false;
+  }
+  uint8_t ack[kFrameHeaderBytes + kMacBytes];
+  if (readFullBy(fd, ack, sizeof(ack), deadline) != 0) {
+    *why = errno == ETIMEDOUT ? "no answer to HELLO within the connect timeout"
+                              : "it closed the connection each time: it refused this rank's proof of its key (the"
+                                " metadata is not its current one, or not of this job), or strangers flood it";
+    *closed = errno != ETIMEDOUT;
+    return false;
+  }
+  if (!decodeFrame(ack, &f, &bad) || f.type != kFrameHelloAck) {
+    *why = "bad answer to HELLO";
+    return false;
+  }
+  if (f.rkey == kAckNotProven) {
+    // Unauthenticated (a stranger can send it too): it only makes this attempt fail sooner.
+    *why = "it refused this rank's proof of its key (the metadata is not its current one, or not of this job)";
+    return false;
+  }
+  uint8_t expected[kMacBytes];
+  ackMac(key, challenge + kFrameHeaderBytes, msg, ack, expected);
+  if (!equalConstantTime(expected, ack + kFrameHeaderBytes, kMacBytes)) {
+    *why = "it did not prove the key of its metadata (not the NIC the metadata names)";
+    return false;
+  }
+  if (f.rkey != 0) {
+    *why = "refused: it is not rank " + std::to_string(dst_rank);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
+  if (!randomBytes(key_, sizeof(key_))) {
+    *err = std::string("no random bytes for the NIC's key (getrandom): ") + std::strerror(errno);
+    return -1;
+  }
   uint16_t bound = port;
   listen_fd_ = tcpListen(ipv4, &bound, err);
   if (listen_fd_ < 0) return -1;
+  // The acceptor takes every waiting connection until none is left: accept must not block.
+  fcntl(listen_fd_, F_SETFL, fcntl(listen_fd_, F_GETFL) | O_NONBLOCK);
   ipv4_ = ipv4;
   port_number_ = bound;
   stopping_.store(false);
@@ -152,34 +263,46 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
                      std::string* err) {
   disconnect();
   local_rank_.store(local_rank);
+  // One deadline for every peer and every step: a peer that answers slowly (or a stranger at
+  // its address) cannot stretch the call past timeout_ms.
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   std::vector<std::unique_ptr<OutConn>> conns(peers.size());
+  auto closeAll = [&conns] {
+    for (auto& c : conns)
+      if (c) close(c->fd);
+  };
   for (size_t r = 0; r < peers.size(); ++r) {
     if (!peers[r].active) continue;
     const std::string where = "rank " + std::to_string(r) + " (" + ipv4ToString(peers[r].ipv4) +
                               ":" + std::to_string(peers[r].port) + ")";
-    const int fd = tcpConnect(peers[r].ipv4, peers[r].port, timeout_ms, err);
-    if (fd < 0) {
-      *err = "software NIC cannot reach " + where + ": " + *err;
-      for (auto& c : conns) if (c) close(c->fd);
-      return -1;
-    }
-    boundSilence(fd, peer_timeout_ms_.load());
-    Frame hello;
-    hello.type = kFrameHello;
-    hello.seq = (uint32_t)local_rank;
-    hello.rkey = (uint32_t)r;
-    hello.raddr = peers.size();
-    Frame ack;
-    const char* why = "";
-    if (sendFrame(fd, hello, nullptr, 0) != 0 || recvFrame(fd, &ack, &why) != 0 ||
-        ack.type != kFrameHelloAck || ack.rkey != 0) {
-      *err = "software NIC handshake with " + where + " failed (" +
-             (ack.type == kFrameHelloAck ? std::string("refused: wrong rank")
-                                         : std::string(why)) +
-             "; both ranks must run te4j with wire version " + std::to_string(kWireVersion) + ")";
+    int fd = -1;
+    for (int backoff_ms = 5;; backoff_ms = std::min(backoff_ms * 2, 200)) {
+      const int left = millisUntil(deadline);
+      if (left == 0) {
+        *err = "software NIC connect timed out after " + std::to_string(timeout_ms) + " ms before reaching " + where;
+        closeAll();
+        return -1;
+      }
+      fd = tcpConnect(peers[r].ipv4, peers[r].port, left, err);
+      if (fd < 0) {
+        *err = "software NIC cannot reach " + where + ": " + *err;
+        closeAll();
+        return -1;
+      }
+      boundSilence(fd, peer_timeout_ms_.load());
+      std::string why;
+      bool closed = false;
+      if (clientHandshake(fd, local_rank, (int)r, peers.size(), peers[r].key, deadline, &why, &closed)) break;
       close(fd);
-      for (auto& c : conns) if (c) close(c->fd);
-      return -1;
+      // Closed unanswered: the responder may have dropped this handshake for room under its caps;
+      // another attempt, within the same deadline, gets through.
+      if (!closed || millisUntil(deadline) <= backoff_ms) {
+        *err = "software NIC handshake with " + where + " failed: " + why + " (every rank must run te4j with wire"
+               " version " + std::to_string(kWireVersion) + "; connect timeout " + std::to_string(timeout_ms) + " ms)";
+        closeAll();
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(backoff_ms));
     }
     conns[r] = std::make_unique<OutConn>();
     conns[r]->fd = fd;
@@ -480,47 +603,180 @@ void SoftNic::readerLoop(OutConn* conn) {
 // ---- responder side ------------------------------------------------------------------------
 
 void SoftNic::acceptLoop() {
+  std::vector<Pending> pending;  // oldest first
+  std::vector<pollfd> fds;
   while (!stopping_.load(std::memory_order_acquire)) {
-    const int fd = tcpAccept(listen_fd_, kIdlePollMs);
-    if (fd < 0) continue;
-    auto conn = std::make_unique<InConn>();
-    conn->fd = fd;
-    InConn* raw = conn.get();
-    std::lock_guard<std::mutex> lock(in_mu_);
-    // Reap responders whose peer went away, so reconnects do not accumulate threads.
-    for (auto it = in_.begin(); it != in_.end();) {
-      if ((*it)->done.load()) {
-        (*it)->thread.join();
-        close((*it)->fd);
-        it = in_.erase(it);
-      } else {
-        ++it;
-      }
+    fds.clear();
+    fds.push_back(pollfd{listen_fd_, POLLIN, 0});
+    int wait_ms = kIdlePollMs;
+    for (const Pending& p : pending) {
+      fds.push_back(pollfd{p.fd, POLLIN, 0});
+      wait_ms = std::min(wait_ms, std::max(1, millisUntil(p.deadline)));
     }
-    conn->thread = std::thread([this, raw] { responderLoop(raw); });
-    in_.push_back(std::move(conn));
+    const int ready = poll(fds.data(), fds.size(), wait_ms);
+    if (ready < 0 && errno != EINTR) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(kIdlePollMs));
+      continue;
+    }
+    std::vector<Pending> next;
+    next.reserve(pending.size());
+    for (size_t i = 0; i < pending.size(); ++i) {
+      Pending& p = pending[i];
+      bool finished = false;
+      if (ready > 0 && (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) finished = advanceHandshake(&p);
+      if (!finished && millisUntil(p.deadline) == 0) {
+        // Too slow, however it paced its bytes: the deadline ran from the accept.
+        stats_.handshakes_dropped.fetch_add(1);
+        close(p.fd);
+        finished = true;
+      }
+      if (!finished) next.push_back(p);
+    }
+    pending.swap(next);
+    if (ready > 0 && (fds[0].revents & POLLIN) != 0) acceptPending(&pending);
+  }
+  for (const Pending& p : pending) close(p.fd);
+}
+
+void SoftNic::acceptPending(std::vector<Pending>* pending) {
+  // A bounded number per wake-up, so the handshakes already pending get their turn.
+  for (size_t k = 0; k < kMaxPending; ++k) {
+    uint32_t ip = 0;
+    const int fd = tcpAcceptNow(listen_fd_, &ip);
+    if (fd < 0) return;
+    size_t same = 0;
+    size_t oldest_same = pending->size();
+    for (size_t i = 0; i < pending->size(); ++i) {
+      if ((*pending)[i].ipv4 != ip) continue;
+      if (same++ == 0) oldest_same = i;
+    }
+    // Past a cap the oldest pending handshake makes room: a rank's handshake takes one round
+    // trip, so strangers that hold connections open cannot keep it out.
+    const size_t victim = same >= kMaxPendingPerSource ? oldest_same
+                          : pending->size() >= kMaxPending ? 0
+                                                           : pending->size();
+    if (victim < pending->size()) {
+      close((*pending)[victim].fd);
+      pending->erase(pending->begin() + (long)victim);
+      stats_.handshakes_dropped.fetch_add(1);
+    }
+    Pending p;
+    p.fd = fd;
+    p.ipv4 = ip;
+    p.deadline = Clock::now() + std::chrono::milliseconds(handshake_timeout_ms_.load());
+    Frame challenge;
+    challenge.type = kFrameChallenge;
+    challenge.length = kNonceBytes;
+    uint8_t msg[kFrameHeaderBytes + kNonceBytes];
+    encodeFrame(challenge, msg);
+    if (!randomBytes(p.nonce, sizeof(p.nonce))) {
+      close(fd);
+      continue;
+    }
+    std::memcpy(msg + kFrameHeaderBytes, p.nonce, kNonceBytes);
+    // A fresh socket's send buffer takes these 64 bytes at once; a socket that does not is dropped.
+    if (send(fd, msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(msg)) {
+      close(fd);
+      stats_.handshakes_dropped.fetch_add(1);
+      continue;
+    }
+    pending->push_back(p);
   }
 }
 
-void SoftNic::responderLoop(InConn* conn) {
-  const int fd = conn->fd;
+bool SoftNic::advanceHandshake(Pending* p) {
+  const ssize_t n = recv(p->fd, p->hello + p->got, sizeof(p->hello) - p->got, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  if (n <= 0) {
+    stats_.handshakes_dropped.fetch_add(1);
+    close(p->fd);
+    return true;
+  }
+  p->got += (size_t)n;
+  if (p->got < sizeof(p->hello)) return false;
   Frame hello;
   const char* why = "";
-  if (!waitReadable(fd, stopping_) || recvFrame(fd, &hello, &why) != 0 || hello.type != kFrameHello) {
-    stats_.bad_frames.fetch_add(1);
-    conn->done.store(true);
-    return;
+  bool ok = decodeFrame(p->hello, &hello, &why) && hello.type == kFrameHello;
+  if (ok) {
+    uint8_t mac[kMacBytes];
+    helloMac(key_, p->nonce, p->hello, mac);
+    ok = equalConstantTime(mac, p->hello + kFrameHeaderBytes, kMacBytes);
+    if (!ok) why = "it did not prove this NIC's key";
+  } else if (*why == 0) {
+    why = "expected HELLO";
   }
-  const int src_rank = (int)hello.seq;
+  if (!ok) {
+    stats_.handshakes_refused.fetch_add(1);
+    flag("refused a connection from " + ipv4ToString(p->ipv4) + ": " + why);
+    // A rank with stale metadata learns at once that retrying is useless; the answer carries
+    // nothing a stranger could use (no MAC, no state).
+    Frame refusal;
+    refusal.type = kFrameHelloAck;
+    refusal.rkey = kAckNotProven;
+    refusal.length = kMacBytes;
+    uint8_t msg[kFrameHeaderBytes + kMacBytes] = {};
+    encodeFrame(refusal, msg);
+    (void)!send(p->fd, msg, sizeof(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(p->fd);
+    return true;
+  }
   const int me = local_rank_.load();
   Frame ack;
   ack.type = kFrameHelloAck;
   ack.seq = hello.rkey;
   ack.rkey = (me >= 0 && (uint32_t)me != hello.rkey) ? 1u : 0u;  // 1: not the rank you wanted
-  if (sendFrame(fd, ack, nullptr, 0) != 0 || ack.rkey != 0) {
-    conn->done.store(true);
-    return;
+  ack.length = kMacBytes;
+  uint8_t msg[kFrameHeaderBytes + kMacBytes];
+  encodeFrame(ack, msg);
+  ackMac(key_, p->nonce, p->hello, msg, msg + kFrameHeaderBytes);
+  fcntl(p->fd, F_SETFL, fcntl(p->fd, F_GETFL) & ~O_NONBLOCK);
+  if (writeFullBy(p->fd, msg, sizeof(msg), p->deadline) != 0 || ack.rkey != 0) {
+    close(p->fd);
+    return true;
   }
+  if (!serve(p->fd, (int)hello.seq)) {
+    stats_.handshakes_dropped.fetch_add(1);
+    flag("refused an authenticated connection from " + ipv4ToString(p->ipv4) + ": " +
+         std::to_string(kMaxResponders) + " connections are served already");
+    close(p->fd);
+  }
+  return true;
+}
+
+void SoftNic::reapResponders() {
+  for (auto it = in_.begin(); it != in_.end();) {
+    if ((*it)->done.load()) {
+      (*it)->thread.join();
+      close((*it)->fd);
+      it = in_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+bool SoftNic::serve(int fd, int src_rank) {
+  std::lock_guard<std::mutex> lock(in_mu_);
+  // Reap responders whose peer went away, so reconnects do not accumulate threads.
+  reapResponders();
+  if (in_.size() >= kMaxResponders) return false;
+  auto conn = std::make_unique<InConn>();
+  conn->fd = fd;
+  conn->src_rank = src_rank;
+  InConn* raw = conn.get();
+  try {
+    conn->thread = std::thread([this, raw] { responderLoop(raw); });
+  } catch (const std::system_error&) {
+    return false;  // no thread to be had: refused like a connection over the cap
+  }
+  in_.push_back(std::move(conn));
+  return true;
+}
+
+void SoftNic::responderLoop(InConn* conn) {
+  const int fd = conn->fd;
+  const int src_rank = conn->src_rank;
+  const char* why = "";
   std::map<uint32_t, bool> errored;  // requester QPs whose requests are flushed from now on
   std::vector<uint8_t> staging;
   while (waitReadable(fd, stopping_)) {

@@ -8,14 +8,19 @@
 //              (wqe_parser.h), checks local keys/bounds, and sends one request frame each.
 //   reader     one per outgoing connection: takes responses in order, stores atomics' fetched
 //              values, writes CQEs (soft_qp.h).
-//   responder  one per incoming connection: checks each request's QP, rkey and bounds
-//              (region_table.h), applies WRITEs and masked FAs in arrival order through the
-//              MemoryPort, answers with a syndrome.
-//   acceptor   accepts incoming connections.
-// Nothing here throws; failures become error CQEs, counters and diagnostics().
+//   responder  one per authenticated incoming connection (at most kMaxResponders): checks each
+//              request's QP, rkey and bounds (region_table.h), applies WRITEs and masked FAs in
+//              arrival order through the MemoryPort, answers with a syndrome.
+//   acceptor   accepts incoming connections and runs every pending handshake itself, polling
+//              them together (no thread per stranger): each must prove the NIC's key
+//              (wire_format.h) within the handshake timeout, at most kMaxPending at once and
+//              kMaxPendingPerSource from one address; past a cap the oldest is dropped.
+// Nothing here throws (a thread that cannot be made refuses its connection); failures become
+// error CQEs, counters and diagnostics().
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,10 +37,13 @@
 namespace te4j {
 namespace rdma {
 
+constexpr size_t kAuthKeyBytes = 32;
+
 struct PeerEndpoint {
   bool active = false;
   uint32_t ipv4 = 0;  // host order
   uint16_t port = 0;
+  uint8_t key[kAuthKeyBytes] = {};  // the peer NIC's key (its metadata), proves this rank is of the job
 };
 
 class SoftNic {
@@ -45,8 +53,11 @@ class SoftNic {
   SoftNic(const SoftNic&) = delete;
   SoftNic& operator=(const SoftNic&) = delete;
 
-  /// Listens on ipv4:port (0 = any port) and starts the acceptor and progress threads.
+  /// Listens on ipv4:port (0 = any port), makes this NIC's random key and starts the acceptor
+  /// and progress threads.
   int start(uint32_t ipv4, uint16_t port, std::string* err);
+  /// The key a peer must prove to connect (kAuthKeyBytes), valid after start.
+  const uint8_t* authKey() const { return key_; }
   void stop();
   uint32_t ipv4() const { return ipv4_; }
   uint16_t port() const { return port_number_; }
@@ -57,7 +68,8 @@ class SoftNic {
   std::vector<std::unique_ptr<SoftQp>> takeQps();
 
   /// Opens one connection per active peer (own rank included: loopback through TCP) carrying
-  /// the QPs whose peer_rank is that peer. QPs must have peer_rank/peer_qpn set.
+  /// the QPs whose peer_rank is that peer. QPs must have peer_rank/peer_qpn set. timeout_ms
+  /// bounds the whole call (every connect, read and write of every peer's handshake).
   int connect(int local_rank, const std::vector<PeerEndpoint>& peers, int timeout_ms,
               std::string* err);
   /// Closes the outgoing connections; pending requests fail (transport retry exceeded).
@@ -71,6 +83,15 @@ class SoftNic {
   /// Bound of silence (unacknowledged data, unanswered keepalives) before a connection made
   /// from now on breaks: how soon a vanished peer host is noticed.
   void setPeerTimeoutMs(int ms) { peer_timeout_ms_.store(ms); }
+  /// How long an accepted connection may take to authenticate (from its accept, however it
+  /// paces its bytes) before it is dropped. Default kDefaultHandshakeTimeoutMs.
+  void setHandshakeTimeoutMs(int ms) { handshake_timeout_ms_.store(ms); }
+  static constexpr int kDefaultHandshakeTimeoutMs = 5000;
+  static constexpr size_t kMaxPending = 64;
+  static constexpr size_t kMaxPendingPerSource = 16;
+  /// Authenticated incoming connections served at once: a rank's peers open one each, so
+  /// this is twice the largest world; more are refused until one closes.
+  static constexpr size_t kMaxResponders = 128;
 
   SoftNicStats& stats() { return stats_; }
   /// Contract violations seen (doorbell record / UAR mismatches...), oldest first.
@@ -87,8 +108,18 @@ class SoftNic {
   };
   struct InConn {
     int fd = -1;
+    int src_rank = -1;
     std::thread thread;
     std::atomic<bool> done{false};
+  };
+  /// An accepted connection in its handshake, driven by the acceptor (non-blocking fd).
+  struct Pending {
+    int fd = -1;
+    uint32_t ipv4 = 0;
+    std::chrono::steady_clock::time_point deadline;
+    uint8_t nonce[16];
+    uint8_t hello[48 + 32];
+    size_t got = 0;
   };
 
   void progressLoop();
@@ -99,6 +130,13 @@ class SoftNic {
   uint32_t executeWqe(SoftQp* qp, uint32_t left);
   void readerLoop(OutConn* conn);
   void acceptLoop();
+  /// Accepts what waits on the listener, making room under the caps, and challenges it.
+  void acceptPending(std::vector<Pending>* pending);
+  /// Reads what arrived of p's HELLO; true when p is finished (served or dropped).
+  bool advanceHandshake(Pending* p);
+  /// Starts a responder for an authenticated connection; false when at kMaxResponders.
+  bool serve(int fd, int src_rank);
+  void reapResponders();
   void responderLoop(InConn* conn);
   void flag(const std::string& message);
   /// Records the first cause of rank's loss (a connection not closed by disconnect).
@@ -114,6 +152,8 @@ class SoftNic {
   std::atomic<bool> pause_{false};
   std::atomic<int> local_rank_{-1};
   std::atomic<int> peer_timeout_ms_{10000};
+  std::atomic<int> handshake_timeout_ms_{kDefaultHandshakeTimeoutMs};
+  uint8_t key_[kAuthKeyBytes] = {};
   static constexpr int kMaxRanks = 64;
   std::atomic<int> lost_[kMaxRanks] = {};
 

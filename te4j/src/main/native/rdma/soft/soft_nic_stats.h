@@ -21,13 +21,16 @@ struct SoftNicStats {
   std::atomic<uint64_t> atomics{0};         // responder: atomics applied
   std::atomic<uint64_t> rejected{0};        // responder: requests refused (key, bounds, state)
   std::atomic<uint64_t> bad_frames{0};      // connections closed for a malformed frame
-  static constexpr int kCount = 13;
+  std::atomic<uint64_t> handshakes_refused{0};  // HELLOs malformed or not proving the NIC's key
+  std::atomic<uint64_t> handshakes_dropped{0};  // handshakes too slow, evicted, or over the caps
+  static constexpr int kCount = 15;
   void snapshot(int64_t out[kCount]) const {
     const std::atomic<uint64_t>* all[kCount] = {&doorbells, &dbr_mismatches, &uar_mismatches,
                                                 &wqes,      &local_errors,   &remote_errors,
                                                 &flushes,   &cqes,           &cq_overruns,
                                                 &bytes_written, &atomics,    &rejected,
-                                                &bad_frames};
+                                                &bad_frames, &handshakes_refused,
+                                                &handshakes_dropped};
     for (int i = 0; i < kCount; ++i) out[i] = (int64_t)all[i]->load(std::memory_order_relaxed);
   }
 };

@@ -34,7 +34,7 @@ namespace {
 constexpr uint32_t kBfSize = 256;
 constexpr size_t kDbrOffset(uint32_t ring) { return (size_t)ring * 128; }
 constexpr size_t blockBytes(uint32_t ring) { return ((size_t)ring * 128 + 704 + 4095) & ~(size_t)4095; }
-constexpr int kConnectTimeoutMs = 10000;
+constexpr int kConnectTimeoutMs = 30000;  // the whole of connectPeers unless told otherwise
 
 class SoftRdmaTransport final : public TableRdmaTransport {
  public:
@@ -216,8 +216,14 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     if (memory_->toTable(raddrs_, raddrs.data(), sizeof(uint64_t) * num_ranks_, &err) != 0 ||
         memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &err) != 0)
       return fail(kCudaError, "connectPeers: tables: " + err);
+    for (int r = 0; r < num_ranks_; ++r) {
+      if (!peers[r].active) continue;
+      if ((size_t)num_ranks_ * kAuthKeyBytes != peer_keys_.size())
+        return fail(kInvalidArgument, "connectPeers: the peers' keys are missing (setPeerKeys, from their metadata)");
+      std::memcpy(peers[r].key, peer_keys_.data() + (size_t)r * kAuthKeyBytes, kAuthKeyBytes);
+    }
     setPeers(local_rank, remote_qpns, active_ranks_mask);
-    if (nic_->connect(local_rank, peers, kConnectTimeoutMs, &err) != 0)
+    if (nic_->connect(local_rank, peers, connect_timeout_ms_, &err) != 0)
       return fail(kPeerLost, "connectPeers: " + err);
     local_rank_ = local_rank;
     connected_ = true;
@@ -264,7 +270,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
 
   const char* statisticsNames() const override {
     return "doorbells,dbr_mismatches,uar_mismatches,wqes,local_errors,remote_errors,flushes,"
-           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames";
+           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames,handshakes_refused,handshakes_dropped";
   }
 
   const char* diagnostics() override {
@@ -282,6 +288,29 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     for (int r = 0; r < num_ranks_; ++r) out[r] = nic_->lostCause(r);
     ok();
     return num_ranks_;
+  }
+
+  int setConnectTimeoutMs(int timeout_ms) override {
+    if (timeout_ms < 1) return fail(kInvalidArgument, "setConnectTimeoutMs: at least 1 ms");
+    connect_timeout_ms_ = timeout_ms;
+    return ok();
+  }
+
+  int authKey(uint8_t* out, int capacity) override {
+    if (!nic_) return fail(kIllegalState, "authKey: initialize first");
+    if (out == nullptr || capacity < (int)kAuthKeyBytes)
+      return fail(kInvalidArgument, "authKey: capacity below " + std::to_string(kAuthKeyBytes));
+    std::memcpy(out, nic_->authKey(), kAuthKeyBytes);
+    ok();
+    return (int)kAuthKeyBytes;
+  }
+
+  int setPeerKeys(const uint8_t* keys, int bytes) override {
+    if (keys == nullptr || bytes != num_ranks_ * (int)kAuthKeyBytes)
+      return fail(kInvalidArgument, "setPeerKeys: " + std::to_string(num_ranks_) + " keys of " +
+                                        std::to_string(kAuthKeyBytes) + " bytes expected");
+    peer_keys_.assign(keys, keys + bytes);
+    return ok();
   }
 
   int setPeerTimeoutMs(int timeout_ms) override {
@@ -350,6 +379,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   std::vector<uint32_t> qpns_;
   std::vector<SoftQp*> qp_ptrs_;  // owned by nic_, valid until takeQps
   uint32_t next_qpn_ = 0x100;
+  int connect_timeout_ms_ = kConnectTimeoutMs;
+  std::vector<uint8_t> peer_keys_;
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// wire_format.h — the software NIC's TCP frame format, version 1.
+// wire_format.h — the software NIC's TCP frame format, version 2.
 //
 // Ranks may run on different hosts, so every field has a fixed offset, size and byte order
 // (little-endian), written and read field by field, never as a raw struct.
@@ -7,17 +7,27 @@
 //   0      4    magic        0x464e5354 ("TSNF" in memory)
 //   4      2    version      kWireVersion; a receiver closes on any other value
 //   6      2    type         kFrame*
-//   8      4    src_qpn      -                -              requester QP          requester QP
-//   12     4    dst_qpn      -                -              responder QP          responder QP
+//   8      4    src_qpn      client nonce     -              requester QP          requester QP
+//   12     4    dst_qpn      client nonce     -              responder QP          responder QP
 //   16     4    seq          src rank         accepted rank  wqe_counter           wqe_counter
 //   20     4    rkey         dst rank         status (0 ok)  responder key         -
 //   24     8    raddr        num ranks        -              responder address     -
-//   32     4    length       0                0              WRITE: payload bytes  0
-//   36     4    arg0         -                -              FA: add operand       syndrome (0 ok)
-//   40     4    arg1         -                -              FA: field boundary    FA: old value
+//   32     4    length       32 (the MAC)     32 (the MAC)   WRITE: payload bytes  0
+//   36     4    arg0         client nonce     -              FA: add operand       syndrome (0 ok)
+//   40     4    arg1         client nonce     -              FA: field boundary    FA: old value
 //   44     4    reserved     0
-//   48     ...  payload (WRITE only: `length` bytes of data)
+//   48     ...  payload (WRITE: `length` bytes of data; CHALLENGE: 16-byte nonce; HELLO and
+//                HELLO_ACK: a 32-byte HMAC-SHA256)
 //
+// The handshake authenticates every connection with the listening NIC's key K (32 random
+// bytes made at start, published in its RDMA metadata, so known to the ranks of the job
+// through their handle exchange and to nobody else):
+//   responder -> CHALLENGE  16-byte server nonce, sent at accept
+//   requester -> HELLO      header (ranks, 16-byte client nonce) + HMAC(K, "te4j-nic-hello" |
+//                           server nonce | HELLO header)
+//   responder -> HELLO_ACK  header + HMAC(K, "te4j-nic-ack" | server nonce | HELLO header |
+//                           HELLO_ACK header), only for a HELLO whose MAC is right
+// A connection whose HELLO is late, malformed or unauthenticated is closed without an answer.
 // Requests of one connection are executed in order and answered in order, one RESPONSE each.
 #pragma once
 
@@ -28,7 +38,9 @@ namespace te4j {
 namespace rdma {
 
 constexpr uint32_t kWireMagic = 0x464e5354u;
-constexpr uint16_t kWireVersion = 1;
+constexpr uint16_t kWireVersion = 2;
+constexpr size_t kNonceBytes = 16;
+constexpr size_t kMacBytes = 32;
 constexpr size_t kFrameHeaderBytes = 48;
 constexpr uint32_t kMaxFramePayload = 1u << 30;  // one WQE's largest message
 
@@ -38,6 +50,7 @@ enum FrameType : uint16_t {
   kFrameWrite = 3,
   kFrameMaskedFa32 = 4,
   kFrameResponse = 5,
+  kFrameChallenge = 6,
 };
 
 struct Frame {
@@ -102,8 +115,11 @@ inline bool decodeFrame(const uint8_t in[kFrameHeaderBytes], Frame* f, const cha
   f->length = getLe32(in + 32);
   f->arg0 = getLe32(in + 36);
   f->arg1 = getLe32(in + 40);
-  if (f->type < kFrameHello || f->type > kFrameResponse) { *why = "unknown frame type"; return false; }
-  if (f->type == kFrameWrite ? f->length > kMaxFramePayload : f->length != 0) {
+  if (f->type < kFrameHello || f->type > kFrameChallenge) { *why = "unknown frame type"; return false; }
+  const uint32_t fixed = f->type == kFrameChallenge ? (uint32_t)kNonceBytes
+                         : f->type == kFrameHello || f->type == kFrameHelloAck ? (uint32_t)kMacBytes
+                                                                                 : 0u;
+  if (f->type == kFrameWrite ? f->length > kMaxFramePayload : f->length != fixed) {
     *why = "bad payload length";
     return false;
   }

@@ -76,7 +76,7 @@ final class ForgedMetadata
         Expect e = Expect.FAIL;
         switch (rnd.nextInt(16))
         {
-            case 0: what = set16(bb, VERSION, pick(rnd, 0, 2, 0xffff), "version"); break;
+            case 0: what = set16(bb, VERSION, pick(rnd, 0, 1, 3, 0xffff), "version"); break;
             case 1: what = set8(bb, BACKEND, pick(rnd, 0, 2, 3, 0xff), "backend"); break;
             case 2: what = set8(bb, FLAGS, pick(rnd, 0, 2, 3, 0xff), "flags"); break;
             case 3: what = set32(bb, NUM_RANKS, pick(rnd, 0, 1, 3, 64, 65, -1), "numRanks"); break;

@@ -141,6 +141,11 @@ final class FuzzRdmaCalls
         {
             e = Expect.FAIL;
         }
+        else if (e == Expect.SUCCEED && timeout.compareTo(Duration.ofSeconds(1)) < 0)
+        {
+            // One deadline bounds the whole connect: a tiny one may run out (Te4jTimeoutException).
+            e = Expect.EITHER;
+        }
         v.set(unlessRacing(e), "connect on rank " + t + " through an exchange with " + shape + ", timeout " + timeout);
         if (e != Expect.SUCCEED)
         {
@@ -339,9 +344,9 @@ final class FuzzRdmaCalls
             {
                 final int k = rnd.nextInt(5);
                 final DeviceBuffer b = k < 2 ? w : k == 2 ? d.windows[1 - t] : pools.anyBuffer();
-                final boolean own = b == w;
-                // Another engine's buffer: its free would not reach this transport.
-                v.set(b == null || b.isClosed() || !own ? Expect.FAIL : unlessRacing(Expect.SUCCEED),
+                // Any open buffer of the process may be registered: whichever engine frees it
+                // withdraws it from every transport (LiveMemory).
+                v.set(b == null || b.isClosed() ? Expect.FAIL : unlessRacing(Expect.SUCCEED),
                     "register(" + b + ") on rank " + t);
                 tr.register(b);
                 break;

@@ -30,8 +30,8 @@ public class RdmaApiTest
         Assert.assertTrue(back.isRoce());
         // Explicit layout: magic, version, backend, flags at fixed offsets, big-endian.
         final byte[] b = m.toBytes();
-        Assert.assertEquals(Arrays.copyOf(b, 8), new byte[] {0x54, 0x45, 0x34, 0x4d, 0, 1, 1, 1});
-        Assert.assertEquals(b.length, RdmaMetadata.HEADER_BYTES + 4 * 6 + 4);
+        Assert.assertEquals(Arrays.copyOf(b, 8), new byte[] {0x54, 0x45, 0x34, 0x4d, 0, 2, 1, 1});
+        Assert.assertEquals(b.length, RdmaMetadata.HEADER_BYTES + 4 * 6 + 4 + 4);  // qpns, key length 0, CRC
     }
 
     @Test(groups = "host")
@@ -49,9 +49,9 @@ public class RdmaApiTest
             Assert.assertThrows("flipped byte " + at, BadHandleException.class, () -> RdmaMetadata.fromBytes(bad));
         }
         final byte[] version = good.clone();
-        version[5] = 2;
+        version[5] = 1;  // the layout before the NIC key
         final BadHandleException e = Assert.expectThrows(BadHandleException.class, () -> RdmaMetadata.fromBytes(version));
-        Assert.assertTrue(e.getMessage().contains("version 2"), e.getMessage());
+        Assert.assertTrue(e.getMessage().contains("version 1"), e.getMessage());
     }
 
     @Test(groups = "host")
@@ -92,8 +92,11 @@ public class RdmaApiTest
             rdma.initialize(1, 1);
             final DeviceBuffer window = engine.getOrCreateP2pTransport(1).allocateBuffer(1 << 16);
             final DeviceBuffer foreign = other.getOrCreateP2pTransport(1).allocateBuffer(1 << 16);
-            // Its free would not deregister it here: refused.
-            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(foreign));
+            // Another engine's buffer: its free, by that engine, withdraws the registration here too.
+            rdma.register(foreign);
+            Assert.assertEquals(rdma.registeredAddress(), foreign.address());
+            foreign.close();
+            Assert.assertEquals(rdma.registeredAddress(), 0L);
             Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(window.address(), window.size() + 1));
             Assert.assertThrows(IllegalArgumentException.class, () -> rdma.register(window.address() - 8, 64));
             rdma.register(window.address() + 64, 4096);

@@ -3,7 +3,12 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeCommCtx;
 import io.github.te4j.internal.NativeP2pTransport;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.BytePointer;
 
 /**
  * A symmetric window: this rank's buffer plus the peer tables that reach every other rank's
@@ -46,6 +51,39 @@ public final class CommContext extends NativeResource
             transportPeer.closeWindow(window);
             throw Errors.toException(status, "makeCommCtx", msg);
         }
+        LiveMemory.mappingsCreated(this, peerMappings());
+    }
+
+    /**
+     * The ranges where this window maps other processes' buffers (not this process's own
+     * buffers, which LiveMemory knows as buffers): a raw RDMA registration of one is withdrawn
+     * when this window unmaps it.
+     */
+    private List<long[]> peerMappings()
+    {
+        final List<long[]> out = new ArrayList<>();
+        final long table = transportPeer.peerPtrsTablePtr(window);
+        if (table == 0 || numRanks <= 0)
+        {
+            return out;
+        }
+        // A direct buffer, not a JavaCPP allocation: those open /proc/self/statm for their
+        // memory accounting and keep it open, one fd more than the caller had.
+        final ByteBuffer host = ByteBuffer.allocateDirect(8 * numRanks).order(ByteOrder.nativeOrder());
+        if (NativeApi.copyMemory(transport.platform().nativeId(), transport.device(), new BytePointer(host).address(),
+            table, 8L * numRanks) != 0)
+        {
+            return out;
+        }
+        for (int r = 0; r < numRanks; r++)
+        {
+            final long p = host.getLong(8 * r);
+            if (p != 0 && r != rank && !LiveMemory.insideLiveBuffer(p))
+            {
+                out.add(new long[] {p, local.size()});
+            }
+        }
+        return out;
     }
 
     /** This rank. */
@@ -247,6 +285,8 @@ public final class CommContext extends NativeResource
         {
             r.detach(this);
         }
+        // Every NIC of the process stops touching the peer mappings before they are unmapped.
+        LiveMemory.mappingsFreeing(this);
         transportPeer.closeWindow(window);
         NativeApi.deleteCommCtx(ctx);
         transport.contextClosed(this);

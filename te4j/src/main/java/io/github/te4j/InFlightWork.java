@@ -52,12 +52,15 @@ final class InFlightWork
 
     private static boolean drain(final NativeResource r, final boolean forget)
     {
+        // One deadline for all the streams: they run independently, so waiting for each in turn
+        // with what is left of it is as long as waiting for all of them at once.
+        final long deadline = System.nanoTime() + DRAIN_NANOS;
         boolean idle = true;
         for (final OpStream s : OPEN)
         {
             if (s.touches(r))
             {
-                idle &= s.drainFor(r);
+                idle &= s.drainFor(r, deadline - System.nanoTime());
                 if (forget)
                 {
                     s.forget(r);

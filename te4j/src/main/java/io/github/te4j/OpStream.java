@@ -86,7 +86,14 @@ public final class OpStream extends NativeResource
         return this;
     }
 
-    /** Copies {@code bytes} from {@code src} at {@code srcOffset} to rank {@code dstRank}'s window at {@code dstOffset}. */
+    /**
+     * Copies {@code bytes} from {@code src} at {@code srcOffset} to rank {@code dstRank}'s window at
+     * {@code dstOffset}. The source and destination must not overlap, also not through two
+     * mappings of the same memory (a window's own buffer reached through a peer mapping of it,
+     * or two ranks' windows that are one segment): the copy runs in chunks, in parallel on CUDA,
+     * so overlapping bytes end up unspecified. te4j cannot see that two addresses are one
+     * memory, so it does not refuse such a put.
+     */
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes)
     {
@@ -108,6 +115,8 @@ public final class OpStream extends NativeResource
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final long srcOffset,
         final long bytes)
     {
+        // Checked here: the window's buffer is read off ctx before the 6-argument form checks it.
+        Errors.checkArgument(ctx != null, "ctx is null");
         put(ctx, dstRank, dstOffset, ctx.localBuffer(), srcOffset, bytes);
     }
 
@@ -396,6 +405,9 @@ public final class OpStream extends NativeResource
     }
 
     /** Whether enqueued operations may still touch {@code r}. */
+    /** Set when a drain ran out its bound with work still running; cleared once a drain completes. */
+    private volatile boolean stuck;
+
     boolean touches(final NativeResource r)
     {
         return touched.contains(r);
@@ -449,9 +461,11 @@ public final class OpStream extends NativeResource
     /**
      * Waits until no enqueued operation can touch {@code r} any more (called before r is freed);
      * an operation error met on the way is kept for the next {@link #synchronize}. False when work
-     * is still running after {@link InFlightWork#DRAIN_NANOS} or a peer was lost meanwhile.
+     * is still running after {@code timeoutNs} or a peer was lost meanwhile. A stream that
+     * already ran out a drain's bound and still runs is not waited for again (it is stuck, e.g.
+     * on a wait nobody releases): freeing several of its resources costs one bound, not one each.
      */
-    boolean drainFor(final NativeResource r)
+    boolean drainFor(final NativeResource r, final long timeoutNs)
     {
         final Lock l = enterForDrain();
         if (l == null)
@@ -464,7 +478,8 @@ public final class OpStream extends NativeResource
             final int status;
             try
             {
-                status = SlicedWait.run(peer, InFlightWork.DRAIN_NANOS, () -> checkPeers("a free"), message);
+                status = SlicedWait.run(peer, stuck ? 1 : Math.max(1, timeoutNs), () -> checkPeers("a free"),
+                    message);
             }
             catch (final PeerLostException e)
             {
@@ -472,8 +487,10 @@ public final class OpStream extends NativeResource
             }
             if (status == SlicedWait.STILL_RUNNING)
             {
+                stuck = true;
                 return false;
             }
+            stuck = false;
             if (status < 0 && deferred == null)
             {
                 deferred = Errors.toException(status, "synchronize", withRdmaDiagnostics(message[0]));
@@ -492,7 +509,8 @@ public final class OpStream extends NativeResource
         // Drain first so that no kernel still reads tables that the transport frees next.
         try
         {
-            SlicedWait.run(peer, InFlightWork.DRAIN_NANOS, () -> checkPeers("close"), new String[1]);
+            // A stuck stream already cost one drain bound: closing it does not wait another.
+            SlicedWait.run(peer, stuck ? 1 : InFlightWork.DRAIN_NANOS, () -> checkPeers("close"), new String[1]);
         }
         catch (final PeerLostException e)
         {

@@ -77,6 +77,7 @@ public final class P2pTransport extends NativeResource
             {
                 buffers.add(b);
             }
+            LiveMemory.bufferCreated(b);
             return b;
         }
         finally
@@ -105,6 +106,7 @@ public final class P2pTransport extends NativeResource
             {
                 buffers.add(b);
             }
+            LiveMemory.bufferCreated(b);
             return b;
         }
         finally
@@ -116,23 +118,6 @@ public final class P2pTransport extends NativeResource
     TransferEngine engine()
     {
         return engine;
-    }
-
-    /** A live buffer of this transport that shares a byte with [address, address + bytes), or null. */
-    DeviceBuffer bufferOverlapping(final long address, final long bytes)
-    {
-        synchronized (buffers)
-        {
-            for (final DeviceBuffer b : buffers)
-            {
-                if (Long.compareUnsigned(address, b.address() + b.size()) < 0
-                    && Long.compareUnsigned(b.address(), address + bytes) < 0)
-                {
-                    return b;
-                }
-            }
-        }
-        return null;
     }
 
     /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
@@ -337,8 +322,9 @@ public final class P2pTransport extends NativeResource
         dependent.forEach(CommContext::close);
         // Streams may still have operations queued that read or write this buffer.
         final boolean idle = InFlightWork.drainUsersOf(buffer);
-        // The RDMA NIC must stop writing into memory before it is freed.
-        engine.bufferFreeing(buffer.address(), buffer.size());
+        // Every RDMA NIC of the process (any engine may hold a raw registration of it) must stop
+        // writing into memory before it is freed.
+        LiveMemory.bufferFreeing(buffer);
         synchronized (buffers)
         {
             buffers.remove(buffer);
@@ -397,7 +383,7 @@ public final class P2pTransport extends NativeResource
         {
             // Close first: it waits for calls still using the buffer and drains streams.
             b.close();
-            engine.bufferFreeing(b.address(), b.size());
+            LiveMemory.bufferFreeing(b);
             if (!keepNative)
             {
                 peer.freeBuffer(b.address());

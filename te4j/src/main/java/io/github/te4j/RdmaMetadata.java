@@ -10,14 +10,18 @@ import java.util.zip.CRC32;
  * Travels between ranks in an explicit, versioned encoding (never Java serialisation):
  *
  * <pre>
- *  0      magic "TE4M" (u32)          4  version=1 (u16)   6 backend (u8)   7 flags (u8, bit 0 RoCE)
+ *  0      magic "TE4M" (u32)          4  version=2 (u16)   6 backend (u8)   7 flags (u8, bit 0 RoCE)
  *  8      numRanks (u32)             12  qpsPerRank (u32)
  *  16     gidIndex (u32)             20  lid (u32)
  *  24     raddr (u64)                32  rkey (u32)       36 reserved (u32, 0)
  *  40     registered bytes (u64)     48  subnet prefix (u64)   56 interface id (u64)
  *  64     qpn count n (u32)          68  n x qpn (u32)
- *  68+4n  CRC-32 of all bytes before (u32)
+ *  68+4n  NIC key length k (u32, 0 or 32)   72+4n  k bytes: the key
+ *  72+4n+k  CRC-32 of all bytes before (u32)
  * </pre>
+ * The NIC key (software NIC) is what a connecting rank must prove to that rank's NIC: it
+ * travels only through the job's handle exchange, so a stranger who can reach the NIC's port
+ * cannot connect to it even when it knows every other field.
  * All fields are big-endian. QP i serves (destination rank i / qpsPerRank, channel
  * i % qpsPerRank). {@link #fromBytes(byte[])} rejects anything else with a
  * {@link BadHandleException} naming the field, including values no rank sends (QP number 0 or
@@ -28,7 +32,9 @@ public final class RdmaMetadata
 {
     /** "TE4M". */
     public static final int MAGIC = 0x5445344d;
-    public static final int VERSION = 1;
+    public static final int VERSION = 2;
+    /** Length of a software NIC's key. */
+    public static final int KEY_BYTES = 32;
     static final int HEADER_BYTES = 68;
     static final int MAX_QPNS = 64 * 1024;
     /** QP numbers are 24 bits; 0 is never a QP. */
@@ -51,11 +57,21 @@ public final class RdmaMetadata
     private final long subnetPrefix;
     private final long interfaceId;
     private final int[] qpns;
+    private final byte[] authKey;
 
     RdmaMetadata(final int backend, final boolean roce, final int numRanks, final int qpsPerRank, final int gidIndex,
         final int lid, final long raddr, final int rkey, final long registeredBytes, final long subnetPrefix,
         final long interfaceId, final int[] qpns)
     {
+        this(backend, roce, numRanks, qpsPerRank, gidIndex, lid, raddr, rkey, registeredBytes, subnetPrefix,
+            interfaceId, qpns, new byte[0]);
+    }
+
+    RdmaMetadata(final int backend, final boolean roce, final int numRanks, final int qpsPerRank, final int gidIndex,
+        final int lid, final long raddr, final int rkey, final long registeredBytes, final long subnetPrefix,
+        final long interfaceId, final int[] qpns, final byte[] authKey)
+    {
+        this.authKey = authKey.clone();
         this.backend = backend;
         this.roce = roce;
         this.numRanks = numRanks;
@@ -71,7 +87,7 @@ public final class RdmaMetadata
     }
 
     /** Parses the native int64 layout; throws {@link Te4jException} when it is not what te4j wrote. */
-    static RdmaMetadata fromNative(final long[] v, final int count, final long registeredBytes)
+    static RdmaMetadata fromNative(final long[] v, final int count, final long registeredBytes, final byte[] key)
     {
         if (count < NATIVE_HEADER || v[0] != NATIVE_MAGIC || v[1] != NATIVE_VERSION)
         {
@@ -91,7 +107,7 @@ public final class RdmaMetadata
             q[i] = (int)v[NATIVE_HEADER + i];
         }
         return new RdmaMetadata((int)v[2], v[10] != 0, nr, qpr, (int)v[11], (int)v[9], v[5], (int)v[6],
-            registeredBytes, v[7], v[8], q);
+            registeredBytes, v[7], v[8], q, key);
     }
 
     /** 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}). */
@@ -165,10 +181,17 @@ public final class RdmaMetadata
         return qpns[index];
     }
 
+    /** The NIC's key ({@link #KEY_BYTES}; software NIC), or an empty array. */
+    byte[] authKey()
+    {
+        return authKey.clone();
+    }
+
     /** The encoding described in the class comment. */
     public byte[] toBytes()
     {
-        final ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + 4 * qpns.length + 4).order(ByteOrder.BIG_ENDIAN);
+        final ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + 4 * qpns.length + 4 + authKey.length + 4)
+            .order(ByteOrder.BIG_ENDIAN);
         b.putInt(MAGIC).putShort((short)VERSION).put((byte)backend).put((byte)(roce ? 1 : 0));
         b.putInt(numRanks).putInt(qpsPerRank).putInt(gidIndex).putInt(lid);
         b.putLong(raddr).putInt(rkey).putInt(0);
@@ -178,6 +201,7 @@ public final class RdmaMetadata
         {
             b.putInt(q);
         }
+        b.putInt(authKey.length).put(authKey);
         final CRC32 crc = new CRC32();
         crc.update(b.array(), 0, b.position());
         b.putInt((int)crc.getValue());
@@ -239,9 +263,20 @@ public final class RdmaMetadata
             throw new BadHandleException("RDMA metadata: " + n + " QP numbers for " + numRanks + " ranks x "
                 + qpsPerRank + " QPs per rank");
         }
-        if (bytes.length != HEADER_BYTES + 4L * n + 4)
+        final long keyAt = HEADER_BYTES + 4L * n;
+        if (bytes.length < keyAt + 8)
         {
             throw new BadHandleException("RDMA metadata length mismatch: " + bytes.length + " bytes for " + n + " QPs");
+        }
+        final int keyLength = ByteBuffer.wrap(bytes, (int)keyAt, 4).order(ByteOrder.BIG_ENDIAN).getInt();
+        if (keyLength != 0 && keyLength != KEY_BYTES)
+        {
+            throw new BadHandleException("RDMA metadata NIC key of " + keyLength + " bytes, not 0 or " + KEY_BYTES);
+        }
+        if (bytes.length != keyAt + 4 + keyLength + 4)
+        {
+            throw new BadHandleException("RDMA metadata length mismatch: " + bytes.length + " bytes for " + n
+                + " QPs and a key of " + keyLength + " bytes");
         }
         if (registered < 0)
         {
@@ -264,9 +299,12 @@ public final class RdmaMetadata
                     + ", not in [1, 0xffffff]");
             }
         }
+        b.getInt();
+        final byte[] key = new byte[keyLength];
+        b.get(key);
         checkValues(backend, (flags & 1) != 0, gidIndex, lid, raddr, rkey, registered, prefix, ifid);
         return new RdmaMetadata(backend, (flags & 1) != 0, numRanks, qpsPerRank, gidIndex, lid, raddr, rkey,
-            registered, prefix, ifid, q);
+            registered, prefix, ifid, q, key);
     }
 
     /**

@@ -31,7 +31,13 @@ import org.slf4j.LoggerFactory;
  * rdma.connect(exchange, timeout);       // QPs, all-gather metadata, connect, barrier
  * ctx.withRdma(rdma);                    // ranks without P2P now go over RDMA
  * }</pre>
- * After an error CQE the queue pairs are in the error state: every rank calls
+ * Software NIC connections are authenticated: each NIC makes a random key at
+ * {@link #initialize}, carried in its {@link RdmaMetadata}, and serves only connections that
+ * prove it (HMAC-SHA256 challenge/response), so reaching its port and knowing the other fields
+ * of the metadata (address, key, QP numbers) is not enough to write into a window. Pending
+ * handshakes are bounded (64, 16 per source address, 5 s each, the oldest dropped first).
+ *
+ * <p>After an error CQE the queue pairs are in the error state: every rank calls
  * {@link #reconnect(HandleExchange, Duration)}. Close the streams that used this transport
  * before closing it (the engine does so when it closes).
  */
@@ -45,12 +51,25 @@ public final class RdmaTransport extends NativeResource
     /** Ring sizes the native side accepts. */
     public static final int MIN_RING = 2;
     public static final int MAX_RING = 32768;
+    /** te4j's send ring when {@link #initialize(int, int, int)} is given 0. */
+    public static final int DEFAULT_RING = 256;
+    /**
+     * Most send-ring slots (64-byte WQEBBs) of all queue pairs together, numRanks x qpsPerRank x
+     * ring: each slot costs about 128 bytes of NIC control memory (the slot and its CQE), so the
+     * default of 2^22 slots bounds it near 512 MiB per transport. {@code -Dte4j.rdma.maxRingSlots}.
+     */
+    public static final long MAX_RING_SLOTS = Math.max(1024, Long.getLong("te4j.rdma.maxRingSlots", 1L << 22));
     /**
      * How long a connected peer's host may stay silent before it counts as lost
      * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
      */
     public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
         10_000));
+    /**
+     * Bound of the whole of {@link #connectPeers(int, List, long)} without a timeout: every
+     * peer's TCP connect, handshake and every read of it together.
+     */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
     private final TransferEngine engine;
     private final NativeRdmaTransport peer;
@@ -87,6 +106,7 @@ public final class RdmaTransport extends NativeResource
             throw e;
         }
         this.peer = p;
+        LiveMemory.transportOpened(this);
     }
 
     static int backendOf(final String filter)
@@ -136,6 +156,11 @@ public final class RdmaTransport extends NativeResource
         Errors.checkArgument(ringWqebbs == 0 || (ringWqebbs >= MIN_RING && ringWqebbs <= MAX_RING
             && Integer.bitCount(ringWqebbs) == 1), "ringWqebbs=" + ringWqebbs + " must be 0 or a power of two in ["
             + MIN_RING + ", " + MAX_RING + "]");
+        final long slots = (long)numRanks * qpsPerRank * (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs);
+        Errors.checkArgument(slots <= MAX_RING_SLOTS, numRanks + " ranks x " + qpsPerRank + " QPs x "
+            + (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs) + " ring slots = " + slots + " send-ring slots, over the cap of "
+            + MAX_RING_SLOTS + " (about " + (MAX_RING_SLOTS * 128 >> 20) + " MiB of NIC control memory; fix: fewer queue"
+            + " pairs per rank or a smaller ring, or raise -Dte4j.rdma.maxRingSlots)");
         final Lock l = enter();
         try
         {
@@ -181,16 +206,14 @@ public final class RdmaTransport extends NativeResource
 
     /**
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
-     * offsets refer to. It must be a buffer of this engine (its free then deregisters it first).
+     * offsets refer to. It may belong to any engine of this process on the same platform and
+     * device: its free, whichever engine frees it, deregisters it first.
      */
     public void register(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         Errors.checkArgument(buffer.platform() == engine.platform() && buffer.device() == engine.device(),
             buffer + " is not on this transport's " + engine.platform() + " device " + engine.device());
-        // Another engine's free would not tell this NIC, which would go on writing into freed memory.
-        Errors.checkArgument(buffer.owner().engine() == engine, buffer + " belongs to another engine (fix: register"
-            + " a buffer of this engine, or register(address, bytes) memory whose lifetime you manage)");
         final Lock lb = buffer.enter();
         try
         {
@@ -207,17 +230,21 @@ public final class RdmaTransport extends NativeResource
      * Presets; host platform: memory of this process): [address, address + bytes). It must stay
      * allocated until it is deregistered or this transport is closed. Replaces the previous
      * registration as the symmetric buffer; peers learn it at the next connect.
+     *
+     * <p>A range that shares a byte with a te4j buffer of any engine of this process must lie
+     * inside that buffer, and is withdrawn from this NIC when the buffer is freed (remote
+     * accesses then fail as error CQEs at the writer); the memory of a te4j buffer already freed
+     * is refused ({@link IllegalArgumentException}).
      */
     public synchronized void register(final long address, final long bytes)
     {
         Errors.checkArgument(address != 0, "address is null");
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
         Errors.checkArgument(address + bytes > address, "address + bytes overflows");
-        // Past the end of a te4j buffer the peers would write into whatever lies behind it.
-        final P2pTransport p2p = engine.p2pTransport();
-        final DeviceBuffer b = p2p == null ? null : p2p.bufferOverlapping(address, bytes);
-        Errors.checkArgument(b == null || (address >= b.address() && address + bytes <= b.address() + b.size()),
-            "[0x" + Long.toHexString(address) + ", +" + bytes + ") reaches outside " + b);
+        // Past the end of a te4j buffer (of any engine) the peers would write into whatever lies
+        // behind it; a te4j buffer already freed is no memory at all. A range inside a live te4j
+        // buffer is withdrawn from this NIC when that buffer is freed (LiveMemory.bufferFreeing).
+        LiveMemory.checkRegistration(address, bytes);
         final Lock l = enter();
         try
         {
@@ -365,7 +392,7 @@ public final class RdmaTransport extends NativeResource
             final long[] v = new long[Math.max(n, 1)];
             final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
                 peer::lastError);
-            return RdmaMetadata.fromNative(v, got, registeredBytes);
+            return RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
         }
         finally
         {
@@ -378,10 +405,24 @@ public final class RdmaTransport extends NativeResource
      * included) from their metadata ({@code all.get(r)}: rank r's; inactive entries may be null).
      * Registrations are meant to be symmetric (same size everywhere); a write or atomic outside a
      * peer's registration is refused by that peer's NIC and surfaces as an error CQE
-     * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it.
+     * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
+     * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
      */
-    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
+    public void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
     {
+        connectPeers(localRank, all, activeRanksMask, DEFAULT_CONNECT_TIMEOUT);
+    }
+
+    /**
+     * {@link #connectPeers(int, List, long)} that returns, connected or with an exception, by
+     * {@code timeout}: one deadline for every peer's TCP connect, handshake and every read of
+     * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
+     * it. Every software NIC connection proves the listening NIC's key from its metadata.
+     */
+    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask,
+        final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
         checkInitialized("connectPeers");
         Errors.checkRank(localRank, numRanks);
         Errors.checkArgument(all != null && all.size() == numRanks,
@@ -402,6 +443,7 @@ public final class RdmaTransport extends NativeResource
         final long[] prefixes = new long[numRanks];
         final long[] ifids = new long[numRanks];
         final int[] qpns = new int[numRanks * total];
+        final byte[] nicKeys = new byte[numRanks * RdmaMetadata.KEY_BYTES];
         final RdmaMetadata mine = all.get(localRank);
         Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
         checkOwn(localRank, mine);
@@ -443,10 +485,20 @@ public final class RdmaTransport extends NativeResource
             prefixes[r] = m.subnetPrefix();
             ifids[r] = m.interfaceId();
             System.arraycopy(m.qpns(), 0, qpns, r * total, total);
+            final byte[] key = m.authKey();
+            if (m.backend() == BACKEND_SOFT && key.length != RdmaMetadata.KEY_BYTES)
+            {
+                throw new BadHandleException("rank " + r + "'s metadata has no NIC key: its NIC would refuse the"
+                    + " connection (fix: use the metadata that rank's localMetadata() made)");
+            }
+            System.arraycopy(key, 0, nicKeys, r * RdmaMetadata.KEY_BYTES, key.length);
         }
+        final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE, saturatedNanos(timeout) / 1_000_000));
         final Lock l = enter();
         try
         {
+            Errors.check(peer.setPeerKeys(nicKeys, nicKeys.length), "RdmaTransport.setPeerKeys", peer::lastError);
+            Errors.check(peer.setConnectTimeoutMs(timeoutMs), "RdmaTransport.setConnectTimeoutMs", peer::lastError);
             Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
                 activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
             this.endpoints = where;
@@ -457,6 +509,14 @@ public final class RdmaTransport extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /** This NIC's key (software NIC; empty for hardware), under enter(). */
+    private byte[] nicKey()
+    {
+        final byte[] k = new byte[RdmaMetadata.KEY_BYTES];
+        final int n = Errors.check(peer.authKey(k, k.length), "RdmaTransport.authKey", peer::lastError);
+        return java.util.Arrays.copyOf(k, n);
     }
 
     /**
@@ -473,7 +533,7 @@ public final class RdmaTransport extends NativeResource
             final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
             final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
                 peer::lastError);
-            own = RdmaMetadata.fromNative(v, got, registeredBytes);
+            own = RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
         }
         finally
         {
@@ -481,7 +541,8 @@ public final class RdmaTransport extends NativeResource
         }
         if (!java.util.Arrays.equals(given.qpns(), own.qpns()) || given.lid() != own.lid()
             || given.interfaceId() != own.interfaceId() || given.subnetPrefix() != own.subnetPrefix()
-            || given.raddr() != own.raddr() || given.rkey() != own.rkey())
+            || given.raddr() != own.raddr() || given.rkey() != own.rkey()
+            || !java.util.Arrays.equals(given.authKey(), own.authKey()))
         {
             throw new BadHandleException("metadata entry " + localRank + " is not this rank's current metadata "
                 + own + " but " + given + " (a misordered list, or metadata from before recreateQueuePairs)");
@@ -599,7 +660,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * The whole handshake: creates the queue pairs if needed, all-gathers metadata through
      * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
-     * before every peer is connected. Every rank calls it.
+     * before every peer is connected. Every rank calls it. {@code timeout} bounds the whole call
+     * (gather, connect and barrier share one deadline).
      */
     public void connect(final HandleExchange exchange, final Duration timeout)
     {
@@ -615,15 +677,16 @@ public final class RdmaTransport extends NativeResource
                 createQueuePairs();
             }
         }
-        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), timeout);
+        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
+        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), left(deadline, "allGather"));
         final List<RdmaMetadata> all = new ArrayList<>();
         for (final byte[] b : gathered)
         {
             all.add(RdmaMetadata.fromBytes(b));
         }
         final int n = numRanks();
-        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1);
-        exchange.barrier(timeout);
+        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1, left(deadline, "connectPeers"));
+        exchange.barrier(left(deadline, "the barrier"));
     }
 
     /**
@@ -634,9 +697,12 @@ public final class RdmaTransport extends NativeResource
     public void reconnect(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        // One deadline for the barrier, the recreation and the connect.
+        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
         exchange.barrier(timeout);
         recreateQueuePairs();
-        connect(exchange, timeout);
+        connect(exchange, left(deadline, "connect"));
     }
 
     /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
@@ -781,6 +847,17 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /** Time left until deadline (nanoTime); the timeout exception once none is left. */
+    private static Duration left(final long deadline, final String before)
+    {
+        final long nanos = deadline - System.nanoTime();
+        if (nanos <= 0)
+        {
+            throw new Te4jTimeoutException("RdmaTransport.connect: the timeout passed before " + before);
+        }
+        return Duration.ofNanos(nanos);
+    }
+
     private static long saturatedNanos(final Duration d)
     {
         try
@@ -838,6 +915,7 @@ public final class RdmaTransport extends NativeResource
         {
             NativeApi.destroyObject(peer);
         }
+        LiveMemory.transportClosed(this);
         engine.rdmaTransportClosed(this);
     }
 

@@ -185,26 +185,6 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** This engine's P2P transport, or null. */
-    synchronized P2pTransport p2pTransport()
-    {
-        return p2p;
-    }
-
-    /** [address, address + bytes) is about to be freed: the RDMA NIC stops accessing it. */
-    void bufferFreeing(final long address, final long bytes)
-    {
-        final RdmaTransport r;
-        synchronized (this)
-        {
-            r = rdma;
-        }
-        if (r != null)
-        {
-            r.forget(address, bytes);
-        }
-    }
-
     synchronized void transportClosed(final P2pTransport t)
     {
         if (p2p == t)

@@ -88,4 +88,10 @@ public final class NativeRdmaTransport extends Pointer
     public native int lostPeers(@Cast("int32_t*") int[] out, int capacity);
 
     public native int setPeerTimeoutMs(int timeoutMs);
+
+    public native int setConnectTimeoutMs(int timeoutMs);
+
+    public native int authKey(@Cast("uint8_t*") byte[] out, int capacity);
+
+    public native int setPeerKeys(@Cast("const uint8_t*") byte[] keys, int bytes);
 }

@@ -17,6 +17,7 @@ import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -90,12 +91,14 @@ import org.slf4j.LoggerFactory;
  * out of range or not matching the connection, a duplicate rank, or a sequence mismatch is a
  * {@link RendezvousException} naming the peer and the reason, and the offending connection is
  * dropped. On rank 0 a stranger's connection is handled on its own thread, so a stranger that
- * sends garbage or nothing is rejected (logged, and dropped after at most
- * {@link Builder#handshakeTimeout}) while the real ranks carry on. A rank dropped after joining is
+ * sends garbage, nothing, or its bytes slowly is rejected (logged, and dropped at most
+ * {@link Builder#handshakeTimeout} after its accept, however it paces its bytes) while the real
+ * ranks carry on. A rank dropped after joining is
  * lost to the session: the next collective fails with a {@link PeerLostException}.
  *
  * <h2>Failures</h2>
- * Every wait has a deadline; on expiry a {@link RendezvousTimeoutException} names what was awaited
+ * Every wait has a deadline, an overall one for the call (a connect, a collective), checked
+ * before every read, so a peer that drips bytes cannot stretch it; on expiry a {@link RendezvousTimeoutException} names what was awaited
  * and the missing ranks (on ranks other than 0, the missing rank is 0, which may itself be waiting
  * for others). A peer that disconnects is a {@link PeerLostException}. When a collective fails on
  * rank 0 it sends the reason to all ranks in an ERROR frame so they fail fast with it. After any
@@ -103,7 +106,9 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>Threads</h2>
  * Rank 0 runs one accept thread and one thread per connection, all daemon threads named
- * {@code te4j-rendezvous-...}; other ranks use no threads of their own. {@link #close()} closes all
+ * {@code te4j-rendezvous-...}: at most {@code worldSize - 1} joined ranks plus 64 connections in
+ * their handshake (16 from one source address; past a cap the oldest pending handshake is
+ * dropped for the new one). Other ranks use no threads of their own. {@link #close()} closes all
  * sockets and joins those threads.
  */
 public final class Rendezvous implements HandleExchange {
@@ -123,8 +128,15 @@ public final class Rendezvous implements HandleExchange {
     private static final int HANDSHAKE_MAX_FRAME = 4096;
     private static final int NONCE_BYTES = 16;
     private static final int MAX_SESSION_BYTES = 256;
-    /** Connections still in their handshake at once; more are closed at accept (a flood guard). */
-    private static final int MAX_HANDSHAKING = 64;
+    /**
+     * Connections in their handshake at once, overall and from one source address; past either
+     * cap the oldest such pending handshake is dropped for the new one (a flood and slowloris
+     * guard: a stranger cannot keep a real rank out by holding slots, since a real rank's
+     * handshake takes a round trip and strangers are dropped oldest first). Bounds the handshake
+     * threads as well.
+     */
+    static final int MAX_HANDSHAKING = 64;
+    static final int MAX_HANDSHAKING_PER_SOURCE = 16;
     private static final byte FLAG_SECRET = 1;
     private static final byte[] CLIENT_LABEL = "te4j-rdv-client".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SERVER_LABEL = "te4j-rdv-server".getBytes(StandardCharsets.US_ASCII);
@@ -431,7 +443,10 @@ public final class Rendezvous implements HandleExchange {
         final String[] lostReason = new String[worldSize];
         final Contribution[] pending = new Contribution[worldSize];
         int completed;
-        int handshaking;
+        /** Connections in their handshake, oldest first. */
+        final ArrayDeque<Socket> handshaking = new ArrayDeque<>();
+        /** Pending handshakes dropped to make room (strangers, or a flood). */
+        int evicted;
         final Set<Socket> sockets = new HashSet<>();
         final Set<Thread> threads = new HashSet<>();
 
@@ -481,13 +496,8 @@ public final class Rendezvous implements HandleExchange {
                         closeQuietly(s);
                         return;
                     }
-                    if (handshaking >= MAX_HANDSHAKING) {
-                        LOG.warn("rendezvous rejected connection from {}: {} handshakes already pending",
-                                describe(s), handshaking);
-                        closeQuietly(s);
-                        continue;
-                    }
-                    handshaking++;
+                    evictForNewHandshake(s);
+                    handshaking.addLast(s);
                     sockets.add(s);
                     // Threads stay in the set until they are dead, so close() joins every live one.
                     threads.removeIf(old -> !old.isAlive());
@@ -499,24 +509,53 @@ public final class Rendezvous implements HandleExchange {
             }
         }
 
+        /**
+         * Makes room for {@code s}'s handshake under the caps: drops the oldest pending handshake
+         * from the same source when that source is at its cap, else the oldest overall when all
+         * slots are taken. Under lock.
+         */
+        private void evictForNewHandshake(Socket s) {
+            InetAddress source = s.getInetAddress();
+            Socket oldestSameSource = null;
+            int sameSource = 0;
+            for (Socket p : handshaking) {
+                if (Objects.equals(p.getInetAddress(), source)) {
+                    if (oldestSameSource == null) {
+                        oldestSameSource = p;
+                    }
+                    sameSource++;
+                }
+            }
+            Socket victim = sameSource >= MAX_HANDSHAKING_PER_SOURCE ? oldestSameSource
+                    : handshaking.size() >= MAX_HANDSHAKING ? handshaking.peekFirst() : null;
+            if (victim != null) {
+                handshaking.remove(victim);
+                evicted++;
+                LOG.warn("rendezvous dropped the pending handshake of {} for a new connection from {} ({} pending, {}"
+                        + " from that source)", describe(victim), describe(s), handshaking.size() + 1, sameSource);
+                // Its thread's read fails at once and the thread ends.
+                closeQuietly(victim);
+            }
+        }
+
         private void servePeer(Socket s) {
             String remote = describe(s);
             PeerConn conn = null;
-            boolean counted = true;
             DataOutputStream out = null;
             try {
                 s.setTcpNoDelay(true);
                 s.setKeepAlive(true);
-                s.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, handshakeTimeout.toMillis())));
-                DataInputStream in = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+                DeadlineInput raw = new DeadlineInput(s);
+                // One deadline for the whole handshake: a stranger dripping bytes cannot stretch it.
+                raw.deadline(System.nanoTime() + handshakeTimeout.toNanos());
+                DataInputStream in = new DataInputStream(new BufferedInputStream(raw));
                 out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                 conn = handshake(s, in, out, remote);
                 synchronized (lock) {
-                    handshaking--;
-                    counted = false;
+                    handshaking.remove(s);
                 }
                 Thread.currentThread().setName(THREAD_PREFIX + "rank-" + conn.rank);
-                s.setSoTimeout(0);
+                raw.deadline(DeadlineInput.NONE);
                 readLoop(conn, in);
             } catch (RendezvousException e) {
                 if (conn == null) {
@@ -542,9 +581,7 @@ public final class Rendezvous implements HandleExchange {
             } finally {
                 closeQuietly(s);
                 synchronized (lock) {
-                    if (counted) {
-                        handshaking--;
-                    }
+                    handshaking.remove(s);
                     sockets.remove(s);
                 }
             }
@@ -836,6 +873,7 @@ public final class Rendezvous implements HandleExchange {
         /** Guards writes; close() only tries it, so it never waits behind a large send. */
         final ReentrantLock writeLock = new ReentrantLock();
         volatile Socket socket;
+        volatile DeadlineInput raw;
         volatile DataInputStream in;
         volatile DataOutputStream out;
 
@@ -862,12 +900,16 @@ public final class Rendezvous implements HandleExchange {
                     s.setTcpNoDelay(true);
                     s.setKeepAlive(true);
                     s.connect(new InetSocketAddress(host, port), Math.min(left, 5000));
-                    s.setSoTimeout((int) Math.max(1, Math.min(left, handshakeTimeout.toMillis())));
-                    DataInputStream i = new DataInputStream(new BufferedInputStream(s.getInputStream()));
+                    DeadlineInput r = new DeadlineInput(s);
+                    // The handshake ends by the connect deadline whatever rank 0 (or a stranger
+                    // on its port) sends, and takes at most handshakeTimeout of it.
+                    r.deadline(Math.min(deadline, System.nanoTime() + handshakeTimeout.toNanos()));
+                    DataInputStream i = new DataInputStream(new BufferedInputStream(r));
                     DataOutputStream o = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                     handshake(i, o);
-                    s.setSoTimeout(0);
+                    r.deadline(DeadlineInput.NONE);
                     this.socket = s;
+                    this.raw = r;
                     this.in = i;
                     this.out = o;
                     LOG.info("rendezvous rank {} joined {} after {} attempt(s)", rank, name, attempts);
@@ -950,7 +992,8 @@ public final class Rendezvous implements HandleExchange {
                 }
                 Frame f;
                 try {
-                    socket.setSoTimeout(left);
+                    // The collective's deadline bounds the whole frame, not each read of it.
+                    raw.deadline(deadline);
                     f = Frame.read(in, maxFrameBytes, name);
                 } catch (SocketTimeoutException e) {
                     throw timedOut(what, timeout);
