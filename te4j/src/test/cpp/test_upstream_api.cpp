@@ -290,6 +290,21 @@ void testUpstreamHostClassesOverSoftNic() {
     CHECK(t.isRoce(), "the software NIC reports RoCE");
   }
   if (g_failures != 0) return;
+  // The software NIC authenticates connections with a per-NIC key that upstream's metadata has
+  // no field for: te4j-aware code hands the peers' keys over through te4jRdma() (an mlx5 NIC
+  // needs none; README's compatibility table says so).
+  std::vector<uint8_t> all_keys;
+  for (int r = 0; r < kRdmaRanks; ++r) {
+    uint8_t key[64];
+    const int n = md::te4jRdma(ranks[r].t.get())->authKey(key, (int)sizeof(key));
+    CHECK(n > 0, "rank %d: the software NIC has a connection key", r);
+    all_keys.insert(all_keys.end(), key, key + (n > 0 ? n : 0));
+  }
+  for (int r = 0; r < kRdmaRanks; ++r) {
+    CHECK(md::te4jRdma(ranks[r].t.get())->setPeerKeys(all_keys.data(), (int)all_keys.size()) == 0,
+          "rank %d setPeerKeys: %s", r, md::te4jRdma(ranks[r].t.get())->lastError());
+  }
+  if (g_failures != 0) return;
   // Upstream's connection vectors: per rank (addrs, keys, GIDs) and per local QP i (remote QPN
   // of the peer's QP serving (me, channel i % qpr), and its lid).
   int connect_status[kRdmaRanks] = {-1, -1};
