@@ -50,6 +50,12 @@ echo "TestNG exit $st (0 = all passed; 2 = some skipped; other = failures)"
 
 echo "== two-rank example"
 "$java" "${jopts[@]}" -cp "$cp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
+
+echo "== user-kernel example (NVRTC-compiled kernels launched from Java, both ranks on GPU 0)"
+"$java" "${jopts[@]}" -cp "$cp" io.github.te4j.examples.UserKernelExample
+st=$?
+# 2: no GPU or no NVRTC here (the example says which); anything else but 0 is a failure.
+[ "$st" = 0 ] || [ "$st" = 2 ] || rc=1
 fi
 
 cs=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}

@@ -35,6 +35,10 @@ class HostOnlyModule final : public DeviceModule {
              const int64_t*, int) override {
     return fail(kUnavailable, kNoCuda);
   }
+  int launchRepeated(void*, void*, int, int, int, int, int, int, int64_t, int, const void*,
+                     const int64_t*, int, int) override {
+    return fail(kUnavailable, kNoCuda);
+  }
 };
 
 }  // namespace

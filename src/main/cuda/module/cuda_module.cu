@@ -219,6 +219,14 @@ class CudaModule final : public DeviceModule {
   int launch(void* function, void* stream, int grid_x, int grid_y, int grid_z, int block_x,
              int block_y, int block_z, int64_t shared_bytes, int cooperative, const void* args,
              const int64_t* offsets, int count) override {
+    return launchRepeated(function, stream, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+                          shared_bytes, cooperative, args, offsets, count, 1);
+  }
+
+  int launchRepeated(void* function, void* stream, int grid_x, int grid_y, int grid_z,
+                     int block_x, int block_y, int block_z, int64_t shared_bytes, int cooperative,
+                     const void* args, const int64_t* offsets, int count, int repeats) override {
+    if (repeats < 1) return fail(kInvalidArgument, "launch: repeats < 1");
     if (function == nullptr || stream == nullptr || count < 0 ||
         (count > 0 && (args == nullptr || offsets == nullptr))) {
       return fail(kInvalidArgument, "launch: null function, stream or arguments");
@@ -263,8 +271,13 @@ class CudaModule final : public DeviceModule {
     config.hStream = static_cast<CUstream>(stream);
     config.attrs = cooperative != 0 ? &attr : nullptr;
     config.numAttrs = cooperative != 0 ? 1 : 0;
-    const CUresult r = d.launch(&config, f, count > 0 ? params.data() : nullptr, nullptr);
-    if (r != CUDA_SUCCESS) return fail(statusOf(r), explain("cuLaunchKernelEx", r));
+    for (int i = 0; i < repeats; ++i) {
+      const CUresult r = d.launch(&config, f, count > 0 ? params.data() : nullptr, nullptr);
+      if (r != CUDA_SUCCESS) {
+        return fail(statusOf(r), explain("cuLaunchKernelEx", r) +
+                                     (i > 0 ? " (after " + std::to_string(i) + " launches)" : ""));
+      }
+    }
     return ok();
   }
 

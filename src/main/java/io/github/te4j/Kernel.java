@@ -101,6 +101,17 @@ public final class Kernel
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args)
     {
+        launch(stream, config, args, 1);
+    }
+
+    /**
+     * Enqueues {@code repeats} launches of this kernel with the same shape and arguments, back
+     * to back from native code (the arguments checked and marshalled once): for many small
+     * launches. Otherwise as {@link #launch(OpStream, LaunchConfig, KernelArgs)}.
+     */
+    public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
+    {
+        Errors.checkArgument(repeats >= 1, "repeats=" + repeats + " < 1");
         Errors.checkArgument(stream != null, "stream is null");
         Errors.checkArgument(config != null, "config is null");
         Errors.checkArgument(args != null, "args is null");
@@ -144,9 +155,13 @@ public final class Kernel
         {
             final long[] offsets = new long[args.count()];
             final byte[] bytes = args.marshal(offsets);
-            final int status = module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(),
-                config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
-                config.sharedBytes(), config.isCooperative() ? 1 : 0, bytes, offsets, args.count());
+            final int status = repeats == 1
+                ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
+                    config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
+                    config.isCooperative() ? 1 : 0, bytes, offsets, args.count())
+                : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
+                    config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
+                    config.sharedBytes(), config.isCooperative() ? 1 : 0, bytes, offsets, args.count(), repeats);
             if (status < 0)
             {
                 throw Errors.toException(status, "launch(" + name + ", " + config + ")", module.peer().lastError());

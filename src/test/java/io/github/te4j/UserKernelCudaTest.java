@@ -273,6 +273,7 @@ public class UserKernelCudaTest
         Assert.expectThrows(IllegalArgumentException.class, () -> k.launch(null, one, putArgs(ctx[0], src, 1, 1)));
         Assert.expectThrows(IllegalArgumentException.class, () -> k.launch(streams[0], null, putArgs(ctx[0], src, 1, 1)));
         Assert.expectThrows(IllegalArgumentException.class, () -> k.launch(streams[0], one, null));
+        Assert.expectThrows(IllegalArgumentException.class, () -> k.launch(streams[0], one, putArgs(ctx[0], src, 1, 1), 0));
         final Te4jException missing = Assert.expectThrows(Te4jException.class, () -> m.kernel("no_such_kernel"));
         Assert.assertTrue(missing.getMessage().contains("no_such_kernel"), missing.getMessage());
         if (k.parameterCount() >= 0)

@@ -46,4 +46,8 @@ public final class NativeDeviceModule extends Pointer
     public native int launch(@Cast("void*") long function, @Cast("void*") long stream, int gridX, int gridY,
         int gridZ, int blockX, int blockY, int blockZ, long sharedBytes, int cooperative,
         @Cast("const void*") byte[] args, @Cast("const int64_t*") long[] offsets, int count);
+
+    public native int launchRepeated(@Cast("void*") long function, @Cast("void*") long stream, int gridX, int gridY,
+        int gridZ, int blockX, int blockY, int blockZ, long sharedBytes, int cooperative,
+        @Cast("const void*") byte[] args, @Cast("const int64_t*") long[] offsets, int count, int repeats);
 }
