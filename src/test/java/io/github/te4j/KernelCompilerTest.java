@@ -233,6 +233,42 @@ public class KernelCompilerTest
             + "):\n" + out);
     }
 
+    /**
+     * Every kernel source of the tests, the example and the bench compiles with nvcc against the
+     * shipped headers: what NVRTC compiles on the GPU host is checked here without NVRTC.
+     */
+    @Test
+    public void userKernelSourcesCompileWithNvcc() throws Exception
+    {
+        final Path nvcc = Path.of(System.getenv().getOrDefault("CUDA_HOME", "/usr/local/cuda"), "bin", "nvcc");
+        if (!Files.isExecutable(nvcc))
+        {
+            throw new SkipException("nvcc not found at " + nvcc);
+        }
+        final Map<String, String> sources = new java.util.LinkedHashMap<>();
+        sources.put("put_signal", UserKernelSources.PUT_SIGNAL);
+        sources.put("add_many", UserKernelSources.ADD_MANY);
+        sources.put("grid_exchange", UserKernelSources.GRID_EXCHANGE);
+        sources.put("poke", UserKernelSources.POKE);
+        sources.put("wait_or_trap", UserKernelSources.WAIT_OR_TRAP);
+        sources.put("example", io.github.te4j.examples.UserKernelExampleRunner.kernels());
+        sources.put("bench_tick", io.github.te4j.bench.UserKernelLaunchRate.KERNEL);
+        final Path dir = Files.createTempDirectory("te4j-user-kernels");
+        for (final Map.Entry<String, String> e : sources.entrySet())
+        {
+            final Path src = dir.resolve(e.getKey() + ".cu");
+            Files.writeString(src, e.getValue());
+            final Process p = new ProcessBuilder(nvcc.toString(), "-std=c++17", "-cubin", "-arch=sm_90",
+                "-I" + DeviceHeaders.get().dir(), "-o", dir.resolve(e.getKey() + ".cubin").toString(), src.toString())
+                .redirectErrorStream(true).start();
+            final String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            Assert.assertTrue(p.waitFor(300, TimeUnit.SECONDS), "nvcc did not finish on " + e.getKey());
+            Assert.assertEquals(p.exitValue(), 0, e.getKey() + " does not compile:\n" + out);
+            final KernelImage img = KernelImage.fromFile(dir.resolve(e.getKey() + ".cubin"));
+            Assert.assertEquals(img.kind(), KernelImage.Kind.CUBIN, e.getKey());
+        }
+    }
+
     @Test
     public void commCtxBytesAreTheNativeStruct()
     {

@@ -32,7 +32,8 @@ import java.util.Locale;
  */
 public final class UserKernelLaunchRate
 {
-    static final String KERNEL = """
+    /** The kernel launched: it reads its CommCtx and does no work (v is never negative here). */
+    public static final String KERNEL = """
         #include "transport/device/comm_device.cuh"
         extern "C" __global__ void tick(mooncake::device::CommCtx ctx, uint32_t* word, int v)
         {

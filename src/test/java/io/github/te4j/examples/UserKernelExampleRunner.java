@@ -12,6 +12,11 @@ public final class UserKernelExampleRunner
         return UserKernelExample.missingPrerequisite(new int[] {device0, device1});
     }
 
+    public static String kernels()
+    {
+        return UserKernelExample.KERNELS;
+    }
+
     public static int launchBoth(final String devices) throws InterruptedException
     {
         return UserKernelExample.launchBoth(devices);
