@@ -133,6 +133,11 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
     echo "== two-rank example, both ranks on GPU 0"
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda --device 0 || rc=1
+    echo "== user-kernel example (NVRTC-compiled kernels launched from Java, both ranks on GPU 0)"
+    "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.UserKernelExample
+    st=$?
+    # 2: no GPU or no NVRTC here (the example says which): a failure on a GPU host
+    [ "$st" = 0 ] || rc=1
   else
     echo "== two-rank example: no te4j-examples/target/te4j-examples-<v>.jar under $root"
     rc=1
@@ -143,6 +148,9 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     native "$native_dir/test_rdma_cuda_softnic"
     native "$native_dir/test_rdma_cuda_softnic" --threads
     native "$native_dir/test_ll_cuda"
+    native "$native_dir/test_upstream_api_cuda"
+    native "$native_dir/test_upstream_rdma_with_lib"
+    native "$native_dir/test_mlx5_gpu_support"
   fi
 fi
 

@@ -27,6 +27,7 @@
 #include "stream/kernels/signal_kernels.cuh"
 #include "stream/kernels/wait_kernels.cuh"
 #include "core/cuda_bridge.h"
+#include "core/cuda_errors.cuh"
 #include "copy_engine_route.cuh"
 #include "core/device_scope.cuh"
 #include "p2p/peer_table_mirror.h"
@@ -313,8 +314,13 @@ class CudaOpStream final : public OpStream {
                                 "is bounded by its own timeout)");
     }
     if (e != cudaSuccess) {
-      return fail(kCudaError, cudaText("synchronize: cudaStreamQuery", e) +
-                                  " (a sticky device error leaves the CUDA context unusable)");
+      // A kernel fault (te4j's or a user's) is DEVICE_FAULT: sticky, the process must restart.
+      const bool fault = cuda_detail::statusOf(e) == kDeviceFault;
+      return fail(fault ? kDeviceFault : kCudaError,
+                  cudaText("synchronize: cudaStreamQuery", e) +
+                      (fault ? " (a kernel faulted: sticky error, this process's CUDA context is "
+                               "unusable: restart the process; compute-sanitizer finds the access)"
+                             : " (a sticky device error leaves the CUDA context unusable)"));
     }
     // Idle stream: every kernel's writes to the mapped status word are visible here.
     if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) == kMcStreamOk) {

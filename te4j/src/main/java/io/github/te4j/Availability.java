@@ -161,9 +161,13 @@ public final class Availability
         return String.join(System.lineSeparator(), lines);
     }
 
-    /** Prints {@link #describe()}. */
+    /** Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC). */
     public static void main(final String[] args)
     {
         System.out.println(describe());
+        final Throwable nvrtc = NativeLibrary.isAvailable() ? KernelCompiler.unavailabilityCause() : null;
+        System.out.println("NVRTC (KernelCompiler): " + (!NativeLibrary.isAvailable() ? "unknown (no native library)"
+            : nvrtc == null ? "available, " + KernelCompiler.library() + ", version " + KernelCompiler.version()
+            : "unavailable: " + nvrtc.getMessage()));
     }
 }

@@ -2,6 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeCommCtx;
+import io.github.te4j.internal.NativeModuleApi;
 import io.github.te4j.internal.NativeP2pTransport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -268,6 +269,89 @@ public final class CommContext extends NativeResource
     NativeCommCtx nativeCtx()
     {
         return ctx;
+    }
+
+    /**
+     * Bytes of the C++ {@code mooncake::device::CommCtx} a kernel receives by value
+     * ({@code sizeof(CommCtx)} as libte4j was built).
+     */
+    public static long commCtxSize()
+    {
+        return CommCtxLayout.SIZE;
+    }
+
+    /**
+     * The offsets of CommCtx's fields as libte4j was built, "size=N align=A p2p=O ibgda=O
+     * rank=O p2p.size=N ibgda.size=N": for checking a kernel compiled elsewhere against it.
+     */
+    public static String commCtxLayout()
+    {
+        return CommCtxLayout.TEXT;
+    }
+
+    /**
+     * A copy of this context's {@code CommCtx}: the bytes to pass by value to a kernel launched
+     * by the caller's own launcher (e.g. the JavaCPP Presets' {@code cuLaunchKernel}). The tables
+     * it points to stay valid while this context is open.
+     */
+    public byte[] commCtxBytes()
+    {
+        final Lock l = enter();
+        try
+        {
+            return commCtxBytesEntered();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** {@link #commCtxBytes()} for a caller that has entered this context. */
+    byte[] commCtxBytesEntered()
+    {
+        final byte[] out = new byte[(int) CommCtxLayout.SIZE];
+        Errors.check(NativeModuleApi.copyCommCtx(ctx, out, out.length), "copyCommCtx", NativeModuleApi::moduleLastError);
+        return out;
+    }
+
+    /**
+     * {@link #commCtxBytes()} in native memory: a new {@code BytePointer} of
+     * {@link #commCtxSize()} bytes owned by the caller (free it with {@code close()} or leave it
+     * to the garbage collector), e.g. for a {@code kernelParams} entry of {@code cuLaunchKernel}.
+     */
+    public BytePointer commCtxPointer()
+    {
+        final Lock l = enter();
+        try
+        {
+            final BytePointer p = new BytePointer(CommCtxLayout.SIZE);
+            Errors.check(NativeModuleApi.copyCommCtx(ctx, p, CommCtxLayout.SIZE), "copyCommCtx",
+                NativeModuleApi::moduleLastError);
+            return p;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The layout, read once from libte4j. */
+    private static final class CommCtxLayout
+    {
+        static final long SIZE;
+        static final String TEXT;
+
+        static
+        {
+            NativeLibrary.ensureAvailable();
+            SIZE = NativeModuleApi.commCtxSize();
+            TEXT = NativeModuleApi.commCtxLayout();
+        }
+
+        private CommCtxLayout()
+        {
+        }
     }
 
     @Override

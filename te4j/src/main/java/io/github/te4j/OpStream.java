@@ -3,6 +3,7 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeOpStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
@@ -33,6 +34,8 @@ public final class OpStream extends NativeResource
     private final Set<NativeResource> touched = ConcurrentHashMap.newKeySet();
     /** First error found while draining for a free; thrown by the next synchronize. */
     private volatile Te4jException deferred;
+    /** Users' kernels launched since the last synchronize, named in its errors (a few at most). */
+    private final Set<String> userKernels = ConcurrentHashMap.newKeySet();
 
     OpStream(final TransferEngine engine, final NativeOpStream peer)
     {
@@ -210,10 +213,11 @@ public final class OpStream extends NativeResource
             // In slices, so that a lost peer fails the wait early (PeerMonitor).
             final String[] message = new String[1];
             final int status = SlicedWait.run(peer, ns, () -> checkPeers("synchronize"), message);
+            final String kernels = takeUserKernels();
             if (status == SlicedWait.STILL_RUNNING)
             {
                 throw new Te4jTimeoutException("synchronize failed: TIMEOUT: work still running on the stream after "
-                    + ns / 1_000_000 + " ms (each waitSignal is bounded by its own timeout)");
+                    + ns / 1_000_000 + " ms (each waitSignal is bounded by its own timeout)" + kernels);
             }
             final Te4jException first = deferred;
             deferred = null;
@@ -225,7 +229,7 @@ public final class OpStream extends NativeResource
             {
                 // An operation that failed because its peer is gone (an RDMA error CQE, a timeout)
                 // is reported as the lost peer, with the operation's error as the cause.
-                final Te4jException e = Errors.toException(status, "synchronize", withRdmaDiagnostics(message[0]));
+                final Te4jException e = Errors.toException(status, "synchronize", withRdmaDiagnostics(message[0]) + kernels);
                 try
                 {
                     checkPeers("synchronize");
@@ -302,6 +306,42 @@ public final class OpStream extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /** {@link #nativeHandle()} for a caller that has entered this stream. */
+    long nativeHandleEntered()
+    {
+        return peer.nativeHandle();
+    }
+
+    /** The CUDA device of this stream (0 on the host platform). */
+    int device()
+    {
+        return engine.device();
+    }
+
+    /**
+     * Records a user kernel enqueued on this stream: the resources it was handed are tracked
+     * like an operation's, and its name is given by the next synchronize's error.
+     */
+    void userKernelLaunched(final String kernel, final List<NativeResource> used)
+    {
+        touched.addAll(used);
+        if (userKernels.size() < 8)
+        {
+            userKernels.add(kernel);
+        }
+    }
+
+    private String takeUserKernels()
+    {
+        if (userKernels.isEmpty())
+        {
+            return "";
+        }
+        final String names = String.join(", ", userKernels);
+        userKernels.clear();
+        return "; user kernels launched on this stream since the last synchronize: " + names;
     }
 
     /** Throws the exception of a failed native call; no allocation when it succeeded. */

@@ -1,0 +1,202 @@
+package io.github.te4j;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A kernel of a {@link DeviceModule}, launched on an {@link OpStream} of the same device with
+ * a {@link LaunchConfig} and {@link KernelArgs}. Every launch is checked before it reaches the
+ * driver: open objects, the stream's platform and device, the block size against the kernel's
+ * limit, a cooperative grid against what fits on the GPU, and, where the driver reports the
+ * kernel's parameters ({@code cuFuncGetParamInfo}), their count and sizes.
+ *
+ * <p>A launch is asynchronous like every stream operation: a fault inside the kernel (an
+ * illegal address, a trap, a bounded wait that gives up with a trap) is thrown by the stream's
+ * next {@link OpStream#synchronize synchronize} as a {@link Te4jException} naming the kernel;
+ * such a fault is sticky (DEVICE_FAULT: the process's CUDA context is unusable and the process
+ * must restart). Launches inside {@link OpStream#beginCapture() graph capture} are captured.
+ * Thread-safe.
+ */
+public final class Kernel
+{
+    private final DeviceModule module;
+    private final long function;
+    private final String name;
+    private final long[] paramSizes;
+    private final int maxThreadsPerBlock;
+    private volatile int maxCooperativeBlocksCache = -1;
+    private volatile long cooperativeShapeCache = -1;
+
+    Kernel(final DeviceModule module, final long function, final String name, final long[] paramSizes,
+        final int maxThreadsPerBlock)
+    {
+        this.module = module;
+        this.function = function;
+        this.name = name;
+        this.paramSizes = paramSizes;
+        this.maxThreadsPerBlock = maxThreadsPerBlock;
+    }
+
+    public String name()
+    {
+        return name;
+    }
+
+    public DeviceModule module()
+    {
+        return module;
+    }
+
+    /** The most threads per block this kernel can be launched with (its registers decide). */
+    public int maxThreadsPerBlock()
+    {
+        return maxThreadsPerBlock;
+    }
+
+    /** Number of parameters as the driver reports them, or -1 when it cannot tell (drivers before CUDA 12.4). */
+    public int parameterCount()
+    {
+        return paramSizes == null ? -1 : paramSizes.length;
+    }
+
+    /** Byte sizes of the parameters as the driver reports them, or null when it cannot tell. */
+    public long[] parameterSizes()
+    {
+        return paramSizes == null ? null : paramSizes.clone();
+    }
+
+    /** The largest grid of a cooperative launch with this block size and shared memory (all blocks resident). */
+    public int maxCooperativeBlocks(final int threadsPerBlock, final long sharedBytes)
+    {
+        Errors.checkArgument(threadsPerBlock >= 1 && threadsPerBlock <= 1024,
+            "threadsPerBlock=" + threadsPerBlock + " outside [1, 1024]");
+        Errors.checkArgument(sharedBytes >= 0, "sharedBytes < 0");
+        final long shape = (long) threadsPerBlock << 32 | sharedBytes;
+        if (cooperativeShapeCache == shape)
+        {
+            return maxCooperativeBlocksCache;
+        }
+        final Lock l = module.enter();
+        try
+        {
+            final int n = Errors.check(module.peer().maxCooperativeBlocks(function, threadsPerBlock, sharedBytes),
+                "maxCooperativeBlocks(" + name + ")", module.peer()::lastError);
+            maxCooperativeBlocksCache = n;
+            cooperativeShapeCache = shape;
+            return n;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Enqueues this kernel on {@code stream}. Throws {@link IllegalArgumentException} for a
+     * launch that cannot be right (wrong argument count or sizes, a block over the kernel's
+     * limit, a stream of another device, a closed object) and {@link Te4jException} when the
+     * driver refuses it (e.g. a cooperative grid that does not fit).
+     */
+    public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args)
+    {
+        launch(stream, config, args, 1);
+    }
+
+    /**
+     * Enqueues {@code repeats} launches of this kernel with the same shape and arguments, back
+     * to back from native code (the arguments checked and marshalled once): for many small
+     * launches. Otherwise as {@link #launch(OpStream, LaunchConfig, KernelArgs)}.
+     */
+    public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
+    {
+        Errors.checkArgument(repeats >= 1, "repeats=" + repeats + " < 1");
+        Errors.checkArgument(stream != null, "stream is null");
+        Errors.checkArgument(config != null, "config is null");
+        Errors.checkArgument(args != null, "args is null");
+        if (stream.platform() != Platform.CUDA)
+        {
+            throw new IllegalArgumentException(stream + " is on the " + stream.platform()
+                + " platform; user kernels run on CUDA streams");
+        }
+        Errors.checkArgument(stream.device() == module.device(), "kernel " + name + " is loaded on CUDA:"
+            + module.device() + ", the stream is on CUDA:" + stream.device());
+        checkArguments(args);
+        Errors.checkArgument(config.threadsPerBlock() <= maxThreadsPerBlock, "kernel " + name + " takes at most "
+            + maxThreadsPerBlock + " threads per block, " + config + " has " + config.threadsPerBlock());
+        if (config.isCooperative())
+        {
+            final int max = maxCooperativeBlocks(config.threadsPerBlock(), config.sharedBytes());
+            Errors.checkArgument(config.blocks() <= max, "a cooperative launch of " + name + " fits at most " + max
+                + " blocks of " + config.threadsPerBlock() + " threads on this GPU, " + config + " has "
+                + config.blocks());
+        }
+        final List<NativeResource> used = args.resources();
+        final List<NativeResource> all = new ArrayList<>(used.size() + 2);
+        all.add(stream);
+        all.add(module);
+        all.addAll(used);
+        for (final NativeResource r : used)
+        {
+            if (r instanceof DeviceBuffer)
+            {
+                Errors.checkArgument(((DeviceBuffer) r).platform() == Platform.CUDA,
+                    "kernel " + name + ": " + r + " is not CUDA memory");
+            }
+            else if (r instanceof CommContext)
+            {
+                Errors.checkArgument(((CommContext) r).platform() == Platform.CUDA,
+                    "kernel " + name + ": " + r + " is not a CUDA context");
+            }
+        }
+        final Lock[] locks = NativeResource.enterAll(all.toArray(new NativeResource[0]));
+        try
+        {
+            final long[] offsets = new long[args.count()];
+            final byte[] bytes = args.marshal(offsets);
+            final int status = repeats == 1
+                ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
+                    config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
+                    config.isCooperative() ? 1 : 0, bytes, offsets, args.count())
+                : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
+                    config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
+                    config.sharedBytes(), config.isCooperative() ? 1 : 0, bytes, offsets, args.count(), repeats);
+            if (status < 0)
+            {
+                throw Errors.toException(status, "launch(" + name + ", " + config + ")", module.peer().lastError());
+            }
+            used.add(module);
+            stream.userKernelLaunched(name, used);
+        }
+        finally
+        {
+            NativeResource.exitAll(locks);
+        }
+    }
+
+    private void checkArguments(final KernelArgs args)
+    {
+        if (paramSizes == null)
+        {
+            return;  // the driver cannot tell: the caller's list is taken as it is
+        }
+        Errors.checkArgument(args.count() == paramSizes.length, "kernel " + name + " takes " + paramSizes.length
+            + " parameters " + Arrays.toString(paramSizes) + " (bytes), " + args.count() + " given");
+        for (int i = 0; i < paramSizes.length; i++)
+        {
+            final long given = args.sizeOf(i);
+            if (given != paramSizes[i])
+            {
+                throw new IllegalArgumentException("kernel " + name + " parameter " + i + " is " + paramSizes[i]
+                    + " bytes, given " + args.describe(i) + " (parameter sizes " + Arrays.toString(paramSizes) + ")");
+            }
+        }
+    }
+
+    @Override
+    public String toString()
+    {
+        return "Kernel[" + name + " in " + module + "]";
+    }
+}
