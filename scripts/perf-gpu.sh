@@ -2,7 +2,7 @@
 # Issue 5 on the 2xH200 host in one command (about 5 minutes): what changed since the first run
 # (new defaults, the lean putWithSignal kernel, the hybrid bulk variants, the ping-pong loop, the
 # software-NIC RDMA series) beside the baselines, host platform, peers (NVSHMEM/NCCL) when
-# present, and the issue-5 target table printed LAST over all of it. Runs from prebuilt artifacts (no Maven needed there).
+# present, and the performance target table printed LAST over all of it. Runs from prebuilt artifacts (no Maven needed there).
 #
 #   scripts/perf-gpu.sh
 #   JAVA       java executable (default: java on PATH, else .carry/jre.tgz unpacked to /tmp/jre)
@@ -60,7 +60,7 @@ bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME
   echo "jar: $jar  peers: ${peers:-none}  TE4J_TUNING=${TE4J_TUNING:-}"
 } | tee -a "$log"
 
-# Run 4: the copy-engine routes beside the kernels, plus every row the issue-5 table needs.
+# Run 4: the copy-engine routes beside the kernels, plus every row the target table needs.
 # Defaults: put=auto,signal=red,pdl=1,arrival=gpu (earlier runs' variant sweeps: docs/PERFORMANCE.md).
 
 # 1. Bulk put, <= 16 SMs (targets 1, 2): auto (the copy engine from 32 MiB since run 4), the

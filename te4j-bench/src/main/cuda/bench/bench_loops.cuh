@@ -115,7 +115,7 @@ MC_DEVICE_INLINE uint64_t bench_load_u64(const void* p) {
 /// reach base + round. The initiator sends first. Variants (te4j/tuning.h): kSpin (knob
 /// wait=spin), kSignal (knob signal=atom|red|set).
 ///
-/// How a device-API user writes a latency-critical put+signal (issue 5, target 3):
+/// How a device-API user writes a latency-critical put+signal :
 ///   * the routes of the peer's dst and signal word are resolved ONCE, before the loop (what
 ///     mc_route_put returns does not change while the window lives), so no round pays the two
 ///     dependent table loads again (every acquire poll invalidates L1 on CUDA: they were L2 trips);

@@ -108,7 +108,7 @@ class LaunchLoop : public NativeObject {
   int init_status_ = kOk;
 };
 
-/// The issue-5 variants (te4j/tuning.h) for this whole process: resets every knob to its
+/// The variants (te4j/tuning.h) for this whole process: resets every knob to its
 /// default, then applies spec ("put=tma,signal=red"; "" = defaults). 0, or kInvalidArgument with
 /// the reason in tuningText().
 int applyTuning(const char* spec);

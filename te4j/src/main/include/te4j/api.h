@@ -96,7 +96,7 @@ inline void destroyObject(NativeObject* object) { delete object; }
 
 /// The seed's P2pTransport: symmetric buffers, exported handles, imported peer tables.
 ///
-/// Handles are int32 blobs (the seed's representation); the Java layer wraps them in a versioned
+/// Handles are int32 blobs (the device API's representation); the Java layer wraps them in a versioned
 /// byte encoding. A blob carries platform, host identity, owner pid, size and what a peer needs
 /// to map exactly that allocation and nothing else.
 class P2pTransport : public NativeObject {
@@ -179,7 +179,7 @@ class OpStream : public NativeObject {
   /// Release-ordered 32-bit atomic add on dst_rank's sig_ptr.
   virtual int signal(const mooncake::device::CommCtx* ctx, int dst_rank, uint32_t* sig_ptr,
                      uint32_t value) = 0;
-  /// Same operation as signal, on an arbitrary 32-bit word (the seed's mc_red_add).
+  /// Same operation as signal, on an arbitrary 32-bit word (the device API's mc_red_add).
   virtual int redAdd(const mooncake::device::CommCtx* ctx, int dst_rank, uint32_t* ptr,
                      uint32_t value) = 0;
   /// Waits until the local *sig_ptr >= expected (wrap-around aware), at most timeout_ns.

@@ -1,4 +1,4 @@
-// te4j/rdma_api.h — the seed's RdmaTransport: registered memory, RC QPs whose send rings device
+// te4j/rdma_api.h — the device API's RdmaTransport: registered memory, RC QPs whose send rings device
 // code writes (IBGDA), their connection to every rank, and the device tables kernels use.
 //
 // Conventions of te4j/api.h: status codes (0 / negative te4j::Status) + lastError(), no

@@ -1,4 +1,4 @@
-// te4j/tuning.h — process-wide performance knobs (issue 5): the kernel and protocol variants that
+// te4j/tuning.h — process-wide performance knobs: the kernel and protocol variants that
 // te4j-bench measures side by side in one run. Every knob defaults to te4j's production choice;
 // the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
 // (te4j-bench --variant) changes them for the whole process. Reads are one relaxed atomic load,

@@ -587,7 +587,7 @@ class CudaP2pTransport final : public P2pTransport {
     return nullptr;
   }
 
-  // window -1 means the most recent open window (the seed's accessors take no window).
+  // window -1 means the most recent open window (the device API's accessors take no window).
   Window* findWindow(int window) {
     if (window == -1) {
       for (size_t i = windows_.size(); i > 0; --i) {

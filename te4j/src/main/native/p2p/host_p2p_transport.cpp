@@ -108,7 +108,7 @@ struct Window {
   void* local_base = nullptr;
   size_t bytes = 0;
   int rank = 0;
-  std::vector<int> available;    // the seed's tables, in normal memory on this platform
+  std::vector<int> available;    // the device API's tables, in normal memory on this platform
   std::vector<void*> peer_ptrs;
   std::vector<PeerMap> peers;
 };
@@ -400,7 +400,7 @@ class HostP2pTransport final : public P2pTransport {
     return nullptr;
   }
 
-  // window -1 means the most recent open window (the seed's accessors take no window).
+  // window -1 means the most recent open window (the device API's accessors take no window).
   Window* findWindow(int window) {
     if (window == -1) {
       for (size_t i = windows_.size(); i > 0; --i) {

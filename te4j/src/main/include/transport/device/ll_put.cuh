@@ -3,7 +3,7 @@
 //
 // Why: mc_route_put's stores + mc_signal must order the data before the signal, a system-scope
 // release that on NVLink waits until the peer acknowledged the data (~0.3 us per leg on 2xH200,
-// issue 5 floor 3f). The LL put needs no ordering at all. Its slot is made of 8-byte words, each
+// docs/PERFORMANCE.md). The LL put needs no ordering at all. Its slot is made of 8-byte words, each
 // holding 4 payload bytes (low half) and a 4-byte flag (high half) written by ONE single-copy-
 // atomic store (mc_st_relaxed_u64): a word whose flag reads as expected holds its payload. The
 // receiver polls the slot's words (mc_ll_wait), not a signal word, and copies the payload out.
@@ -65,8 +65,8 @@ MC_DEVICE_INLINE void mc_ll_deliver(uint8_t* dst, size_t n, size_t i, uint32_t p
 }
 
 /// Polls *p into *w until its flag is `flag`; false once deadline_ns has passed (the clock is
-/// read every 256 polls). One loop: in an A/B on 2xH200 (issue 5 v7) it beat a nested loop with
-/// the clock outside by 5 % (8 B round trip 2.18 vs 2.29 us). ptxas keeps the clock read behind
+/// read every 256 polls). One loop: it measured faster than a nested loop with the clock outside
+/// (docs/PERFORMANCE.md). ptxas keeps the clock read behind
 /// a branch here; in a caller that unrolls this (kUnroll > 1) it was seen to if-convert the test
 /// and read %globaltimer on every poll.
 MC_DEVICE_INLINE bool mc_ll_poll(const uint64_t* p, uint64_t* w, uint32_t flag, uint64_t deadline_ns) {
@@ -86,10 +86,8 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
 
 /// Words a participant keeps in flight by default: 1. Small messages (one word per lane) are
 /// what the LL put is for, and there a deeper group only grows the code each round runs
-/// through (2xH200, test_ll_cuda timing, run 20: 8 B 2.70 / 3.02 / 3.35 us per round trip with
-/// 1 / 4 / 8 in flight). From about 1 KiB on a warp kUnroll = 4 is faster (4 KiB: 29.6 / 19.4 /
-/// 21.6 us), but there the fenced put+signal already beats any LL (run 22: 1 KiB 4.75 us vs LL
-/// 5.33, 4 KiB 5.47 vs 17.3).
+/// through. From about 1 KiB on a warp kUnroll = 4 is faster, but there the fenced put+signal
+/// already beats any LL (docs/PERFORMANCE.md has the round trips).
 constexpr size_t kMcLlUnroll = 1;
 
 /// Participant tid of nthreads (see mc_copy_cooperative) stores its words (tid, tid + nthreads,

@@ -14,7 +14,7 @@
 // the first launch of a kernel loads it, and loading may synchronise the whole context: a
 // responder loading it while an op-stream kernel of the same process spins in its RDMA quiet
 // waits for that kernel, which waits for the peer's responder, which is stuck the same way —
-// both ranks' first putWithSignal then time out (the GPU host's first failure, issue 3).
+// both ranks' first putWithSignal then time out.
 #include <cuda_runtime.h>
 
 #include <chrono>

@@ -1,4 +1,4 @@
-// kernels/put_variants.cuh — the put / putWithSignal kernel variants of issue 5, selected at run
+// kernels/put_variants.cuh — the put / putWithSignal kernel variants, selected at run
 // time by the tuning knob `put` (te4j/tuning.h) and measured side by side by te4j-bench.
 //
 //   u8 / u16   grid-stride 16-byte copy with 8 / 16 loads in flight per thread
@@ -10,16 +10,16 @@
 //              its store path, or share its limit?)
 //   auto       (default) mc_put_lean_kernel below kAutoBulkBytes, tma8 from there on
 //
-// mc_put_lean_kernel (put=auto, < 32 MiB) is the per-op-latency kernel of issue 5, target 4:
+// mc_put_lean_kernel (put=auto, < 32 MiB) is the kernel for per-op latency:
 //   * no block barrier before the copy: every thread issues its first 16-byte source loads, the
 //     abort-word load and the route loads back to back, so their latencies overlap (before: abort
 //     load -> bar.sync -> route loads -> source loads, three dependent memory trips);
 //   * one block: bar.sync, then thread 0's release add (red.release.sys: fence + red) only;
 //   * several blocks: per block atom.inc.acq_rel.gpu on the arrival counter (atom.inc wraps to 0
 //     on the last arrival: no reset store); the last block then signals with one release add,
-//     whose system-scope fence covers every block's stores (arrival=gpu, the default since v6;
-//     arrival=sys adds the per-block fence.acq_rel.sys of v2-v5). Before v2: fence, release add,
-//     fence, release store, fence + add.
+//     whose system-scope fence covers every block's stores (arrival=gpu, the default;
+//     arrival=sys adds a per-block fence.acq_rel.sys). docs/PERFORMANCE.md has the variants
+//     this replaced and their figures.
 // Launches per op: one kernel, nothing else (no memset, no bookkeeping kernel).
 //
 // Every variant keeps the production contract of kernels/put_kernels.cuh: an op is skipped when

@@ -1,4 +1,4 @@
-// detail/copy_bulk.cuh — bulk-copy building blocks for large puts (CUDA only; issue 5 variants).
+// detail/copy_bulk.cuh — bulk-copy building blocks for large puts (CUDA only; the bulk put variants).
 //
 //   mc_copy_int4_unrolled<U>   16-byte words, U independent loads in flight per participant
 //                              before their stores (copy.cuh uses U = 4)

@@ -47,7 +47,7 @@ MC_DEVICE_INLINE void* mc_route_put(const CommCtx& ctx, int dst_rank, void* recv
   return nullptr;
 }
 
-/// The RDMA branch of an atomic add: HOOK filled by the RDMA work (issue 3). When
+/// The RDMA branch of an atomic add: a hook the IBGDA header fills. When
 /// ibgda_device.cuh defines MC_HAVE_RDMA_ATOMIC_ADD it provides
 ///   int mc_rdma_atomic_add(const IbgdaContext&, int channel, int dst_rank, int qps_per_rank,
 ///                          uint32_t* local_ptr, uint32_t val)   // kMcRdmaOk (0) = posted
@@ -108,7 +108,7 @@ MC_DEVICE_INLINE int mc_signal_noret(const CommCtx& ctx, int dst_rank, int chann
 /// copy of sig_ptr instead of an add. Everything this thread wrote (and observed) before is
 /// visible to whoever acquires the new value. For a single writer of the word that counts in
 /// steps (round, sequence number), so waiters keep using mc_wait_signal. On NVLink it costs the
-/// same as the release add (2xH200, issue 5 run 11); it suits words whose value is known, not
+/// same as the release add (docs/PERFORMANCE.md); it suits words whose value is known, not
 /// counted. Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA path
 /// signals with atomics only) and kMcNoRoute as mc_signal does.
 MC_DEVICE_INLINE int mc_signal_set(const CommCtx& ctx, int dst_rank, uint32_t* sig_ptr,

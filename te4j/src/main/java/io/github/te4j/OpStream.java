@@ -163,7 +163,7 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** The seed's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window. */
+    /** The device API's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window. */
     public void redAdd(final CommContext ctx, final int dstRank, final long offset, final int value)
     {
         checkRemote(ctx, dstRank);

@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.concurrent.locks.Lock;
 
 /**
- * The seed's P2pTransport: symmetric buffers, exported handles and imported peer tables, over
+ * The device API's P2pTransport: symmetric buffers, exported handles and imported peer tables, over
  * NVLink/PCIe between GPUs ({@link Platform#CUDA}) or shared memory between processes
  * ({@link Platform#HOST}). One instance per {@link TransferEngine}
  * ({@link TransferEngine#getOrCreateP2pTransport(int)}).

@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The seed's RdmaTransport: a registered buffer, RC queue pairs whose send rings device code
+ * The device API's RdmaTransport: a registered buffer, RC queue pairs whose send rings device code
  * writes (GPU-initiated RDMA, IBGDA) and their connections to every rank. One per
  * {@link TransferEngine} ({@link TransferEngine#getOrCreateRdmaTransport(String)}).
  *
