@@ -251,8 +251,6 @@ public class KernelCompilerTest
         sources.put("grid_exchange", UserKernelSources.GRID_EXCHANGE);
         sources.put("poke", UserKernelSources.POKE);
         sources.put("wait_or_trap", UserKernelSources.WAIT_OR_TRAP);
-        sources.put("example", io.github.te4j.examples.UserKernelExampleRunner.kernels());
-        sources.put("bench_tick", io.github.te4j.bench.UserKernelLaunchRate.KERNEL);
         final Path dir = Files.createTempDirectory("te4j-user-kernels");
         for (final Map.Entry<String, String> e : sources.entrySet())
         {

@@ -253,6 +253,15 @@ public final class KernelCompiler
         return image;
     }
 
+    /**
+     * The folder holding te4j's device headers (extracted from the jar once when needed): what
+     * {@code -I} names for a kernel compiled with nvcc instead of NVRTC.
+     */
+    public static Path includeDirectory()
+    {
+        return DeviceHeaders.get().dir();
+    }
+
     /** Images held by the in-memory cache (all compilers of this process). */
     public static int memoryCacheSize()
     {

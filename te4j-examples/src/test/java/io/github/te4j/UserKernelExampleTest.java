@@ -1,6 +1,9 @@
 package io.github.te4j;
 
+import io.github.te4j.check.Nvcc;
 import io.github.te4j.examples.UserKernelExampleRunner;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
@@ -9,10 +12,22 @@ import org.testng.annotations.Test;
  * The user-kernel example end to end: two rank processes sharing GPU 0, kernels compiled by
  * NVRTC and launched from Java. Skips with the reason without a GPU or NVRTC.
  */
-@Test(groups = {"cuda", "cuda-kernels"})
 public class UserKernelExampleTest
 {
-    @Test(timeOut = 300_000)
+    /** CI: the example's kernels compile with nvcc against the shipped headers (no GPU needed). */
+    @Test
+    public void kernelsCompileWithNvcc() throws Exception
+    {
+        final Path nvcc = Nvcc.find();
+        if (nvcc == null)
+        {
+            throw new SkipException("nvcc not found (CUDA_HOME or /usr/local/cuda)");
+        }
+        Nvcc.compileCubin(nvcc, Files.createTempDirectory("te4j-example-kernels"), "example",
+            UserKernelExampleRunner.kernels());
+    }
+
+    @Test(groups = {"cuda", "cuda-kernels"}, timeOut = 300_000)
     public void bothRanksOnOneGpu() throws Exception
     {
         final String missing = UserKernelExampleRunner.missingPrerequisite(0, 0);
