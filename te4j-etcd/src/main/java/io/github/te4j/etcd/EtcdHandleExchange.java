@@ -262,11 +262,23 @@ public final class EtcdHandleExchange implements HandleExchange
         String holder = null;
         while (true)
         {
-            final TxnResponse t = session.call("claiming rank " + rank + " of job " + settings.job(), () ->
-                session.client().getKVClient().txn()
-                    .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                    .Then(Op.put(key, value, withLease))
-                    .Else(Op.get(key, GetOption.DEFAULT)).commit(), deadline);
+            final TxnResponse t;
+            try
+            {
+                t = session.call("claiming rank " + rank + " of job " + settings.job(), () ->
+                    session.client().getKVClient().txn()
+                        .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
+                        .Then(Op.put(key, value, withLease))
+                        .Else(Op.get(key, GetOption.DEFAULT)).commit(), deadline);
+            }
+            catch (final RendezvousException e)
+            {
+                if (holder == null)
+                {
+                    throw e;
+                }
+                throw taken(holder, e);
+            }
             if (t.isSucceeded())
             {
                 break;
@@ -282,12 +294,9 @@ public final class EtcdHandleExchange implements HandleExchange
                 holder = describeHolder(kv);
                 checkAgreement(kv, rank);
             }
-            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200) > deadline)
+            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(500) > deadline)
             {
-                throw new RendezvousException(where, "rank " + rank + " is taken by " + holder + ": another process "
-                    + "of this job claims the same rank, or a process of an earlier run that has not expired yet "
-                    + "(its keys go within the TTL it set); gave up after the connect timeout of "
-                    + settings.connectTimeout().toSeconds() + " s");
+                throw taken(holder, null);
             }
             sleepMillis(200);
         }
@@ -297,6 +306,14 @@ public final class EtcdHandleExchange implements HandleExchange
             snapshot(-1, deadline, "joining");
         }
         LOG.debug("etcd rank {}/{} joined {} with lease {}", rank, worldSize, settings, Long.toHexString(session.lease()));
+    }
+
+    private RendezvousException taken(final String holder, final Throwable cause)
+    {
+        return new RendezvousException(where, "rank " + rank + " is taken by " + holder + ": another process "
+            + "of this job claims the same rank, or a process of an earlier run that has not expired yet "
+            + "(its keys go within the TTL it set); gave up after the connect timeout of "
+            + settings.connectTimeout().toSeconds() + " s", cause);
     }
 
     private String describeHolder(final KeyValue kv)
