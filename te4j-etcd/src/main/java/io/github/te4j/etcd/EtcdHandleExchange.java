@@ -2,13 +2,16 @@ package io.github.te4j.etcd;
 
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
 import io.etcd.jetcd.kv.GetResponse;
 import io.etcd.jetcd.kv.TxnResponse;
 import io.etcd.jetcd.op.Cmp;
 import io.etcd.jetcd.op.CmpTarget;
 import io.etcd.jetcd.op.Op;
+import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
+import io.etcd.jetcd.options.WatchOption;
 import io.github.te4j.rendezvous.HandleExchange;
 import io.github.te4j.rendezvous.PeerLostException;
 import io.github.te4j.rendezvous.Rendezvous;
@@ -47,9 +50,10 @@ import org.slf4j.LoggerFactory;
  * refused with a {@link RendezvousException} naming the key. A job whose ranks disagree on the
  * world size or the generation is refused, and the message says which of the two.
  *
- * <p>A collective publishes its entry, then polls the job's keys (one consistent transaction per
- * look, backing off from 1 ms to the poll interval) until every rank's entry is there. Once a
- * rank has finished collective #k it deletes its entry of #k-1, which everyone has read. While
+ * <p>A collective publishes its entry, then looks at the job's keys (one consistent transaction per
+ * look) until every rank's entry is there; between looks it sleeps until a watch of the job's
+ * prefix reports a change, at most the poll interval (backing off from 1 ms to it). A rank
+ * publishing #k deletes its entry of #k-2 in the same transaction: everyone has read it. While
  * etcd is unreachable (restarting, say), every call is retried until the collective's deadline:
  * an etcd that comes back with its data in time lets the collective complete; otherwise the
  * collective fails naming etcd and its last error.
@@ -73,6 +77,10 @@ public final class EtcdHandleExchange implements HandleExchange
     private final boolean[] closedSeen;
     private final long[] knownLease;
     private final Object lock = new Object();
+    /** Counts the watch's events under the job prefix; waits sleep on it between looks. */
+    private final Object wake = new Object();
+    private long events;
+    private volatile Watch.Watcher watcher;
     private int seq;
     private volatile RendezvousException failure;
     private volatile boolean closed;
@@ -118,6 +126,7 @@ public final class EtcdHandleExchange implements HandleExchange
         try
         {
             ex.claim(System.nanoTime() + settings.connectTimeout().toNanos());
+            ex.startWatch();
             return ex;
         }
         catch (final RuntimeException e)
@@ -207,6 +216,11 @@ public final class EtcdHandleExchange implements HandleExchange
             return;
         }
         closed = true;
+        final Watch.Watcher w = watcher;
+        if (w != null)
+        {
+            w.close();
+        }
         boolean revoke = false;
         try
         {
@@ -342,13 +356,6 @@ public final class EtcdHandleExchange implements HandleExchange
             {
                 publish(kind, s, mine, deadline, what);
                 final byte[][] blobs = awaitAll(kind, s, deadline, timeout, what);
-                if (s > 1)
-                {
-                    // every rank has published #s, so every rank has finished reading #s-1
-                    final ByteSequence old = EtcdSession.bytes(opPrefix(s - 1) + rank);
-                    session.call("deleting " + old, () -> session.client().getKVClient().delete(old), deadline
-                        + TimeUnit.SECONDS.toNanos(2));
-                }
                 return kind == EtcdRecords.BARRIER ? List.of() : Collections.unmodifiableList(Arrays.asList(blobs));
             }
             catch (final RendezvousException e)
@@ -364,12 +371,17 @@ public final class EtcdHandleExchange implements HandleExchange
         final byte[] value = EtcdRecords.entry(kind, rank, s, worldSize, settings.generation(), blob);
         final ByteSequence v = ByteSequence.from(value);
         final PutOption withLease = PutOption.builder().withLeaseId(session.lease()).build();
+        // This rank publishes #s only after it finished #s-1, which every rank published only after it
+        // finished #s-2: nobody reads this rank's entry of #s-2 any more, so the same transaction deletes it.
+        final Op[] then = s > 2
+            ? new Op[] {Op.put(key, v, withLease), Op.delete(EtcdSession.bytes(opPrefix(s - 2) + rank), DeleteOption.DEFAULT)}
+            : new Op[] {Op.put(key, v, withLease)};
         final TxnResponse t;
         try
         {
             t = session.call("publishing " + what, () -> session.client().getKVClient().txn()
                 .If(new Cmp(key, Cmp.Op.EQUAL, CmpTarget.createRevision(0)))
-                .Then(Op.put(key, v, withLease))
+                .Then(then)
                 .Else(Op.get(key, GetOption.DEFAULT)).commit(), deadline);
         }
         catch (final RendezvousException e)
@@ -400,6 +412,8 @@ public final class EtcdHandleExchange implements HandleExchange
         final long maxPause = settings.pollInterval().toNanos();
         while (true)
         {
+            // counted before the look: a change that lands while it runs still cuts the next wait short
+            final long seen = eventCount();
             final Snapshot snap = snapshot(s, deadline, what);
             final byte[][] blobs = new byte[worldSize][];
             for (final KeyValue kv : snap.entries)
@@ -445,8 +459,69 @@ public final class EtcdHandleExchange implements HandleExchange
             {
                 throw new RendezvousTimeoutException(where, what, missing, timeout);
             }
-            TimeUnitSleep.nanos(Math.min(pause, left));
+            awaitEvent(seen, Math.min(pause, left));
             pause = Math.min(pause * 2, maxPause);
+        }
+    }
+
+    /**
+     * Watches the job's prefix so that a wait wakes as soon as something under it changes; the
+     * looks themselves stay consistent reads, and the poll interval bounds a wait whose watch
+     * missed an event (etcd restarting, say).
+     */
+    private void startWatch()
+    {
+        try
+        {
+            watcher = session.client().getWatchClient().watch(EtcdSession.bytes(prefix),
+                WatchOption.builder().isPrefix(true).build(),
+                response -> signalEvent(),
+                error -> LOG.debug("etcd rank {}: watch of job {} ended: {}", rank, settings.job(),
+                    EtcdSession.describe(error)));
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.debug("etcd rank {}: no watch of job {} ({}); polling only", rank, settings.job(), e.toString());
+        }
+    }
+
+    private void signalEvent()
+    {
+        synchronized (wake)
+        {
+            events++;
+            wake.notifyAll();
+        }
+    }
+
+    private long eventCount()
+    {
+        synchronized (wake)
+        {
+            return events;
+        }
+    }
+
+    /** Waits up to {@code nanos} for an event after the {@code seen}-th. */
+    private void awaitEvent(final long seen, final long nanos)
+    {
+        final long end = System.nanoTime() + nanos;
+        synchronized (wake)
+        {
+            long left = nanos;
+            while (events == seen && left > 0)
+            {
+                try
+                {
+                    TimeUnit.NANOSECONDS.timedWait(wake, left);
+                }
+                catch (final InterruptedException e)
+                {
+                    Thread.currentThread().interrupt();
+                    throw new RendezvousException(where, "interrupted while waiting", e);
+                }
+                left = end - System.nanoTime();
+            }
         }
     }
 

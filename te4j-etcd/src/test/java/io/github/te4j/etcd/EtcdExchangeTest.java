@@ -391,6 +391,35 @@ public class EtcdExchangeTest
         }
     }
 
+    /** Prints the time of one allGather among 8 ranks (threads) over etcd and over the embedded rendezvous. */
+    @Test
+    public void eightRankAllGatherTimeBesideTheEmbeddedRendezvous() throws Exception
+    {
+        final int rounds = 30;
+        for (final String uri : new String[] {etcd.uri("timing-8", "ttl=10s"),
+            "tcp://127.0.0.1:" + EtcdServer.freePort()})
+        {
+            final List<Long> micros = ranks(8, r -> () ->
+            {
+                try (HandleExchange ex = Exchanges.open(uri, r, 8))
+                {
+                    ex.barrier(T);
+                    ex.allGather(blob(r, 0), T);
+                    final long t0 = System.nanoTime();
+                    for (int i = 0; i < rounds; i++)
+                    {
+                        ex.allGather(new byte[256], T);
+                    }
+                    final long us = (System.nanoTime() - t0) / 1000 / rounds;
+                    ex.barrier(T);
+                    return us;
+                }
+            });
+            System.out.println("8-rank allGather of 256 B via " + uri.substring(0, uri.indexOf(':')) + ": "
+                + micros.stream().mapToLong(Long::longValue).max().orElse(0) + " us (slowest rank, mean of " + rounds + ")");
+        }
+    }
+
     static void check(final boolean ok, final String what)
     {
         if (!ok)

@@ -46,7 +46,7 @@ public class EtcdMultiProcessTest
     }
 
     /** The child JVMs of one test, their output gathered by a thread each. */
-    private static final class Ranks implements AutoCloseable
+    static final class Ranks implements AutoCloseable
     {
         final List<Process> procs = new ArrayList<>();
         final List<StringBuilder> out = new ArrayList<>();
@@ -56,19 +56,26 @@ public class EtcdMultiProcessTest
         {
             for (int r = 0; r < world; r++)
             {
-                final Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
-                final List<String> cmd = new ArrayList<>(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED",
-                    "-Xmx256m", "-XX:+UseSerialGC", "-XX:ActiveProcessorCount=1", "-cp", System.getProperty("java.class.path"),
-                    EtcdWorker.class.getName(), "uri=" + uri, "rank=" + r, "world=" + world,
-                    "mode=" + (r == special ? mode : modeOfRank0)));
-                final Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-                final StringBuilder sb = new StringBuilder();
-                final Thread t = new Thread(() -> pump(p.getInputStream(), sb), "rank-" + r + "-out");
-                t.setDaemon(true);
-                t.start();
-                procs.add(p);
-                out.add(sb);
+                startOne(List.of(), uri, r, world, r == special ? mode : modeOfRank0);
             }
+        }
+
+        /** Starts rank {@code r} behind {@code prefix} (e.g. {@code ip netns exec NS}). */
+        void startOne(final List<String> prefix, final String uri, final int r, final int world, final String mode)
+            throws IOException
+        {
+            final Path java = Paths.get(System.getProperty("java.home"), "bin", "java");
+            final List<String> cmd = new ArrayList<>(prefix);
+            cmd.addAll(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m", "-XX:+UseSerialGC", "-XX:ActiveProcessorCount=1", "-cp", System.getProperty("java.class.path"),
+                EtcdWorker.class.getName(), "uri=" + uri, "rank=" + r, "world=" + world, "mode=" + mode));
+            final Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            final StringBuilder sb = new StringBuilder();
+            final Thread t = new Thread(() -> pump(p.getInputStream(), sb), "rank-" + r + "-out");
+            t.setDaemon(true);
+            t.start();
+            procs.add(p);
+            out.add(sb);
         }
 
         static void pump(final InputStream in, final StringBuilder sb)
@@ -142,7 +149,7 @@ public class EtcdMultiProcessTest
     private String etcdUri(final String job, final int ttlSeconds)
     {
         // generous joining: on a machine shared by many builds, starting eight JVMs can take a minute
-        return etcd.uri(job, "ttl=" + ttlSeconds + "s&connectTimeout=150s");
+        return etcd.uri(job, "ttl=" + ttlSeconds + "s&connectTimeout=300s");
     }
 
     private static String timeLine(final String output)
@@ -158,7 +165,7 @@ public class EtcdMultiProcessTest
             ranks.start(etcdUri("putsignal-" + world, 10), world, "done", -1, "done");
             for (int r = 0; r < world; r++)
             {
-                final int rc = ranks.exit(r, 240);
+                final int rc = ranks.exit(r, 400);
                 if (rc != 0)
                 {
                     final StringBuilder all = new StringBuilder();
@@ -195,7 +202,7 @@ public class EtcdMultiProcessTest
             ranks.start("tcp://127.0.0.1:" + EtcdServer.freePort(), 8, "done", -1, "done");
             for (int r = 0; r < 8; r++)
             {
-                assertEquals(ranks.exit(r, 240), 0, "rank " + r + ":\n" + ranks.output(r));
+                assertEquals(ranks.exit(r, 400), 0, "rank " + r + ":\n" + ranks.output(r));
             }
             System.out.println("tcp, 8 ranks: " + timeLine(ranks.output(0)));
         }
@@ -208,7 +215,7 @@ public class EtcdMultiProcessTest
         try (Ranks ranks = new Ranks())
         {
             ranks.start(etcdUri(stop ? "sigstop" : "sigkill", TTL_SECONDS), world, "survivor", victim, "victim");
-            ranks.awaitAll("READY", 120);
+            ranks.awaitAll("READY", 400);
             final Process v = ranks.procs.get(victim);
             final long at = System.currentTimeMillis();
             signal(v, stop ? "STOP" : "KILL");

@@ -49,7 +49,7 @@ public final class EtcdWorker
         final String mode = a.getOrDefault("mode", "done");
         final int rounds = Integer.parseInt(a.getOrDefault("rounds", "20"));
         final long size = Long.parseLong(a.getOrDefault("size", "65536"));
-        final Duration timeout = Duration.ofSeconds(120);
+        final Duration timeout = Duration.ofSeconds(300);
         final long slot = (size + 16 + 15) & ~15L;
         final long sigBase = slot * world;
 
