@@ -443,7 +443,9 @@ public final class EtcdHandleExchange implements HandleExchange
             {
                 if (blobs[r] == null)
                 {
-                    if (snap.members[r] == null && everSeen[r])
+                    // gone, or closed without taking part: either way it will never arrive
+                    if ((snap.members[r] == null && everSeen[r])
+                        || (snap.members[r] != null && snap.members[r].state() == EtcdRecords.CLOSED))
                     {
                         throw lost(r);
                     }

@@ -156,7 +156,16 @@ final class EtcdSession implements AutoCloseable
                     + (last == null ? "did not answer" : "failed: " + describe(last))
                     + "; check that etcd runs and is reachable at " + settings.endpoints(), last);
             }
-            final CompletableFuture<T> f = op.get();
+            final CompletableFuture<T> f;
+            try
+            {
+                f = op.get();
+            }
+            catch (final RuntimeException e)
+            {
+                throw new RendezvousException("etcd " + String.join(",", settings.endpoints()), what + " could not start: "
+                    + describe(e), e);
+            }
             try
             {
                 return f.get(left, TimeUnit.NANOSECONDS);
