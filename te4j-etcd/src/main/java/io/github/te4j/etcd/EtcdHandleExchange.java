@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  * publishing #k deletes its entry of #k-2 in the same transaction: everyone has read it. While
  * etcd is unreachable (restarting, say), every call is retried until the collective's deadline:
  * an etcd that comes back with its data in time lets the collective complete; otherwise the
- * collective fails naming etcd and its last error.
+ * collective fails naming etcd and its last error (a look begun before the deadline may end up to
+ * a second after it).
  *
  * <p>{@link #close()} marks the rank closed, waits (at most the TTL, at most 5 s) for the other
  * ranks to close as well, since they may still be reading its last entry, then revokes the lease
@@ -121,18 +122,34 @@ public final class EtcdHandleExchange implements HandleExchange
         {
             throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
         }
-        final EtcdSession session = EtcdSession.open(settings);
-        final EtcdHandleExchange ex = new EtcdHandleExchange(settings, session, rank, worldSize);
-        try
+        final long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
+        while (true)
         {
-            ex.claim(System.nanoTime() + settings.connectTimeout().toNanos());
-            ex.startWatch();
-            return ex;
-        }
-        catch (final RuntimeException e)
-        {
-            session.close(true);
-            throw e;
+            final EtcdSession session = EtcdSession.open(settings);
+            final EtcdHandleExchange ex = new EtcdHandleExchange(settings, session, rank, worldSize);
+            try
+            {
+                ex.claim(deadline);
+                ex.startWatch();
+                return ex;
+            }
+            catch (final RendezvousException e)
+            {
+                session.close(true);
+                // A lease that ran out before the rank was claimed was never seen by another rank: a
+                // process starved that long (a loaded machine) may simply start over with a new one.
+                if (!e.getMessage().contains("lease not found") || System.nanoTime() >= deadline)
+                {
+                    throw e;
+                }
+                LOG.warn("etcd rank {}: lease expired before joining job {}; joining again with a new lease", rank,
+                    settings.job());
+            }
+            catch (final RuntimeException e)
+            {
+                session.close(true);
+                throw e;
+            }
         }
     }
 
@@ -414,7 +431,9 @@ public final class EtcdHandleExchange implements HandleExchange
         {
             // counted before the look: a change that lands while it runs still cuts the next wait short
             final long seen = eventCount();
-            final Snapshot snap = snapshot(s, deadline, what);
+            // a look begun before the deadline may finish after it, so that a slow answer reads as the
+            // timeout it is (naming the missing ranks) rather than as an unreachable etcd
+            final Snapshot snap = snapshot(s, deadline + grace(timeout), what);
             final byte[][] blobs = new byte[worldSize][];
             for (final KeyValue kv : snap.entries)
             {
@@ -525,6 +544,12 @@ public final class EtcdHandleExchange implements HandleExchange
                 left = end - System.nanoTime();
             }
         }
+    }
+
+    /** How long a look begun before a collective's deadline may run past it: a second at most. */
+    static long grace(final Duration timeout)
+    {
+        return Math.min(TimeUnit.SECONDS.toNanos(1), nanos(timeout) / 2);
     }
 
     private PeerLostException lost(final int r)

@@ -157,7 +157,7 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
         {
             usable();
             final GetResponse g = session.call("waiting for segment " + name,
-                () -> session.client().getKVClient().get(key), deadline);
+                () -> session.client().getKVClient().get(key), deadline + EtcdHandleExchange.grace(timeout));
             if (!g.getKvs().isEmpty())
             {
                 return decode(g.getKvs().get(0));
