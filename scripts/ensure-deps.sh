@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs, on Debian/Ubuntu, the build tools te4j needs that are missing: JDK 17, Maven, CMake,
-# g++, rdma-core's headers (libibverbs-dev), iproute2 for the network-namespace tests, and the newest kernel headers package,
+# g++, rdma-core's headers (libibverbs-dev), etcd (te4j-etcd's tests), iproute2 for the
+# network-namespace tests, and the newest kernel headers package,
 # whose include/linux/mlx5/mlx5_ifc.h test_devx_layout checks the DevX command layout against.
 # nvcc is optional: with it (e.g. the CUDA toolkit in /usr/local/cuda) the CUDA platform is
 # built too.
@@ -16,6 +17,8 @@ command -v ip    >/dev/null || need+=(iproute2)
 # rdma-core's headers (infiniband/mlx5dv.h): the mlx5 backend is built from them (rdma-core itself
 # is loaded at run time, never linked) and the RDMA exact-format tests check against them.
 [ -e /usr/include/infiniband/mlx5dv.h ] || need+=(libibverbs-dev)
+# etcd for te4j-etcd's tests, which start their own servers on free loopback ports.
+command -v etcd  >/dev/null || [ -x /usr/bin/etcd ] || need+=(etcd-server)
 # A header new enough to declare the DevX umem fields of create_qp_in (kernel 6.4 or so).
 ifc_ok() { grep -qs wq_umem_offset /usr/src/linux-headers-*/include/linux/mlx5/mlx5_ifc.h; }
 if [ ${#need[@]} -gt 0 ] || ! ifc_ok; then

@@ -12,7 +12,10 @@ module io.github.te4j
     requires org.slf4j;
 
     exports io.github.te4j;
+    exports io.github.te4j.exchange;
     exports io.github.te4j.rendezvous;
+
+    uses io.github.te4j.exchange.ExchangeProvider;
 
     opens io.github.te4j.internal to org.bytedeco.javacpp;
 }

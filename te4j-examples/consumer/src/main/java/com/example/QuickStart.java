@@ -7,7 +7,7 @@ import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.TransferEngine;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.io.IOException;
 import java.net.ServerSocket;

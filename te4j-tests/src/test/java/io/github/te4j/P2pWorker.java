@@ -2,7 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
 import io.github.te4j.launcher.DeviceMap;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.launcher.DeviceMap;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package io.github.te4j;
 
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;

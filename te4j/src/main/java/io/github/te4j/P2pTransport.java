@@ -2,7 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeP2pTransport;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

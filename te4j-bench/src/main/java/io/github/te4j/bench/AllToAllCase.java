@@ -5,7 +5,7 @@ import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
 import io.github.te4j.Platform;
 import io.github.te4j.check.Patterns;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

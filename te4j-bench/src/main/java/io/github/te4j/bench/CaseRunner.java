@@ -6,7 +6,7 @@ import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
 import io.github.te4j.Platform;
 import io.github.te4j.check.Patterns;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package io.github.te4j.etcd;
 import io.github.te4j.exchange.ExchangeAddress;
 import io.github.te4j.exchange.ExchangeProvider;
 import io.github.te4j.exchange.SegmentDirectory;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 
 /** The {@code etcd://} scheme for {@link io.github.te4j.exchange.Exchanges}, registered as a service. */
 public final class EtcdExchangeProvider implements ExchangeProvider

@@ -12,7 +12,7 @@ import io.etcd.jetcd.options.DeleteOption;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.PeerLostException;
 import io.github.te4j.rendezvous.Rendezvous;
 import io.github.te4j.rendezvous.RendezvousException;

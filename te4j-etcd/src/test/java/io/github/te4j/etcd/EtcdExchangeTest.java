@@ -11,7 +11,7 @@ import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.github.te4j.exchange.Exchanges;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.RendezvousException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

@@ -8,7 +8,7 @@ import io.github.te4j.Platform;
 import io.github.te4j.TransferEngine;
 import io.github.te4j.check.Patterns;
 import io.github.te4j.exchange.Exchanges;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.PeerLostException;
 import io.github.te4j.rendezvous.RendezvousException;
 import java.time.Duration;

@@ -10,7 +10,7 @@ import io.github.te4j.TransferEngine;
 import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.launcher.RankProcesses;
 import io.github.te4j.rendezvous.FileExchange;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -14,7 +14,7 @@ import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.TransferEngine;
 import io.github.te4j.launcher.RankProcesses;
-import io.github.te4j.rendezvous.HandleExchange;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.time.Duration;
 import java.util.ArrayList;

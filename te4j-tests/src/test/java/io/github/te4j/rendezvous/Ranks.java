@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.HandleExchange;
 import static org.testng.Assert.assertEquals;
 
 import java.nio.charset.StandardCharsets;

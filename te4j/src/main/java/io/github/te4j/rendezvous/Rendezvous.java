@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.HandleExchange;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;

@@ -2,7 +2,7 @@
  * Exchange of small byte blobs (IPC handles, RDMA metadata) between the ranks of a job, which are
  * separate processes, possibly on different hosts.
  *
- * <p>{@link io.github.te4j.rendezvous.HandleExchange} is the interface: allGather, barrier and a
+ * <p>{@link io.github.te4j.exchange.HandleExchange} is the interface: allGather, barrier and a
  * broadcast built on allGather, each with a deadline. Two implementations:
  * {@link io.github.te4j.rendezvous.Rendezvous}, an embedded TCP rendezvous in which rank 0 is the
  * hub (optionally authenticated with a shared secret), and

@@ -1,4 +1,4 @@
-package io.github.te4j.rendezvous;
+package io.github.te4j.exchange;
 
 import java.time.Duration;
 import java.util.List;

@@ -1,7 +1,6 @@
 package io.github.te4j.exchange;
 
 import io.github.te4j.rendezvous.FileExchange;
-import io.github.te4j.rendezvous.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,6 +1,5 @@
 package io.github.te4j.exchange;
 
-import io.github.te4j.rendezvous.HandleExchange;
 
 /**
  * An implementation of a URI scheme for {@link Exchanges}, found through
