@@ -1,17 +1,56 @@
 package io.github.te4j;
 
-/** A peer rank disappeared (process exited or was killed, connection lost). */
+/**
+ * A peer rank disappeared: its process exited or was killed, its connection ended, or it left
+ * the handle exchange while it was still needed. Thrown by transports and streams (the next
+ * {@code synchronize}, a connect) and by every {@link io.github.te4j.exchange.HandleExchange}
+ * (the embedded rendezvous, the file exchange, etcd): one class, whichever layer noticed.
+ */
 public class PeerLostException extends Te4jException
 {
     private static final long serialVersionUID = 1L;
 
+    /** The lost rank, or -1 when the layer that noticed does not know it. */
+    private final int rank;
+
+    /** What was seen. */
+    private final String reason;
+
     public PeerLostException(final String message)
     {
-        super(Code.PEER_LOST, message);
+        this(-1, message, null);
     }
 
     public PeerLostException(final String message, final Throwable cause)
     {
-        super(Code.PEER_LOST, message, cause);
+        this(-1, message, cause);
+    }
+
+    /**
+     * @param rank the lost rank
+     * @param reason how it was lost
+     */
+    public PeerLostException(final int rank, final String reason)
+    {
+        this(rank, reason, null);
+    }
+
+    private PeerLostException(final int rank, final String reason, final Throwable cause)
+    {
+        super(Code.PEER_LOST, rank < 0 ? reason : "rank " + rank + ": " + reason, cause);
+        this.rank = rank;
+        this.reason = reason;
+    }
+
+    /** @return the lost rank, or -1 when unknown */
+    public int rank()
+    {
+        return rank;
+    }
+
+    /** @return how the rank was lost, without the rank prefix */
+    public String reason()
+    {
+        return reason;
     }
 }

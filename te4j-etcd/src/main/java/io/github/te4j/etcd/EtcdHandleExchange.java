@@ -13,7 +13,8 @@ import io.etcd.jetcd.options.GetOption;
 import io.etcd.jetcd.options.PutOption;
 import io.etcd.jetcd.options.WatchOption;
 import io.github.te4j.exchange.HandleExchange;
-import io.github.te4j.rendezvous.PeerLostException;
+import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import io.github.te4j.rendezvous.Rendezvous;
 import io.github.te4j.rendezvous.RendezvousException;
 import io.github.te4j.rendezvous.RendezvousTimeoutException;
@@ -83,7 +84,7 @@ public final class EtcdHandleExchange implements HandleExchange
     private long events;
     private volatile Watch.Watcher watcher;
     private int seq;
-    private volatile RendezvousException failure;
+    private volatile Te4jException failure;
     private volatile boolean closed;
 
     private EtcdHandleExchange(final EtcdSettings settings, final EtcdSession session, final int rank,
@@ -693,7 +694,7 @@ public final class EtcdHandleExchange implements HandleExchange
         {
             throw new IllegalStateException("etcd exchange is closed");
         }
-        final RendezvousException earlier = failure;
+        final Te4jException earlier = failure;
         if (earlier != null)
         {
             throw new RendezvousException(where, "exchange is unusable after an earlier failure: "
@@ -701,7 +702,7 @@ public final class EtcdHandleExchange implements HandleExchange
         }
     }
 
-    private RendezvousException fail(final RendezvousException e)
+    private <E extends Te4jException> E fail(final E e)
     {
         failure = e;
         return e;

@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.Te4jException;
 import static org.testng.Assert.assertEquals;
 import static org.testng.Assert.assertTrue;
 import static org.testng.Assert.expectThrows;
@@ -225,7 +226,7 @@ public class EtcdExchangeTest
                 {
                     return ex.allGather(blob(1, 0), Duration.ofSeconds(20));
                 }
-                catch (final RendezvousException e)
+                catch (final Te4jException e)
                 {
                     return e;
                 }
@@ -298,7 +299,7 @@ public class EtcdExchangeTest
                 ex.allGather(blob(r, 0), Duration.ofSeconds(10));
                 return "completed";
             }
-            catch (final RendezvousException e)
+            catch (final Te4jException e)
             {
                 return e.getMessage();
             }

@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.Te4jException;
 import io.github.te4j.CommContext;
 import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
@@ -9,7 +10,7 @@ import io.github.te4j.TransferEngine;
 import io.github.te4j.check.Patterns;
 import io.github.te4j.exchange.Exchanges;
 import io.github.te4j.exchange.HandleExchange;
-import io.github.te4j.rendezvous.PeerLostException;
+import io.github.te4j.PeerLostException;
 import io.github.te4j.rendezvous.RendezvousException;
 import java.time.Duration;
 import java.util.HashMap;
@@ -138,7 +139,7 @@ public final class EtcdWorker
                         ex.barrier(timeout);
                         check(false, "the barrier of a rank whose lease ran out completed");
                     }
-                    catch (final RendezvousException e)
+                    catch (final Te4jException e)
                     {
                         check(e.getMessage().contains("lost its lease"), "unexpected failure: " + e);
                         System.out.println("VICTIM " + e.getMessage());

@@ -1,5 +1,7 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import io.github.te4j.exchange.HandleExchange;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -1044,7 +1046,7 @@ public final class Rendezvous implements HandleExchange {
                     + " from rank 0 (rank 0 may itself be waiting for other ranks)", List.of(0), timeout);
         }
 
-        private RendezvousException lostOrClosed(String reason, IOException cause) {
+        private Te4jException lostOrClosed(String reason, IOException cause) {
             if (closed.get()) {
                 return new RendezvousException(null, "closed: " + reason, cause);
             }

@@ -9,6 +9,6 @@
  * {@link io.github.te4j.rendezvous.FileExchange}, which goes through a shared directory.
  * Failures are {@link io.github.te4j.rendezvous.RendezvousException}s:
  * {@link io.github.te4j.rendezvous.RendezvousTimeoutException} names the ranks that did not arrive,
- * {@link io.github.te4j.rendezvous.PeerLostException} the rank whose connection ended.
+ * {@link io.github.te4j.PeerLostException} the rank whose connection ended.
  */
 package io.github.te4j.rendezvous;
