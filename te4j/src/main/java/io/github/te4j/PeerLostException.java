@@ -18,7 +18,10 @@ public class PeerLostException extends Te4jException
 
     public PeerLostException(final String message)
     {
-        this(-1, message, null);
+        // no cause given: leave it unset, so callers may still initCause() it
+        super(Code.PEER_LOST, message);
+        this.rank = -1;
+        this.reason = message;
     }
 
     public PeerLostException(final String message, final Throwable cause)
@@ -32,7 +35,9 @@ public class PeerLostException extends Te4jException
      */
     public PeerLostException(final int rank, final String reason)
     {
-        this(rank, reason, null);
+        super(Code.PEER_LOST, rank < 0 ? reason : "rank " + rank + ": " + reason);
+        this.rank = rank;
+        this.reason = reason;
     }
 
     private PeerLostException(final int rank, final String reason, final Throwable cause)
