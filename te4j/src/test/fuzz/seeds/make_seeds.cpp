@@ -381,6 +381,68 @@ void handleSeeds() {
   save(t, "junk", s);
 }
 
+// ---- RDMA metadata ------------------------------------------------------------------------
+
+// One rank's fields (see fuzz_rdma_metadata.cpp): the choice byte, then raddr, rkey, lid,
+// subnet prefix, interface id, 2 QP numbers and a 32-byte key.
+void metaRow(std::vector<uint8_t>* s, uint8_t choice, uint64_t raddr, uint32_t rkey, uint32_t lid,
+             uint64_t prefix, uint64_t ifid, uint32_t qpn) {
+  s->push_back(choice);
+  for (int i = 0; i < 8; ++i) s->push_back((uint8_t)(raddr >> (8 * i)));
+  le32(s, rkey);
+  le32(s, lid);
+  for (int i = 0; i < 8; ++i) s->push_back((uint8_t)(prefix >> (8 * i)));
+  for (int i = 0; i < 8; ++i) s->push_back((uint8_t)(ifid >> (8 * i)));
+  le32(s, qpn);
+  le32(s, qpn + 1);
+  for (int i = 0; i < 32; ++i) s->push_back((uint8_t)(0xc0 + i));
+}
+
+void metadataSeeds() {
+  const char* t = "fuzz_rdma_metadata";
+  constexpr uint64_t kLoopback = 0x0000ffff7f000001ull;  // ::ffff:127.0.0.1
+  // local rank, mask, is_roce (0 = RoCE), key mode (0 = both keys), then both ranks.
+  auto start = [](uint8_t rank, uint8_t mask, uint8_t roce, uint8_t keys) {
+    return std::vector<uint8_t>{rank, mask, roce, keys};
+  };
+  std::vector<uint8_t> s = start(0, 3, 0, 0);
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);  // every field the real one: connects
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  save(t, "both_ranks_real", s);
+  s = start(0, 3, 0, 0);
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0x1 | 0x2 | 0x8, 0, 0, 0, 0, 0, 0);  // rank 1's key wrong: its NIC refuses
+  save(t, "wrong_key", s);
+  s = start(0, 2, 0, 0);
+  metaRow(&s, 0, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0x4 | 0x2, 0x1000, 0x5b, 1, 0, kLoopback, 0x10);  // port 1: nobody listens
+  save(t, "closed_port", s);
+  s = start(0, 2, 0, 0);
+  metaRow(&s, 0, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0x4, 0x1000, 0x5b, 4791, 0, 0x0000ffff0a000001ull, 0x10);  // 10.0.0.1: unreachable
+  save(t, "unreachable_address", s);
+  s = start(0, 2, 0, 0);
+  metaRow(&s, 0, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0x6, 0, 0, 0x10000, 0, kLoopback, 0);  // lid over 16 bits
+  save(t, "lid_too_big", s);
+  s = start(0, 2, 0, 0);
+  metaRow(&s, 0, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0x6, 0, 0, 4791, 0xfe80000000000000ull, kLoopback, 0);  // an IB/RoCE v1 prefix
+  save(t, "not_ipv4_mapped", s);
+  s = start(0, 7, 0, 0);  // a rank past the job's two
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  save(t, "mask_past_ranks", s);
+  s = start(2, 3, 0, 0);
+  save(t, "local_rank_past_end", s);
+  s = start(0, 3, 1, 0);
+  save(t, "infiniband", s);
+  s = start(0, 3, 0, 1);
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  metaRow(&s, 0xf, 0, 0, 0, 0, 0, 0);
+  save(t, "keys_short", s);
+}
+
 // ---- HMAC ----------------------------------------------------------------------------------
 
 void hmacSeeds() {
@@ -412,6 +474,7 @@ int main(int argc, char** argv) {
   wireSeeds();
   wqeSeeds();
   handleSeeds();
+  metadataSeeds();
   hmacSeeds();
   std::printf("fuzz_seeds: %d inputs under %s\n", g_written, g_root.c_str());
   return 0;
