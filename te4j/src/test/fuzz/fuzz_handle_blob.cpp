@@ -98,6 +98,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   const int window = im.t->importPeerHandles(local, rank, num_ranks, blobs.data(), mask);
+  // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
+  static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "import: %d %s\n", window, window >= 0 ? "" : im.t->lastError());
   if (window >= 0) {
     FUZZ_ASSERT(rank >= 0 && rank < kRanks && num_ranks == kRanks);
     // Touches the first and last word of every mapping: a mapping shorter than the window

@@ -144,6 +144,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   // The deadline is the call's: slack for sanitizers and a machine shared with other builds.
   FUZZ_ASSERT(took.count() < kTimeoutMs + 2000);
+  // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
+  static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "connectPeers: %d %s\n", status, status == kOk ? "" : t->lastError());
   if (status == kOk) {
     FUZZ_ASSERT(local_rank < kRanks && is_roce && (mask & 4) == 0);
   } else {

@@ -110,7 +110,7 @@ size_t serveOne(const uint8_t* p, size_t n, uint32_t* requests) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   constexpr size_t kHello = kFrameHeaderBytes + kMacBytes;
-  if (size >= kHello) (void)helloAccepted(data);
+  const bool accepted = size >= kHello && helloAccepted(data);
   // The requests are fuzzed whatever the HELLO: a rank of the job (which knows the key) may send
   // anything afterwards.
   size_t at = size >= kHello ? kHello : 0;
@@ -120,5 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (used == 0) break;
     at += used;
   }
+  // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
+  static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "hello %s, %u requests served\n", accepted ? "accepted" : "refused", requests);
   return 0;
 }
