@@ -142,8 +142,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto start = std::chrono::steady_clock::now();
   const int status = t->connectPeers(local_rank, is_roce, addrs, rkeys, qpns, lids, prefixes, ifids, mask);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
-  // The deadline is the call's: slack for sanitizers and a machine shared with other builds.
-  FUZZ_ASSERT(took.count() < kTimeoutMs + 2000);
+  // The deadline is the call's. The slack is for sanitizers and a machine shared with other
+  // builds (stalls of a second or two were seen at a load of 15 on 2 cores); what it must catch
+  // is a wait the deadline does not bound, such as the NIC's 30 s I/O timeout.
+  if (took.count() > kTimeoutMs + 500)
+    std::fprintf(stderr, "fuzz_rdma_metadata: slow connectPeers: %lld ms (deadline %d ms)\n",
+                 (long long)took.count(), kTimeoutMs);
+  FUZZ_ASSERT(took.count() < kTimeoutMs + 5000);
   // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
   static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
   if (verbose) std::fprintf(stderr, "connectPeers: %d %s\n", status, status == kOk ? "" : t->lastError());
