@@ -11,10 +11,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <system_error>
 
+#include "doorbell_hint.h"
 #include "hmac_sha256.h"
 #include "socket_io.h"
 #include "wire_format.h"
@@ -27,6 +29,10 @@ namespace rdma {
 namespace mlx5 = mooncake::device::mlx5;
 
 namespace {
+
+// The started NICs of this process, for host posters that run doorbells themselves.
+std::mutex g_nics_mu;
+std::vector<SoftNic*> g_nics;
 
 constexpr int kIoTimeoutMs = 30000;   // a stalled peer for this long is a lost peer
 constexpr int kIdlePollMs = 100;      // how often idle threads look at their stop flag
@@ -202,13 +208,42 @@ int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
   ipv4_ = ipv4;
   port_number_ = bound;
   stopping_.store(false);
+  const char* poll_mode = std::getenv("TE4J_SOFTNIC_POLL");
+  busy_poll_ = poll_mode != nullptr && std::strcmp(poll_mode, "busy") == 0;
   acceptor_ = std::thread([this] { acceptLoop(); });
   progress_ = std::thread([this] { progressLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(g_nics_mu);
+    g_nics.push_back(this);
+  }
   return 0;
+}
+
+bool SoftNic::runDoorbellsHere() {
+  bool all = true;
+  std::lock_guard<std::mutex> lock(g_nics_mu);
+  for (SoftNic* nic : g_nics) {
+    if (nic->pause_.load(std::memory_order_acquire) || !nic->engine_mu_.try_lock()) {
+      all = false;
+      continue;
+    }
+    nic->scanOnce();
+    nic->engine_mu_.unlock();
+  }
+  return all;
+}
+
+void softNicDoorbellHint() {
+  // The calling thread sends what it posted where it can; otherwise the progress threads wake.
+  if (!SoftNic::runDoorbellsHere()) wakeProgressThreads();
 }
 
 void SoftNic::stop() {
   if (listen_fd_ < 0) return;
+  {
+    std::lock_guard<std::mutex> lock(g_nics_mu);
+    g_nics.erase(std::remove(g_nics.begin(), g_nics.end(), this), g_nics.end());
+  }
   disconnect();
   stopping_.store(true, std::memory_order_release);
   // Wakes the acceptor's poll at once (it would otherwise notice the flag only after its idle
@@ -382,17 +417,21 @@ void SoftNic::progressLoop() {
   uint32_t idle = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     bool worked = false;
+    // Read before the scan: a hint given after it (for a doorbell the scan missed) moves the
+    // count, and the sleep below then returns at once.
+    const uint32_t hints = softNicHintCount();
     if (!pause_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(engine_mu_);
       worked = scanOnce();
     }
     if (worked) {
       idle = 0;
-    } else if (++idle > 256) {
-      // Idle: sleep briefly so two cores shared with the ranks' own threads stay usable.
-      std::this_thread::sleep_for(std::chrono::microseconds(idle > 4096 ? 200 : 20));
-    } else {
+    } else if (busy_poll_ || ++idle <= 256) {
       std::this_thread::yield();
+    } else {
+      // Idle: host posters wake this at once (doorbell_hint.h); device code's doorbells are
+      // found by the timed scan, so two cores shared with the ranks' own threads stay usable.
+      softNicAwaitHint(hints, idle > 4096 ? 200 : 20);
     }
   }
 }
@@ -410,6 +449,8 @@ bool SoftNic::scanOnce() {
       worked = true;
     }
   }
+  // Everything this scan found goes out now, coalesced per connection.
+  flushBatch();
   return worked;
 }
 
@@ -508,36 +549,94 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   f.seq = e.wqe_counter;
   f.rkey = w.rkey;
   f.raddr = w.raddr;
-  int rc = 0;           // the frame could not be sent: the connection is out of step
-  bool read_failed = false;
-  errno = 0;
+  if (w.opcode == mlx5::kOpcodeRdmaWrite && !(port_->direct() && w.num_sge <= 1)) {
+    sendStaged(qp, conn, f, w);
+    return consumed;
+  }
   if (w.opcode == mlx5::kOpcodeRdmaWrite) {
     f.type = kFrameWrite;
     f.length = (uint32_t)w.total_length;
-    if (port_->direct() && w.num_sge <= 1) {
-      const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
-      rc = sendFrame(conn->fd, f, src, f.length);
-    } else {
-      staging_.resize(f.length);
-      std::string err;
-      size_t at = 0;
-      for (int i = 0; i < w.num_sge && !read_failed; ++i) {
-        read_failed = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err) != 0;
-        at += w.sge[i].length;
-      }
-      if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
-      else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
-    }
+    const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
+    queueFrame(qp, conn, f, src);
   } else {
     f.type = kFrameMaskedFa32;
     f.arg0 = w.add;
     f.arg1 = w.field_boundary;
-    rc = sendFrame(conn->fd, f, nullptr, 0);
+    queueFrame(qp, conn, f, nullptr);
   }
+  return consumed;
+}
+
+void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload) {
+  if (batch_.conn != conn || batch_.frames.size() == kMaxBatchFrames) flushBatch();
+  batch_.conn = conn;
+  batch_.frames.emplace_back();
+  QueuedFrame& q = batch_.frames.back();
+  encodeFrame(f, q.header);
+  q.payload = payload;
+  q.length = f.type == kFrameWrite ? f.length : 0;
+  q.qp = qp;
+  q.seq = (uint16_t)f.seq;
+  batch_.bytes += q.length;
+  // A large message goes out at once: its bytes, not the coalescing, are the cost.
+  if (batch_.bytes >= kMaxBatchBytes) flushBatch();
+}
+
+void SoftNic::flushBatch() {
+  if (batch_.frames.empty()) return;
+  OutConn* conn = batch_.conn;
+  // Headers and payloads in one sendmsg, the payloads straight from registered memory.
+  iovec iov[2 * kMaxBatchFrames];
+  int n = 0;
+  for (QueuedFrame& q : batch_.frames) {
+    iov[n++] = iovec{q.header, kFrameHeaderBytes};
+    if (q.length > 0) iov[n++] = iovec{(void*)q.payload, q.length};
+  }
+  errno = 0;
+  const int rc = writeVecFull(conn->fd, iov, n, kIoTimeoutMs);
   const int send_errno = errno;
-  // From here the source is no longer read: the request's CQE may be written (by whichever of
+  // From here the sources are no longer read: a request's CQE may be written (by whichever of
   // this thread and the reader comes last), and the application may then reuse the source.
-  qp->markSent(e.wqe_counter);
+  for (QueuedFrame& q : batch_.frames) q.qp->markSent(q.seq);
+  if (rc != 0) {
+    if (!conn->closing.load()) markLost(conn->rank, send_errno);
+    conn->broken.store(true);
+  }
+  // A broken connection after a good send: the reader gave up on it and may have failed the
+  // pending requests before these were pushed; nobody will answer them.
+  const bool failed = rc != 0 || conn->broken.load();
+  SoftQp* last = nullptr;
+  for (QueuedFrame& q : batch_.frames) {
+    if (q.qp == last) continue;
+    last = q.qp;
+    if (failed) q.qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+    q.qp->retire(&stats_);
+  }
+  batch_.frames.clear();
+  batch_.bytes = 0;
+  batch_.conn = nullptr;
+}
+
+void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w) {
+  // Wire order: whatever is queued goes first. The staging buffer is reused per request, so
+  // this frame is sent before the next one is gathered.
+  flushBatch();
+  f.type = kFrameWrite;
+  f.length = (uint32_t)w.total_length;
+  staging_.resize(f.length);
+  std::string err;
+  size_t at = 0;
+  bool read_failed = false;
+  for (int i = 0; i < w.num_sge && !read_failed; ++i) {
+    read_failed = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err) != 0;
+    at += w.sge[i].length;
+  }
+  int rc = 0;
+  errno = 0;
+  if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
+  else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
+  const int send_errno = errno;
+  qp->markSent((uint16_t)f.seq);
   if (read_failed) {
     // Nothing was sent, the wire is in step: only this QP's requests fail.
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
@@ -546,12 +645,9 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     conn->broken.store(true);
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
   } else if (conn->broken.load()) {
-    // The reader gave up on this connection after the check above: it may have failed the
-    // pending requests before this one was pushed, and nobody will answer it.
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
   }
   qp->retire(&stats_);
-  return consumed;
 }
 
 // ---- requester side: responses -------------------------------------------------------------
