@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -49,19 +50,13 @@ bool waitReadable(int fd, const std::atomic<bool>& stop) {
   return false;
 }
 
+// Names the NIC's threads (at most 15 characters), so a profile or top says which one runs.
+void nameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
+
 int sendFrame(int fd, const Frame& f, const void* payload, size_t payload_bytes) {
   uint8_t header[kFrameHeaderBytes];
   encodeFrame(f, header);
   return writeFull2(fd, header, sizeof(header), payload, payload_bytes, kIoTimeoutMs);
-}
-
-int recvFrame(int fd, Frame* f, const char** why) {
-  uint8_t header[kFrameHeaderBytes];
-  if (readFull(fd, header, sizeof(header), kIoTimeoutMs) != 0) {
-    *why = "connection closed";
-    return -1;
-  }
-  return decodeFrame(header, f, why) ? 0 : -2;
 }
 
 // Reads and discards n payload bytes of a refused WRITE, keeping the stream in sync.
@@ -74,6 +69,71 @@ int drain(int fd, uint64_t n) {
   }
   return 0;
 }
+
+// The receive side of one connection: headers (and the payloads of small requests) come out
+// of one buffer that each recv fills as far as the socket allows, so a burst of frames costs a
+// few system calls instead of two per frame; the rest of a large payload is received straight
+// into its destination.
+class RxBuffer {
+ public:
+  RxBuffer(int fd, size_t capacity) : fd_(fd), buf_(capacity) {}
+  size_t available() const { return tail_ - head_; }
+  const uint8_t* data() const { return buf_.data() + head_; }
+  void consume(size_t n) {
+    head_ += n;
+    if (head_ == tail_) head_ = tail_ = 0;
+  }
+  /// Reads what is waiting, without blocking: bytes read (0: none waiting), -1 on EOF/error.
+  long fillNow() {
+    if (head_ > 0 && head_ * 2 > buf_.size()) {
+      std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
+      tail_ -= head_;
+      head_ = 0;
+    }
+    if (tail_ == buf_.size()) return 0;
+    const long r = recvNow(fd_, buf_.data() + tail_, buf_.size() - tail_);
+    if (r > 0) tail_ += (size_t)r;
+    return r;
+  }
+  /// Copies n bytes out: what is buffered, then straight from the socket. 0 ok, -1 error/EOF.
+  int take(void* dst, uint64_t n) {
+    const size_t m = (size_t)std::min<uint64_t>(n, available());
+    std::memcpy(dst, data(), m);
+    consume(m);
+    return n > m ? readFull(fd_, (uint8_t*)dst + m, (size_t)(n - m), kIoTimeoutMs) : 0;
+  }
+  /// Discards n bytes (a refused WRITE's payload), keeping the stream in step.
+  int skip(uint64_t n) {
+    const size_t m = (size_t)std::min<uint64_t>(n, available());
+    consume(m);
+    return n > m ? drain(fd_, n - m) : 0;
+  }
+
+ private:
+  int fd_;
+  std::vector<uint8_t> buf_;
+  size_t head_ = 0;
+  size_t tail_ = 0;
+};
+
+// Waits until rx holds a whole frame header. `before_sleep` runs when nothing is waiting, before
+// the thread blocks (the responder sends the answers it holds). 0 ok; -1 closed, stopped or
+// failed (errno as the failing call left it, 0 for an orderly close).
+template <typename BeforeSleep>
+int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, BeforeSleep before_sleep) {
+  while (rx->available() < kFrameHeaderBytes) {
+    errno = 0;
+    const long got = rx->fillNow();
+    if (got < 0) return -1;
+    if (got > 0) continue;
+    if (before_sleep() != 0) return -1;
+    if (!waitReadable(fd, stop)) return -1;
+  }
+  return 0;
+}
+
+constexpr size_t kRxBufferBytes = 64 * 1024;
+constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
 
 // A peer host that vanishes without a FIN or RST (power loss, cable, firewall) is noticed by
 // TCP itself within about timeout_ms: keepalive probes on an idle connection, and
@@ -210,8 +270,8 @@ int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
   stopping_.store(false);
   const char* poll_mode = std::getenv("TE4J_SOFTNIC_POLL");
   busy_poll_ = poll_mode != nullptr && std::strcmp(poll_mode, "busy") == 0;
-  acceptor_ = std::thread([this] { acceptLoop(); });
-  progress_ = std::thread([this] { progressLoop(); });
+  acceptor_ = std::thread([this] { nameThread("te4j-nic-accept"); acceptLoop(); });
+  progress_ = std::thread([this] { nameThread("te4j-nic-progress"); progressLoop(); });
   {
     std::lock_guard<std::mutex> lock(g_nics_mu);
     g_nics.push_back(this);
@@ -355,7 +415,7 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     for (auto& c : conns)
       if (c) {
         OutConn* raw = c.get();
-        c->reader = std::thread([this, raw] { readerLoop(raw); });
+        c->reader = std::thread([this, raw] { nameThread("te4j-nic-reader"); readerLoop(raw); });
       }
     std::lock_guard<std::mutex> fds_lock(fds_mu_);
     for (auto& c : conns)
@@ -431,7 +491,9 @@ void SoftNic::progressLoop() {
     } else {
       // Idle: host posters wake this at once (doorbell_hint.h); device code's doorbells are
       // found by the timed scan, so two cores shared with the ranks' own threads stay usable.
-      softNicAwaitHint(hints, idle > 4096 ? 200 : 20);
+      // Host memory: every host poster hints, so the short interval (which costs a wake-up
+      // every 20 us on cores the ranks share) is only for device posts.
+      softNicAwaitHint(hints, idle > 4096 || port_->direct() ? 200 : 20);
     }
   }
 }
@@ -654,19 +716,20 @@ void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w)
 
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
+  RxBuffer rx(conn->fd, kRxBufferBytes);
   for (;;) {
-    errno = 0;
-    if (!waitReadable(conn->fd, conn->closing)) {
+    if (awaitHeader(&rx, conn->fd, conn->closing, [] { return 0; }) != 0) {
       cause = errno;
       break;
     }
     Frame f;
     const char* why = "";
-    if (recvFrame(conn->fd, &f, &why) != 0) {
-      cause = errno;
+    if (!decodeFrame(rx.data(), &f, &why)) {
+      cause = EPROTO;
       if (!conn->closing.load()) flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
       break;
     }
+    rx.consume(kFrameHeaderBytes);
     auto it = conn->qps.find(f.src_qpn);
     bool has_fetch = false;
     uint64_t fetch_addr = 0;
@@ -861,7 +924,7 @@ bool SoftNic::serve(int fd, int src_rank) {
   conn->src_rank = src_rank;
   InConn* raw = conn.get();
   try {
-    conn->thread = std::thread([this, raw] { responderLoop(raw); });
+    conn->thread = std::thread([this, raw] { nameThread("te4j-nic-respond"); responderLoop(raw); });
   } catch (const std::system_error&) {
     return false;  // no thread to be had: refused like a connection over the cap
   }
@@ -875,16 +938,26 @@ void SoftNic::responderLoop(InConn* conn) {
   const char* why = "";
   std::map<uint32_t, bool> errored;  // requester QPs whose requests are flushed from now on
   std::vector<uint8_t> staging;
-  while (waitReadable(fd, stopping_)) {
+  RxBuffer rx(fd, kRxBufferBytes);
+  // Answers in arrival order, sent together when no request is waiting (or when many are
+  // held): a burst of requests is answered with a few sends, not one per request.
+  std::vector<uint8_t> answers;
+  answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes);
+  auto sendAnswers = [&]() -> int {
+    if (answers.empty()) return 0;
+    const int rc = writeFull(fd, answers.data(), answers.size(), kIoTimeoutMs);
+    answers.clear();
+    return rc;
+  };
+  for (;;) {
+    if (awaitHeader(&rx, fd, stopping_, sendAnswers) != 0) break;
     Frame f;
-    const int r = recvFrame(fd, &f, &why);
-    if (r != 0) {
-      if (r == -2) {
-        stats_.bad_frames.fetch_add(1);
-        flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
-      }
+    if (!decodeFrame(rx.data(), &f, &why)) {
+      stats_.bad_frames.fetch_add(1);
+      flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
       break;
     }
+    rx.consume(kFrameHeaderBytes);
     if (f.type != kFrameWrite && f.type != kFrameMaskedFa32) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
@@ -910,9 +983,10 @@ void SoftNic::responderLoop(InConn* conn) {
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       int io = 0;
       if (syndrome != 0) {
-        io = drain(fd, f.length);
+        io = rx.skip(f.length);
       } else if (port_->direct()) {
-        io = readFull(fd, (void*)(uintptr_t)f.raddr, f.length, kIoTimeoutMs);
+        // Straight into the destination, checked above: no copy through a bounce buffer.
+        io = rx.take((void*)(uintptr_t)f.raddr, f.length);
         // The data is placed before any later request's effect becomes visible: a signal after
         // it is applied by this same thread as a seq_cst (so release) RMW in
         // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
@@ -922,7 +996,7 @@ void SoftNic::responderLoop(InConn* conn) {
       } else {
         staging.resize(f.length);
         std::string err;
-        io = readFull(fd, staging.data(), f.length, kIoTimeoutMs);
+        io = rx.take(staging.data(), f.length);
         if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
           flag("placing a WRITE: " + err);
           syndrome = mlx5::kSyndromeRemoteOpErr;
@@ -956,8 +1030,13 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.seq = f.seq;
     resp.arg0 = syndrome;
     resp.arg1 = old_value;
-    if (sendFrame(fd, resp, nullptr, 0) != 0) break;
+    const size_t at = answers.size();
+    answers.resize(at + kFrameHeaderBytes);
+    encodeFrame(resp, answers.data() + at);
+    if (answers.size() >= kMaxHeldAnswers && sendAnswers() != 0) break;
   }
+  // What was answered before the connection ended still goes out (best effort).
+  (void)sendAnswers();
   // The requester waits for answers on this connection: without this it would learn only
   // from its own timeout (the socket is closed when the acceptor reaps this thread).
   shutdown(fd, SHUT_RDWR);
