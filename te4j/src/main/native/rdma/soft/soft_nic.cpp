@@ -958,7 +958,7 @@ void SoftNic::responderLoop(InConn* conn) {
       break;
     }
     rx.consume(kFrameHeaderBytes);
-    if (f.type != kFrameWrite && f.type != kFrameMaskedFa32) {
+    if (!isRequestFrame(f.type)) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
       break;
@@ -978,46 +978,57 @@ void SoftNic::responderLoop(InConn* conn) {
     // Held from the key check until the access is done: a deregistration (which comes before
     // the memory is freed) waits for it instead of freeing the memory under this thread.
     std::shared_lock<std::shared_mutex> hold;
-    if (f.type == kFrameWrite) {
-      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
-        syndrome = mlx5::kSyndromeRemoteAccessErr;
-      int io = 0;
-      if (syndrome != 0) {
-        io = rx.skip(f.length);
-      } else if (port_->direct()) {
-        // Straight into the destination, checked above: no copy through a bounce buffer.
-        io = rx.take((void*)(uintptr_t)f.raddr, f.length);
-        // The data is placed before any later request's effect becomes visible: a signal after
-        // it is applied by this same thread as a seq_cst (so release) RMW in
-        // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
-        // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
-        // standalone fences; the signal's RMW is what it sees).
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-      } else {
-        staging.resize(f.length);
-        std::string err;
-        io = rx.take(staging.data(), f.length);
-        if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
-          flag("placing a WRITE: " + err);
-          syndrome = mlx5::kSyndromeRemoteOpErr;
-        }
-      }
-      if (io != 0) break;
-      if (syndrome == 0) stats_.bytes_written.fetch_add(f.length);
-    } else {
-      if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
-        syndrome = mlx5::kSyndromeRemoteAccessErr;
-      if (syndrome == 0) {
-        std::string err;
-        if (port_->fetchAddMasked32(f.raddr, f.arg0, f.arg1, &old_value, &err) != 0) {
-          flag("applying an atomic: " + err);
-          syndrome = mlx5::kSyndromeRemoteOpErr;
+    bool in_step = true;  // false: the byte stream can no longer be followed (I/O failed)
+    // One case per request opcode (wire_format.h); each checks the key and bounds before any
+    // access and leaves the stream at the next header.
+    switch (f.type) {
+      case kFrameWrite: {
+        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
+          syndrome = mlx5::kSyndromeRemoteAccessErr;
+        int io = 0;
+        if (syndrome != 0) {
+          io = rx.skip(f.length);
+        } else if (port_->direct()) {
+          // Straight into the destination, checked above: no copy through a bounce buffer.
+          io = rx.take((void*)(uintptr_t)f.raddr, f.length);
+          // The data is placed before any later request's effect becomes visible: a signal after
+          // it is applied by this same thread as a seq_cst (so release) RMW in
+          // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
+          // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
+          // standalone fences; the signal's RMW is what it sees).
+          __atomic_thread_fence(__ATOMIC_RELEASE);
         } else {
-          stats_.atomics.fetch_add(1);
+          staging.resize(f.length);
+          std::string err;
+          io = rx.take(staging.data(), f.length);
+          if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
+            flag("placing a WRITE: " + err);
+            syndrome = mlx5::kSyndromeRemoteOpErr;
+          }
         }
+        in_step = io == 0;
+        if (in_step && syndrome == 0) stats_.bytes_written.fetch_add(f.length);
+        break;
       }
+      case kFrameMaskedFa32: {
+        if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
+          syndrome = mlx5::kSyndromeRemoteAccessErr;
+        if (syndrome == 0) {
+          std::string err;
+          if (port_->fetchAddMasked32(f.raddr, f.arg0, f.arg1, &old_value, &err) != 0) {
+            flag("applying an atomic: " + err);
+            syndrome = mlx5::kSyndromeRemoteOpErr;
+          } else {
+            stats_.atomics.fetch_add(1);
+          }
+        }
+        break;
+      }
+      default:
+        break;  // not a request: refused above
     }
+    if (!in_step) break;
     if (hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
