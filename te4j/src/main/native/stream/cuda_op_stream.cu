@@ -204,6 +204,8 @@ class CudaOpStream final : public OpStream {
         }
       }
     }
+    // Requests posted and not yet quieted complete before the stream's memory can go.
+    if (stream_ != nullptr && init_status_ == kOk) (void)quietPosted("close");
     const bool idle = stream_ == nullptr || waitIdle(kCloseDrainNs) == cudaSuccess;
     // Never cudaFree/cudaFreeHost here: see StreamWordPool (they would stall every other
     // stream's RDMA ops behind this device's running kernels).

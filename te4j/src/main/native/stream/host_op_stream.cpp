@@ -102,6 +102,11 @@ class HostOpStream final : public OpStream {
     // The executor abandons queued ops and any wait in progress (waits poll stop_), so the join
     // is bounded by one memcpy.
     if (executor_.joinable()) executor_.join();
+    // Requests still in flight read their sources and write the peers' windows: the stream's
+    // memory may be freed after this returns, so they complete first (bounded by the contexts'
+    // device timeouts).
+    std::string ignored;
+    (void)quietPosted(&ignored);
   }
 
   int platform() const override { return kPlatformHost; }
