@@ -52,8 +52,7 @@ final class CaseRunner
     private boolean corrupted;
     /** The TCP baseline's connection: 0 not yet opened, 1 open, -1 failed to open. */
     private int tcpState;
-    /** Where the software NIC of an rdma-soft run listens ("soft" names loopback). */
-    private static final String TCP_ADDRESS = "127.0.0.1";
+
     /** The captured graph of the TE4J_RATE_GRAPH case running now. */
     private CapturedGraph graph;
     /** Runs the all-to-all cases, in which every rank takes part. */
@@ -432,8 +431,9 @@ final class CaseRunner
 
     /**
      * Opens the TCP baseline's connection once, at its first case, with every rank taking part in
-     * the one all-gather: rank 1 listens where the software NIC listens (loopback), rank 0
-     * connects. A rank that fails sends -1, and every TCP case then reports the failure.
+     * the one all-gather: rank 1 listens where its software NIC listens (--soft-nic; loopback by
+     * default) and sends that address and the port, rank 0 connects. A rank that fails sends
+     * port -1, and every TCP case then reports the failure.
      */
     private String connectTcp(final String prepared)
     {
@@ -448,15 +448,18 @@ final class CaseRunner
         {
             try
             {
-                port = natives.tcpListen(TCP_ADDRESS);
+                port = natives.tcpListen(config.softNicAddress());
             }
             catch (final RuntimeException e)
             {
                 error = "rank 1: " + e.getMessage();
             }
         }
-        final List<byte[]> all = exchange.allGather(intBytes(error != null ? -1 : port), timeout);
+        final byte[] address = config.softNicAddress().getBytes(StandardCharsets.US_ASCII);
+        final List<byte[]> all = exchange.allGather(ByteBuffer.allocate(4 + address.length)
+            .putInt(error != null ? -1 : port).put(address).array(), timeout);
         final int peerPort = ByteBuffer.wrap(all.get(1)).getInt();
+        final String peerAddress = new String(all.get(1), 4, all.get(1).length - 4, StandardCharsets.US_ASCII);
         boolean failed = error != null;
         for (final byte[] b : all)
         {
@@ -468,7 +471,7 @@ final class CaseRunner
             {
                 if (rank == 0)
                 {
-                    natives.tcpConnect(TCP_ADDRESS, peerPort);
+                    natives.tcpConnect(peerAddress, peerPort);
                 }
                 else
                 {
