@@ -108,6 +108,33 @@ class LaunchLoop : public NativeObject {
   int init_status_ = kOk;
 };
 
+/// Raw TCP between two ranks' processes, the baseline of the software NIC's rows: plain C
+/// sockets (TCP_NODELAY) between the same addresses the software NIC uses, no te4j in the path.
+/// The responder listens, the initiator connects; then both call the same loop with the same
+/// arguments. Every call is bounded by its timeout_ns.
+class TcpBaseline : public NativeObject {
+ public:
+  static TcpBaseline* create();
+  int status() const { return init_status_; }
+
+  /// Responder: listens on ipv4 (dotted), any port. Returns the port (> 0) or a status.
+  virtual int listen(const char* ipv4) = 0;
+  /// Initiator: connects to ipv4:port. Responder: accepts the one connection.
+  virtual int connect(const char* ipv4, int port, int64_t timeout_ns) = 0;
+  virtual int accept(int64_t timeout_ns) = 0;
+  /// `iters` round trips of `bytes` each way, the initiator sending first; *elapsed_ns the loop.
+  virtual int pingPong(bool initiator, std::size_t bytes, int iters, int64_t timeout_ns,
+                       int64_t* elapsed_ns) = 0;
+  /// One way: the sender writes `count` messages of `bytes` (one send() each, from one buffer),
+  /// the receiver reads them all and answers one byte; the sender's time ends at that byte, so
+  /// it covers delivery, as a put's completion does.
+  virtual int oneWay(bool sender, std::size_t bytes, int count, int64_t timeout_ns,
+                     int64_t* elapsed_ns) = 0;
+
+ protected:
+  int init_status_ = kOk;
+};
+
 /// The variants (te4j/tuning.h) for this whole process: resets every knob to its
 /// default, then applies spec ("put=tma,signal=red"; "" = defaults). 0, or kInvalidArgument with
 /// the reason in tuningText().

@@ -204,6 +204,8 @@ class CudaOpStream final : public OpStream {
         }
       }
     }
+    // Requests posted and not yet quieted complete before the stream's memory can go.
+    if (stream_ != nullptr && init_status_ == kOk) (void)quietPosted("close");
     const bool idle = stream_ == nullptr || waitIdle(kCloseDrainNs) == cudaSuccess;
     // Never cudaFree/cudaFreeHost here: see StreamWordPool (they would stall every other
     // stream's RDMA ops behind this device's running kernels).
@@ -231,6 +233,13 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("put: cudaSetDevice", scope.status()));
     }
+    const bool rdma = orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes);
+    if (rdma) {
+      mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
+                                                                  nbytes, scratch_, status_dev_);
+      notePosted(ctx, dst_rank, kMcOpPut);
+      return checkLaunch("put");
+    }
     const int ce = launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes,
                                     nullptr, 0);
     if (ce != kNotTaken) return ce;
@@ -255,6 +264,12 @@ class CudaOpStream final : public OpStream {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("putWithSignal: cudaSetDevice", scope.status()));
+    }
+    if (orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes)) {
+      mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
+          *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, scratch_, status_dev_);
+      notePosted(ctx, dst_rank, kMcOpPutWithSignal);
+      return checkLaunch("putWithSignal");
     }
     const int ce = launchCopyEngine("putWithSignal", shape, ctx, dst_rank, recv_ptr, send_ptr,
                                     nbytes, sig_ptr, value);
@@ -307,6 +322,9 @@ class CudaOpStream final : public OpStream {
     if (capture != cudaStreamCaptureStatusNone) {
       return fail(kIllegalState, "synchronize: the stream is capturing a graph (call endCapture)");
     }
+    // Completions of the RDMA requests posted since the last quiet, in stream order.
+    rc = quietPosted("synchronize");
+    if (rc != kOk) return rc;
     e = waitIdle(std::min(timeout_ns, kMaxWaitNs));
     if (e == cudaErrorNotReady) {
       return fail(kTimeout, "synchronize timed out after " + std::to_string(timeout_ns / 1000000) +
@@ -348,6 +366,9 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("beginCapture: cudaSetDevice", scope.status()));
     }
+    // Requests posted before the graph complete before it (not inside it).
+    rc = quietPosted("beginCapture");
+    if (rc != kOk) return rc;
     // ThreadLocal: only this thread's unsafe calls (e.g. a legacy-stream sync) break the capture.
     cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
     if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamBeginCapture", e));
@@ -363,6 +384,9 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("endCapture: cudaSetDevice", scope.status()));
     }
+    // Every graph ends with its own RDMA requests quieted, so a replay leaves nothing pending.
+    rc = quietPosted("endCapture");
+    if (rc != kOk) return rc;
     cudaGraph_t graph = nullptr;
     cudaError_t e = cudaStreamEndCapture(stream_, &graph);
     if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamEndCapture", e));
@@ -517,8 +541,10 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("cudaSetDevice", scope.status()));
     }
+    const bool rdma = orderAfterPosted(ctx, dst_rank, ptr, sizeof(uint32_t));
     mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, ptr, value, op, scratch_,
                                                status_dev_);
+    if (rdma) notePosted(ctx, dst_rank, op);
     return checkLaunch(opName(op));
   }
 
@@ -599,6 +625,38 @@ class CudaOpStream final : public OpStream {
         sig_ptr, value, scratch_, status_dev_);
     if (e != cudaSuccess) variant_error_ = e;
     return true;
+  }
+
+  // Pipelined RDMA (kernels/rdma_route.cuh): an op to a rank only RDMA reaches is posted by its
+  // kernel without waiting. Before an op whose effect could overtake those requests (a P2P or
+  // own-rank op, an RDMA op to another QP) the stream quiets them; ops to the same QP need no
+  // quiet, one QP executes in order. Returns whether this op goes over RDMA.
+  bool orderAfterPosted(const CommCtx* ctx, int dst_rank, void* target, std::size_t nbytes) {
+    const bool rdma = ctx->ibgda.qps != nullptr && dst_rank != ctx->rank &&
+                      !mappedRoute(ctx, dst_rank, target, nbytes);
+    if (has_posted_ && !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
+      (void)quietPosted("quiet");
+    }
+    return rdma;
+  }
+
+  void notePosted(const CommCtx* ctx, int dst_rank, uint32_t op) {
+    posted_ctx_ = *ctx;
+    posted_rank_ = dst_rank;
+    posted_op_ = op;
+    has_posted_ = true;
+  }
+
+  // Enqueues the quiet kernel of the posted QP; a failure of the quiet itself is recorded by it
+  // for the next synchronize(). Only a launch error is returned here.
+  int quietPosted(const char* what) {
+    if (!has_posted_) return kOk;
+    has_posted_ = false;
+    mc_rdma_quiet_kernel<<<1, 1, 0, stream_>>>(posted_ctx_, posted_rank_, posted_op_, scratch_,
+                                               status_dev_);
+    const cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
+    return kOk;
   }
 
   int checkLaunch(const char* what) {
@@ -694,6 +752,12 @@ class CudaOpStream final : public OpStream {
   std::string init_error_;  // why init failed, repeated by every later call
   cudaStream_t stream_ = nullptr;
   McStreamScratch* scratch_ = nullptr;     // device memory
+  // The QP with RDMA requests posted since the last quiet (orderAfterPosted), and the op last
+  // posted on it; callers serialize the stream's methods.
+  bool has_posted_ = false;
+  CommCtx posted_ctx_{};
+  int posted_rank_ = -1;
+  uint32_t posted_op_ = 0;
   McStreamStatus* status_host_ = nullptr;  // mapped pinned host memory, host address
   McStreamStatus* status_dev_ = nullptr;   // the same memory, device address
   cudaError_t variant_error_ = cudaSuccess;  // launchVariant's failure, for checkLaunch

@@ -4,6 +4,14 @@
 // primitives as the CUDA kernels (mc_route_put, mc_signal, mc_red_add, mc_wait_signal), compiled
 // here by g++ against host_ops.cuh: the host platform is the CPU-only twin of the CUDA one.
 //
+// RDMA-routed ranks: an operation is posted to the QP and counts as done once posted, so the
+// executor keeps posting while earlier requests are on the wire (up to the ring depth, where
+// the post waits for a slot). Their completions are consumed by a quiet, which runs before any
+// operation that could make an effect visible elsewhere than that QP's destination (a local or
+// P2P put/add, an RDMA op to another rank), and at synchronize(). A signal after a put to the
+// same rank needs no quiet: one QP executes its requests in order at the responder. A failed
+// request surfaces as the error of the quiet that finds its error CQE.
+//
 // Errors: the first failing operation (a waitSignal past its deadline, a rank with no route)
 // records status + message; later operations are skipped (counted) until synchronize() returns
 // that error, after which the stream runs operations again.
@@ -20,8 +28,10 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "te4j/api.h"
+#include "rdma/soft/doorbell_hint.h"
 #include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda/syndrome_text.cuh"
 
@@ -39,7 +49,7 @@ constexpr uint64_t kSpinPhaseNs = 20000;
 // Sleep between polls grows from 1 us up to this cap (bounds the added wake-up latency).
 constexpr int64_t kMaxParkNs = 100000;
 
-enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal };
+enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
 
 const char* opName(OpKind kind) {
   switch (kind) {
@@ -48,6 +58,7 @@ const char* opName(OpKind kind) {
     case OpKind::kSignal: return "signal";
     case OpKind::kRedAdd: return "redAdd";
     case OpKind::kWaitSignal: return "waitSignal";
+    case OpKind::kQuiet: return "synchronize";
   }
   return "?";
 }
@@ -91,6 +102,11 @@ class HostOpStream final : public OpStream {
     // The executor abandons queued ops and any wait in progress (waits poll stop_), so the join
     // is bounded by one memcpy.
     if (executor_.joinable()) executor_.join();
+    // Requests still in flight read their sources and write the peers' windows: the stream's
+    // memory may be freed after this returns, so they complete first (bounded by the contexts'
+    // device timeouts).
+    std::string ignored;
+    (void)quietPosted(&ignored);
   }
 
   int platform() const override { return kPlatformHost; }
@@ -136,6 +152,9 @@ class HostOpStream final : public OpStream {
 
   int synchronize(int64_t timeout_ns) override {
     if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
+    // Completions of posted RDMA requests are waited for on the executor, in stream order.
+    const int queued = enqueue({OpKind::kQuiet, CommCtx{}, 0, nullptr, nullptr, 0, nullptr, 0, 0});
+    if (queued != kOk) return queued;
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::nanoseconds(std::min(timeout_ns, kMaxWaitNs));
     std::unique_lock<std::mutex> lock(mu_);
@@ -226,7 +245,9 @@ class HostOpStream final : public OpStream {
       if (stop_) return;
       const HostOp op = queue_.front();
       queue_.pop_front();
-      const bool skip = error_status_ != kOk;
+      // A quiet always runs: it retires what was posted before the error, so no later quiet
+      // finds those requests still pending.
+      const bool skip = error_status_ != kOk && op.kind != OpKind::kQuiet;
       if (skip) ++skipped_;
       lock.unlock();
       std::string message;
@@ -248,9 +269,28 @@ class HostOpStream final : public OpStream {
 
   int execute(const HostOp& op, std::string* message) {
     using namespace mooncake::device;
-    if (op.kind != OpKind::kWaitSignal && rdmaRoute(op.ctx, op.dst_rank)) {
-      return executeRdma(op, message);
+    if (op.kind == OpKind::kQuiet) return quietPosted(message);
+    if (op.kind == OpKind::kWaitSignal) {
+      const int rc = waitFor(op, message);
+      // A wait that ran out may have waited for data an earlier failed request never delivered:
+      // that request's error CQE is the cause to report.
+      if (rc == kTimeout && !posted_.empty()) {
+        std::string cause;
+        if (quietPosted(&cause) != kOk) {
+          *message = cause + " (then: " + *message + ")";
+          return kRemoteError;
+        }
+      }
+      return rc;
     }
+    const bool rdma = rdmaRoute(op.ctx, op.dst_rank);
+    // Stream order: what this op makes visible must not overtake earlier requests still in
+    // flight, unless both go through the same QP (executed in order by the responder).
+    if (!posted_.empty() && !(rdma && samePostedQp(op))) {
+      const int rc = quietPosted(message);
+      if (rc != kOk) return rc;
+    }
+    if (rdma) return executeRdma(op, message);
     switch (op.kind) {
       case OpKind::kPut:
       case OpKind::kPutWithSignal: {
@@ -279,7 +319,8 @@ class HostOpStream final : public OpStream {
         return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
       }
       case OpKind::kWaitSignal:
-        return waitFor(op, message);
+      case OpKind::kQuiet:
+        break;
     }
     return kOk;
   }
@@ -291,18 +332,55 @@ class HostOpStream final : public OpStream {
            mc_rdma_available(ctx.ibgda);
   }
 
-  // put / signal / redAdd over RDMA: posted and quieted here, so the op is done (or its error
-  // CQE recorded) when it counts as completed, and synchronize() raises it.
+  // put / signal / redAdd over RDMA: posted (WRITE, then the add on the same QP), not waited
+  // for; quietPosted() consumes the completions. A post fails at once when the QP is already in
+  // the error state, or when the ring stays full past the context's timeout.
   int executeRdma(const HostOp& op, std::string* message) {
     using namespace mooncake::device;
-    const bool has_put = op.kind == OpKind::kPut || op.kind == OpKind::kPutWithSignal;
+    const bool has_put = (op.kind == OpKind::kPut || op.kind == OpKind::kPutWithSignal) && op.nbytes > 0;
     const bool has_add = op.kind != OpKind::kPut;
-    uint32_t err_first = 0;
-    const int rc = mc_rdma_put_signal_quiet(op.ctx.ibgda, op.dst_rank, op.send_ptr, op.recv_ptr,
-                                            has_put ? op.nbytes : 0,
-                                            has_add ? op.sig_ptr : nullptr, op.value, &err_first);
+    int rc = kMcRdmaOk;
+    if (has_put) rc = mc_rdma_put(op.ctx.ibgda, 0, op.dst_rank, 1, op.send_ptr, op.recv_ptr, op.nbytes, 0);
+    if (rc == kMcRdmaOk && has_add) rc = mc_rdma_atomic_add(op.ctx.ibgda, 0, op.dst_rank, 1, op.sig_ptr, op.value);
+    if (posted_.empty() || !samePostedQp(op)) posted_.push_back({op.ctx.ibgda, op.dst_rank, op.kind});
+    else posted_.back().last = op.kind;
+    // A software NIC's idle progress thread takes the doorbell now, not at its next timed scan.
+    te4j::rdma::softNicDoorbellHint();
     if (rc == kMcRdmaOk) return kOk;
-    *message = std::string(opName(op.kind)) + " to rank " + std::to_string(op.dst_rank) +
+    // The quiet retires what did get posted and reads the QP's first error record.
+    std::string ignored;
+    (void)quietPosted(&ignored);
+    uint32_t err_first = 0;
+    if (rc == kMcRdmaQpError) {
+      IbgdaQp* qp = mc_rdma_qp(op.ctx.ibgda, 0, op.dst_rank, 1);
+      err_first = qp != nullptr ? mc_ld_acquire_u32(&qp->err_first) : 0u;
+    }
+    return rdmaFailure(op.kind, op.dst_rank, rc, err_first, message);
+  }
+
+  // Waits for the completion of every request posted since the last quiet; the first failure
+  // (error CQE, timeout) is returned with its message. Every posted QP is waited for, also after
+  // a failure, so none is left with requests the next quiet would wrongly attribute.
+  int quietPosted(std::string* message) {
+    using namespace mooncake::device;
+    int first = kOk;
+    for (const Posted& p : posted_) {
+      const int rc = mc_rdma_quiet(p.ibgda, 0, p.dst_rank, 1);
+      if (rc == kMcRdmaOk || first != kOk) continue;
+      uint32_t err_first = 0;
+      if (rc == kMcRdmaQpError) {
+        IbgdaQp* qp = mc_rdma_qp(p.ibgda, 0, p.dst_rank, 1);
+        err_first = qp != nullptr ? mc_ld_acquire_u32(&qp->err_first) : 0u;
+      }
+      first = rdmaFailure(p.last, p.dst_rank, rc, err_first, message);
+    }
+    posted_.clear();
+    return first;
+  }
+
+  int rdmaFailure(OpKind kind, int dst_rank, int rc, uint32_t err_first, std::string* message) {
+    using namespace mooncake::device;
+    *message = std::string(opName(kind)) + " to rank " + std::to_string(dst_rank) +
                " over RDMA: " + mc_route_status_text(rc);
     if (rc == kMcRdmaQpError) {
       char buf[200];
@@ -316,6 +394,12 @@ class HostOpStream final : public OpStream {
     if (rc == kMcRdmaTimeout) return kTimeout;
     if (rc == kMcRdmaFatal) return kRemoteError;
     return kDeviceFault;
+  }
+
+  // Whether op goes through the QP of the latest posted requests (same context table, rank).
+  bool samePostedQp(const HostOp& op) const {
+    return !posted_.empty() && posted_.back().ibgda.qps == op.ctx.ibgda.qps &&
+           posted_.back().dst_rank == op.dst_rank && rdmaRoute(op.ctx, op.dst_rank);
   }
 
   // A signal/put that found no usable route: positive route codes are device faults, the
@@ -352,7 +436,9 @@ class HostOpStream final : public OpStream {
         }
       }
       const int64_t left = static_cast<int64_t>(deadline - now);
-      std::this_thread::sleep_for(std::chrono::nanoseconds(std::min(park_ns, left)));
+      // Parks on the word itself: a software NIC that adds to it wakes this at once; other
+      // writers (stores, local atomics) are seen at the end of the park.
+      te4j::rdma::waitWordChange(op.sig_ptr, seen, std::min(park_ns, left));
       park_ns = std::min(park_ns * 2, kMaxParkNs);
       seen = mc_ld_acquire_u32(op.sig_ptr);
       if (mc_signal_reached(seen, op.value)) return kOk;
@@ -366,6 +452,15 @@ class HostOpStream final : public OpStream {
     *message = buf;
     return kTimeout;
   }
+
+  // Executor only: the QPs with requests posted since the last quiet, and for the error message
+  // the kind of the latest op posted on each.
+  struct Posted {
+    mooncake::device::IbgdaContext ibgda;
+    int dst_rank;
+    OpKind last;
+  };
+  std::vector<Posted> posted_;
 
   std::mutex mu_;
   std::condition_variable work_cv_;  // executor waits for work / stop

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "rdma/memory_port.h"
+#include "rdma/soft/doorbell_hint.h"
 
 namespace te4j {
 namespace rdma {
@@ -56,6 +57,8 @@ class HostMemoryPort final : public MemoryPort {
     uint32_t* word = (uint32_t*)(uintptr_t)addr;
     if (field_boundary == 0) {
       *old = __atomic_fetch_add(word, add, __ATOMIC_SEQ_CST);
+      // A waitSignal parked on the word (any process) wakes now instead of at its next poll.
+      wakeWordWaiters(word);
       return 0;
     }
     uint32_t seen = __atomic_load_n(word, __ATOMIC_RELAXED);
@@ -65,6 +68,7 @@ class HostMemoryPort final : public MemoryPort {
       if (__atomic_compare_exchange_n(word, &seen, next, false, __ATOMIC_SEQ_CST,
                                       __ATOMIC_RELAXED)) {
         *old = seen;
+        wakeWordWaiters(word);
         return 0;
       }
     }

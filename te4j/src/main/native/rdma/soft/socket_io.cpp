@@ -102,9 +102,13 @@ int tcpAccept(int listen_fd, int timeout_ms) {
 int readFull(int fd, void* buf, size_t n, int timeout_ms) {
   uint8_t* p = (uint8_t*)buf;
   while (n > 0) {
-    if (waitFd(fd, POLLIN, timeout_ms) != 1) return -1;
-    const ssize_t r = recv(fd, p, n, 0);
-    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    const ssize_t r = recv(fd, p, n, MSG_DONTWAIT);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      // Polled only when nothing is waiting: a stream of data costs one call per chunk.
+      if (waitFd(fd, POLLIN, timeout_ms) != 1) return -1;
+      continue;
+    }
     if (r <= 0) return -1;
     p += r;
     n -= (size_t)r;
@@ -112,22 +116,25 @@ int readFull(int fd, void* buf, size_t n, int timeout_ms) {
   return 0;
 }
 
-int writeFull2(int fd, const void* a, size_t na, const void* b, size_t nb, int timeout_ms) {
-  iovec iov[2] = {{(void*)a, na}, {(void*)b, nb}};
+int writeVecFull(int fd, iovec* iov, int n, int timeout_ms) {
   int first = 0;
-  while (first < 2) {
+  while (first < n) {
     if (iov[first].iov_len == 0) { ++first; continue; }
-    if (waitFd(fd, POLLOUT, timeout_ms) != 1) return -1;
     msghdr m;
     std::memset(&m, 0, sizeof(m));
     m.msg_iov = iov + first;
-    m.msg_iovlen = 2 - first;
+    m.msg_iovlen = (size_t)(n - first);
+    // Tried before polling: a socket with room (the common case) costs one call.
     // MSG_NOSIGNAL: a peer that went away is an error return, never SIGPIPE.
-    const ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
-    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    const ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (waitFd(fd, POLLOUT, timeout_ms) != 1) return -1;
+      continue;
+    }
     if (w < 0) return -1;
     size_t left = (size_t)w;
-    while (left > 0 && first < 2) {
+    while (left > 0 && first < n) {
       const size_t take = left < iov[first].iov_len ? left : iov[first].iov_len;
       iov[first].iov_base = (uint8_t*)iov[first].iov_base + take;
       iov[first].iov_len -= take;
@@ -136,6 +143,21 @@ int writeFull2(int fd, const void* a, size_t na, const void* b, size_t nb, int t
     }
   }
   return 0;
+}
+
+int writeFull2(int fd, const void* a, size_t na, const void* b, size_t nb, int timeout_ms) {
+  iovec iov[2] = {{(void*)a, na}, {(void*)b, nb}};
+  return writeVecFull(fd, iov, 2, timeout_ms);
+}
+
+long recvNow(int fd, void* buf, size_t n) {
+  for (;;) {
+    const ssize_t r = recv(fd, buf, n, MSG_DONTWAIT);
+    if (r > 0) return (long)r;
+    if (r == 0) return -1;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+  }
 }
 
 int writeFull(int fd, const void* buf, size_t n, int timeout_ms) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include <sys/uio.h>
+
 namespace te4j {
 namespace rdma {
 
@@ -20,6 +22,11 @@ int readFull(int fd, void* buf, size_t n, int timeout_ms);
 int writeFull(int fd, const void* buf, size_t n, int timeout_ms);
 /// Writes a header then a payload (one writev where possible).
 int writeFull2(int fd, const void* a, size_t na, const void* b, size_t nb, int timeout_ms);
+/// Writes every byte of iov[0..n) (modified: advanced past what was sent) in as few sendmsg
+/// calls as the socket takes; each stall longer than timeout_ms fails. 0 ok, -1 error.
+int writeVecFull(int fd, struct iovec* iov, int n, int timeout_ms);
+/// recv without blocking: bytes read (> 0), 0 when nothing is waiting, -1 on EOF or error.
+long recvNow(int fd, void* buf, size_t n);
 using Clock = std::chrono::steady_clock;
 /// Milliseconds left until `deadline`: at least 1 while any time is left, 0 once it passed.
 int millisUntil(Clock::time_point deadline);

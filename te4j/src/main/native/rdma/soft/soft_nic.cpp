@@ -5,16 +5,19 @@
 #include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <system_error>
 
+#include "doorbell_hint.h"
 #include "hmac_sha256.h"
 #include "socket_io.h"
 #include "wire_format.h"
@@ -27,6 +30,10 @@ namespace rdma {
 namespace mlx5 = mooncake::device::mlx5;
 
 namespace {
+
+// The started NICs of this process, for host posters that run doorbells themselves.
+std::mutex g_nics_mu;
+std::vector<SoftNic*> g_nics;
 
 constexpr int kIoTimeoutMs = 30000;   // a stalled peer for this long is a lost peer
 constexpr int kIdlePollMs = 100;      // how often idle threads look at their stop flag
@@ -43,19 +50,13 @@ bool waitReadable(int fd, const std::atomic<bool>& stop) {
   return false;
 }
 
+// Names the NIC's threads (at most 15 characters), so a profile or top says which one runs.
+void nameThread(const char* name) { pthread_setname_np(pthread_self(), name); }
+
 int sendFrame(int fd, const Frame& f, const void* payload, size_t payload_bytes) {
   uint8_t header[kFrameHeaderBytes];
   encodeFrame(f, header);
   return writeFull2(fd, header, sizeof(header), payload, payload_bytes, kIoTimeoutMs);
-}
-
-int recvFrame(int fd, Frame* f, const char** why) {
-  uint8_t header[kFrameHeaderBytes];
-  if (readFull(fd, header, sizeof(header), kIoTimeoutMs) != 0) {
-    *why = "connection closed";
-    return -1;
-  }
-  return decodeFrame(header, f, why) ? 0 : -2;
 }
 
 // Reads and discards n payload bytes of a refused WRITE, keeping the stream in sync.
@@ -68,6 +69,71 @@ int drain(int fd, uint64_t n) {
   }
   return 0;
 }
+
+// The receive side of one connection: headers (and the payloads of small requests) come out
+// of one buffer that each recv fills as far as the socket allows, so a burst of frames costs a
+// few system calls instead of two per frame; the rest of a large payload is received straight
+// into its destination.
+class RxBuffer {
+ public:
+  RxBuffer(int fd, size_t capacity) : fd_(fd), buf_(capacity) {}
+  size_t available() const { return tail_ - head_; }
+  const uint8_t* data() const { return buf_.data() + head_; }
+  void consume(size_t n) {
+    head_ += n;
+    if (head_ == tail_) head_ = tail_ = 0;
+  }
+  /// Reads what is waiting, without blocking: bytes read (0: none waiting), -1 on EOF/error.
+  long fillNow() {
+    if (head_ > 0 && head_ * 2 > buf_.size()) {
+      std::memmove(buf_.data(), buf_.data() + head_, tail_ - head_);
+      tail_ -= head_;
+      head_ = 0;
+    }
+    if (tail_ == buf_.size()) return 0;
+    const long r = recvNow(fd_, buf_.data() + tail_, buf_.size() - tail_);
+    if (r > 0) tail_ += (size_t)r;
+    return r;
+  }
+  /// Copies n bytes out: what is buffered, then straight from the socket. 0 ok, -1 error/EOF.
+  int take(void* dst, uint64_t n) {
+    const size_t m = (size_t)std::min<uint64_t>(n, available());
+    std::memcpy(dst, data(), m);
+    consume(m);
+    return n > m ? readFull(fd_, (uint8_t*)dst + m, (size_t)(n - m), kIoTimeoutMs) : 0;
+  }
+  /// Discards n bytes (a refused WRITE's payload), keeping the stream in step.
+  int skip(uint64_t n) {
+    const size_t m = (size_t)std::min<uint64_t>(n, available());
+    consume(m);
+    return n > m ? drain(fd_, n - m) : 0;
+  }
+
+ private:
+  int fd_;
+  std::vector<uint8_t> buf_;
+  size_t head_ = 0;
+  size_t tail_ = 0;
+};
+
+// Waits until rx holds a whole frame header. `before_sleep` runs when nothing is waiting, before
+// the thread blocks (the responder sends the answers it holds). 0 ok; -1 closed, stopped or
+// failed (errno as the failing call left it, 0 for an orderly close).
+template <typename BeforeSleep>
+int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, BeforeSleep before_sleep) {
+  while (rx->available() < kFrameHeaderBytes) {
+    errno = 0;
+    const long got = rx->fillNow();
+    if (got < 0) return -1;
+    if (got > 0) continue;
+    if (before_sleep() != 0) return -1;
+    if (!waitReadable(fd, stop)) return -1;
+  }
+  return 0;
+}
+
+constexpr size_t kRxBufferBytes = 64 * 1024;
+constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
 
 // A peer host that vanishes without a FIN or RST (power loss, cable, firewall) is noticed by
 // TCP itself within about timeout_ms: keepalive probes on an idle connection, and
@@ -202,13 +268,42 @@ int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
   ipv4_ = ipv4;
   port_number_ = bound;
   stopping_.store(false);
-  acceptor_ = std::thread([this] { acceptLoop(); });
-  progress_ = std::thread([this] { progressLoop(); });
+  const char* poll_mode = std::getenv("TE4J_SOFTNIC_POLL");
+  busy_poll_ = poll_mode != nullptr && std::strcmp(poll_mode, "busy") == 0;
+  acceptor_ = std::thread([this] { nameThread("te4j-nic-accept"); acceptLoop(); });
+  progress_ = std::thread([this] { nameThread("te4j-nic-progress"); progressLoop(); });
+  {
+    std::lock_guard<std::mutex> lock(g_nics_mu);
+    g_nics.push_back(this);
+  }
   return 0;
+}
+
+bool SoftNic::runDoorbellsHere() {
+  bool all = true;
+  std::lock_guard<std::mutex> lock(g_nics_mu);
+  for (SoftNic* nic : g_nics) {
+    if (nic->pause_.load(std::memory_order_acquire) || !nic->engine_mu_.try_lock()) {
+      all = false;
+      continue;
+    }
+    nic->scanOnce();
+    nic->engine_mu_.unlock();
+  }
+  return all;
+}
+
+void softNicDoorbellHint() {
+  // The calling thread sends what it posted where it can; otherwise the progress threads wake.
+  if (!SoftNic::runDoorbellsHere()) wakeProgressThreads();
 }
 
 void SoftNic::stop() {
   if (listen_fd_ < 0) return;
+  {
+    std::lock_guard<std::mutex> lock(g_nics_mu);
+    g_nics.erase(std::remove(g_nics.begin(), g_nics.end(), this), g_nics.end());
+  }
   disconnect();
   stopping_.store(true, std::memory_order_release);
   // Wakes the acceptor's poll at once (it would otherwise notice the flag only after its idle
@@ -320,7 +415,7 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     for (auto& c : conns)
       if (c) {
         OutConn* raw = c.get();
-        c->reader = std::thread([this, raw] { readerLoop(raw); });
+        c->reader = std::thread([this, raw] { nameThread("te4j-nic-reader"); readerLoop(raw); });
       }
     std::lock_guard<std::mutex> fds_lock(fds_mu_);
     for (auto& c : conns)
@@ -382,17 +477,23 @@ void SoftNic::progressLoop() {
   uint32_t idle = 0;
   while (!stopping_.load(std::memory_order_acquire)) {
     bool worked = false;
+    // Read before the scan: a hint given after it (for a doorbell the scan missed) moves the
+    // count, and the sleep below then returns at once.
+    const uint32_t hints = softNicHintCount();
     if (!pause_.load(std::memory_order_acquire)) {
       std::lock_guard<std::mutex> lock(engine_mu_);
       worked = scanOnce();
     }
     if (worked) {
       idle = 0;
-    } else if (++idle > 256) {
-      // Idle: sleep briefly so two cores shared with the ranks' own threads stay usable.
-      std::this_thread::sleep_for(std::chrono::microseconds(idle > 4096 ? 200 : 20));
-    } else {
+    } else if (busy_poll_ || ++idle <= 256) {
       std::this_thread::yield();
+    } else {
+      // Idle: host posters wake this at once (doorbell_hint.h); device code's doorbells are
+      // found by the timed scan, so two cores shared with the ranks' own threads stay usable.
+      // Host memory: every host poster hints, so the short interval (which costs a wake-up
+      // every 20 us on cores the ranks share) is only for device posts.
+      softNicAwaitHint(hints, idle > 4096 || port_->direct() ? 200 : 20);
     }
   }
 }
@@ -410,6 +511,8 @@ bool SoftNic::scanOnce() {
       worked = true;
     }
   }
+  // Everything this scan found goes out now, coalesced per connection.
+  flushBatch();
   return worked;
 }
 
@@ -508,36 +611,94 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   f.seq = e.wqe_counter;
   f.rkey = w.rkey;
   f.raddr = w.raddr;
-  int rc = 0;           // the frame could not be sent: the connection is out of step
-  bool read_failed = false;
-  errno = 0;
+  if (w.opcode == mlx5::kOpcodeRdmaWrite && !(port_->direct() && w.num_sge <= 1)) {
+    sendStaged(qp, conn, f, w);
+    return consumed;
+  }
   if (w.opcode == mlx5::kOpcodeRdmaWrite) {
     f.type = kFrameWrite;
     f.length = (uint32_t)w.total_length;
-    if (port_->direct() && w.num_sge <= 1) {
-      const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
-      rc = sendFrame(conn->fd, f, src, f.length);
-    } else {
-      staging_.resize(f.length);
-      std::string err;
-      size_t at = 0;
-      for (int i = 0; i < w.num_sge && !read_failed; ++i) {
-        read_failed = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err) != 0;
-        at += w.sge[i].length;
-      }
-      if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
-      else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
-    }
+    const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
+    queueFrame(qp, conn, f, src);
   } else {
     f.type = kFrameMaskedFa32;
     f.arg0 = w.add;
     f.arg1 = w.field_boundary;
-    rc = sendFrame(conn->fd, f, nullptr, 0);
+    queueFrame(qp, conn, f, nullptr);
   }
+  return consumed;
+}
+
+void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload) {
+  if (batch_.conn != conn || batch_.frames.size() == kMaxBatchFrames) flushBatch();
+  batch_.conn = conn;
+  batch_.frames.emplace_back();
+  QueuedFrame& q = batch_.frames.back();
+  encodeFrame(f, q.header);
+  q.payload = payload;
+  q.length = f.type == kFrameWrite ? f.length : 0;
+  q.qp = qp;
+  q.seq = (uint16_t)f.seq;
+  batch_.bytes += q.length;
+  // A large message goes out at once: its bytes, not the coalescing, are the cost.
+  if (batch_.bytes >= kMaxBatchBytes) flushBatch();
+}
+
+void SoftNic::flushBatch() {
+  if (batch_.frames.empty()) return;
+  OutConn* conn = batch_.conn;
+  // Headers and payloads in one sendmsg, the payloads straight from registered memory.
+  iovec iov[2 * kMaxBatchFrames];
+  int n = 0;
+  for (QueuedFrame& q : batch_.frames) {
+    iov[n++] = iovec{q.header, kFrameHeaderBytes};
+    if (q.length > 0) iov[n++] = iovec{(void*)q.payload, q.length};
+  }
+  errno = 0;
+  const int rc = writeVecFull(conn->fd, iov, n, kIoTimeoutMs);
   const int send_errno = errno;
-  // From here the source is no longer read: the request's CQE may be written (by whichever of
+  // From here the sources are no longer read: a request's CQE may be written (by whichever of
   // this thread and the reader comes last), and the application may then reuse the source.
-  qp->markSent(e.wqe_counter);
+  for (QueuedFrame& q : batch_.frames) q.qp->markSent(q.seq);
+  if (rc != 0) {
+    if (!conn->closing.load()) markLost(conn->rank, send_errno);
+    conn->broken.store(true);
+  }
+  // A broken connection after a good send: the reader gave up on it and may have failed the
+  // pending requests before these were pushed; nobody will answer them.
+  const bool failed = rc != 0 || conn->broken.load();
+  SoftQp* last = nullptr;
+  for (QueuedFrame& q : batch_.frames) {
+    if (q.qp == last) continue;
+    last = q.qp;
+    if (failed) q.qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+    q.qp->retire(&stats_);
+  }
+  batch_.frames.clear();
+  batch_.bytes = 0;
+  batch_.conn = nullptr;
+}
+
+void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w) {
+  // Wire order: whatever is queued goes first. The staging buffer is reused per request, so
+  // this frame is sent before the next one is gathered.
+  flushBatch();
+  f.type = kFrameWrite;
+  f.length = (uint32_t)w.total_length;
+  staging_.resize(f.length);
+  std::string err;
+  size_t at = 0;
+  bool read_failed = false;
+  for (int i = 0; i < w.num_sge && !read_failed; ++i) {
+    read_failed = port_->read(staging_.data() + at, w.sge[i].addr, w.sge[i].length, &err) != 0;
+    at += w.sge[i].length;
+  }
+  int rc = 0;
+  errno = 0;
+  if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
+  else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
+  const int send_errno = errno;
+  qp->markSent((uint16_t)f.seq);
   if (read_failed) {
     // Nothing was sent, the wire is in step: only this QP's requests fail.
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
@@ -546,31 +707,29 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     conn->broken.store(true);
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
   } else if (conn->broken.load()) {
-    // The reader gave up on this connection after the check above: it may have failed the
-    // pending requests before this one was pushed, and nobody will answer it.
     qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
   }
   qp->retire(&stats_);
-  return consumed;
 }
 
 // ---- requester side: responses -------------------------------------------------------------
 
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
+  RxBuffer rx(conn->fd, kRxBufferBytes);
   for (;;) {
-    errno = 0;
-    if (!waitReadable(conn->fd, conn->closing)) {
+    if (awaitHeader(&rx, conn->fd, conn->closing, [] { return 0; }) != 0) {
       cause = errno;
       break;
     }
     Frame f;
     const char* why = "";
-    if (recvFrame(conn->fd, &f, &why) != 0) {
-      cause = errno;
+    if (!decodeFrame(rx.data(), &f, &why)) {
+      cause = EPROTO;
       if (!conn->closing.load()) flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
       break;
     }
+    rx.consume(kFrameHeaderBytes);
     auto it = conn->qps.find(f.src_qpn);
     bool has_fetch = false;
     uint64_t fetch_addr = 0;
@@ -765,7 +924,7 @@ bool SoftNic::serve(int fd, int src_rank) {
   conn->src_rank = src_rank;
   InConn* raw = conn.get();
   try {
-    conn->thread = std::thread([this, raw] { responderLoop(raw); });
+    conn->thread = std::thread([this, raw] { nameThread("te4j-nic-respond"); responderLoop(raw); });
   } catch (const std::system_error&) {
     return false;  // no thread to be had: refused like a connection over the cap
   }
@@ -779,17 +938,27 @@ void SoftNic::responderLoop(InConn* conn) {
   const char* why = "";
   std::map<uint32_t, bool> errored;  // requester QPs whose requests are flushed from now on
   std::vector<uint8_t> staging;
-  while (waitReadable(fd, stopping_)) {
+  RxBuffer rx(fd, kRxBufferBytes);
+  // Answers in arrival order, sent together when no request is waiting (or when many are
+  // held): a burst of requests is answered with a few sends, not one per request.
+  std::vector<uint8_t> answers;
+  answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes);
+  auto sendAnswers = [&]() -> int {
+    if (answers.empty()) return 0;
+    const int rc = writeFull(fd, answers.data(), answers.size(), kIoTimeoutMs);
+    answers.clear();
+    return rc;
+  };
+  for (;;) {
+    if (awaitHeader(&rx, fd, stopping_, sendAnswers) != 0) break;
     Frame f;
-    const int r = recvFrame(fd, &f, &why);
-    if (r != 0) {
-      if (r == -2) {
-        stats_.bad_frames.fetch_add(1);
-        flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
-      }
+    if (!decodeFrame(rx.data(), &f, &why)) {
+      stats_.bad_frames.fetch_add(1);
+      flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
       break;
     }
-    if (f.type != kFrameWrite && f.type != kFrameMaskedFa32) {
+    rx.consume(kFrameHeaderBytes);
+    if (!isRequestFrame(f.type)) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
       break;
@@ -809,45 +978,57 @@ void SoftNic::responderLoop(InConn* conn) {
     // Held from the key check until the access is done: a deregistration (which comes before
     // the memory is freed) waits for it instead of freeing the memory under this thread.
     std::shared_lock<std::shared_mutex> hold;
-    if (f.type == kFrameWrite) {
-      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
-        syndrome = mlx5::kSyndromeRemoteAccessErr;
-      int io = 0;
-      if (syndrome != 0) {
-        io = drain(fd, f.length);
-      } else if (port_->direct()) {
-        io = readFull(fd, (void*)(uintptr_t)f.raddr, f.length, kIoTimeoutMs);
-        // The data is placed before any later request's effect becomes visible: a signal after
-        // it is applied by this same thread as a seq_cst (so release) RMW in
-        // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
-        // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
-        // standalone fences; the signal's RMW is what it sees).
-        __atomic_thread_fence(__ATOMIC_RELEASE);
-      } else {
-        staging.resize(f.length);
-        std::string err;
-        io = readFull(fd, staging.data(), f.length, kIoTimeoutMs);
-        if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
-          flag("placing a WRITE: " + err);
-          syndrome = mlx5::kSyndromeRemoteOpErr;
-        }
-      }
-      if (io != 0) break;
-      if (syndrome == 0) stats_.bytes_written.fetch_add(f.length);
-    } else {
-      if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
-        syndrome = mlx5::kSyndromeRemoteAccessErr;
-      if (syndrome == 0) {
-        std::string err;
-        if (port_->fetchAddMasked32(f.raddr, f.arg0, f.arg1, &old_value, &err) != 0) {
-          flag("applying an atomic: " + err);
-          syndrome = mlx5::kSyndromeRemoteOpErr;
+    bool in_step = true;  // false: the byte stream can no longer be followed (I/O failed)
+    // One case per request opcode (wire_format.h); each checks the key and bounds before any
+    // access and leaves the stream at the next header.
+    switch (f.type) {
+      case kFrameWrite: {
+        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
+          syndrome = mlx5::kSyndromeRemoteAccessErr;
+        int io = 0;
+        if (syndrome != 0) {
+          io = rx.skip(f.length);
+        } else if (port_->direct()) {
+          // Straight into the destination, checked above: no copy through a bounce buffer.
+          io = rx.take((void*)(uintptr_t)f.raddr, f.length);
+          // The data is placed before any later request's effect becomes visible: a signal after
+          // it is applied by this same thread as a seq_cst (so release) RMW in
+          // MemoryPort::fetchAddMasked32, which the waiter acquires. The fence additionally
+          // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
+          // standalone fences; the signal's RMW is what it sees).
+          __atomic_thread_fence(__ATOMIC_RELEASE);
         } else {
-          stats_.atomics.fetch_add(1);
+          staging.resize(f.length);
+          std::string err;
+          io = rx.take(staging.data(), f.length);
+          if (io == 0 && port_->write(f.raddr, staging.data(), f.length, &err) != 0) {
+            flag("placing a WRITE: " + err);
+            syndrome = mlx5::kSyndromeRemoteOpErr;
+          }
         }
+        in_step = io == 0;
+        if (in_step && syndrome == 0) stats_.bytes_written.fetch_add(f.length);
+        break;
       }
+      case kFrameMaskedFa32: {
+        if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
+          syndrome = mlx5::kSyndromeRemoteAccessErr;
+        if (syndrome == 0) {
+          std::string err;
+          if (port_->fetchAddMasked32(f.raddr, f.arg0, f.arg1, &old_value, &err) != 0) {
+            flag("applying an atomic: " + err);
+            syndrome = mlx5::kSyndromeRemoteOpErr;
+          } else {
+            stats_.atomics.fetch_add(1);
+          }
+        }
+        break;
+      }
+      default:
+        break;  // not a request: refused above
     }
+    if (!in_step) break;
     if (hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
@@ -860,8 +1041,13 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.seq = f.seq;
     resp.arg0 = syndrome;
     resp.arg1 = old_value;
-    if (sendFrame(fd, resp, nullptr, 0) != 0) break;
+    const size_t at = answers.size();
+    answers.resize(at + kFrameHeaderBytes);
+    encodeFrame(resp, answers.data() + at);
+    if (answers.size() >= kMaxHeldAnswers && sendAnswers() != 0) break;
   }
+  // What was answered before the connection ended still goes out (best effort).
+  (void)sendAnswers();
   // The requester waits for answers on this connection: without this it would learn only
   // from its own timeout (the socket is closed when the acceptor reaps this thread).
   shutdown(fd, SHUT_RDWR);

@@ -33,6 +33,8 @@
 #include "rdma/region_table.h"
 #include "soft_nic_stats.h"
 #include "soft_qp.h"
+#include "wire_format.h"
+#include "wqe_parser.h"
 
 namespace te4j {
 namespace rdma {
@@ -93,6 +95,12 @@ class SoftNic {
   /// this is twice the largest world; more are refused until one closes.
   static constexpr size_t kMaxResponders = 128;
 
+  /// Runs the doorbells of every started software NIC of this process in the calling thread,
+  /// where that NIC's engine is free: a host poster's request reaches the wire without waking
+  /// the progress thread. False when some engine was busy or paused (its progress thread then
+  /// takes the doorbell; the caller hints it, doorbell_hint.h).
+  static bool runDoorbellsHere();
+
   SoftNicStats& stats() { return stats_; }
   /// Contract violations seen (doorbell record / UAR mismatches...), oldest first.
   std::string diagnostics();
@@ -122,8 +130,32 @@ class SoftNic {
     size_t got = 0;
   };
 
+  /// A request frame waiting in the send batch: its header, and the payload to send from
+  /// registered memory (the QP's CQE waits until the batch is sent).
+  struct QueuedFrame {
+    uint8_t header[48];
+    const void* payload = nullptr;
+    uint32_t length = 0;
+    SoftQp* qp = nullptr;
+    uint16_t seq = 0;
+  };
+  struct SendBatch {
+    OutConn* conn = nullptr;
+    std::vector<QueuedFrame> frames;
+    uint64_t bytes = 0;
+  };
+  static constexpr size_t kMaxBatchFrames = 64;
+  static constexpr uint64_t kMaxBatchBytes = 256 * 1024;
+
   void progressLoop();
   bool scanOnce();
+  /// Adds a request to the send batch (flushing it first when it is for another connection or
+  /// full). Engine thread.
+  void queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload);
+  /// Sends the batch in one vectored write and completes its requests' sends.
+  void flushBatch();
+  /// A WRITE whose source must be gathered (several SGEs, or memory not reachable directly).
+  void sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w);
   void doorbell(SoftQp* qp, uint64_t value);
   /// Executes the WQE at fetch_ci; `left` WQEBBs are covered by the doorbell record.
   /// Returns the WQEBBs consumed (1 .. left).
@@ -150,6 +182,7 @@ class SoftNic {
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> pause_{false};
+  bool busy_poll_ = false;  // TE4J_SOFTNIC_POLL=busy: the progress thread never sleeps
   std::atomic<int> local_rank_{-1};
   std::atomic<int> peer_timeout_ms_{10000};
   std::atomic<int> handshake_timeout_ms_{kDefaultHandshakeTimeoutMs};
@@ -174,7 +207,8 @@ class SoftNic {
   std::vector<std::string> diagnostics_;
   uint64_t diag_dropped_ = 0;
 
-  std::vector<uint8_t> staging_;  // progress thread: gather buffer when memory is not direct
+  std::vector<uint8_t> staging_;  // engine: gather buffer when memory is not direct
+  SendBatch batch_;               // engine: frames of the current scan not yet sent
   std::thread acceptor_;
   std::thread progress_;
 };

@@ -29,6 +29,10 @@
 //                           HELLO_ACK header), only for a HELLO whose MAC is right
 // A connection whose HELLO is late, malformed or unauthenticated is closed without an answer.
 // Requests of one connection are executed in order and answered in order, one RESPONSE each.
+// The stream is only a sequence of frames: a sender may put any number of them into one
+// write (a requester sends the requests of one doorbell scan together, headers and payloads
+// in one sendmsg; a responder sends the answers of a burst together), and a receiver may not
+// assume that a read ends at a frame boundary.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +56,10 @@ enum FrameType : uint16_t {
   kFrameResponse = 5,
   kFrameChallenge = 6,
 };
+
+/// Whether frames of this type are requests a responder executes, answering each with one
+/// RESPONSE (a new opcode is one more type here and one more case in the responder).
+inline bool isRequestFrame(uint16_t type) { return type == kFrameWrite || type == kFrameMaskedFa32; }
 
 struct Frame {
   uint16_t version = kWireVersion;

@@ -28,5 +28,13 @@ __global__ void mc_atomic_add_kernel(mooncake::device::CommCtx ctx, int dst_rank
   }
 }
 
+/// The stream's quiet of the QP of (dst_rank, channel 0) after pipelined RDMA posts (see
+/// rdma_route.cuh); op names the last operation posted on it, for the message. Runs also on a
+/// failed stream, so that what was posted is retired before the stream is used again.
+__global__ void mc_rdma_quiet_kernel(mooncake::device::CommCtx ctx, int dst_rank, uint32_t op,
+                                     McStreamScratch* scratch, McStreamStatus* status) {
+  mc_stream_rdma_quiet(ctx, dst_rank, (McStreamOp)op, scratch, status);
+}
+
 }  // namespace cuda
 }  // namespace te4j

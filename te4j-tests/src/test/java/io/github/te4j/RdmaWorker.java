@@ -22,12 +22,18 @@ import java.util.Map;
  * backend is unavailable here; anything else exits non-zero.
  *
  * <p>Window layout: world receive slots, one send slot, one signal word per source rank, the
- * many-writer counter, the ordering area (ORDER_SLICES x 4 KiB + its signal word), spare signals.
+ * many-writer counter, the ordering area (ORDER_SLICES x 4 KiB + its signal word), spare signals,
+ * the pipelined phase's signal word, source and destination.
  */
 public final class RdmaWorker
 {
     static final int ORDER_SLICES = 64;
     static final int SLICE = 4096;
+    /** The pipelined phase: puts of 1 .. PIPE_MAX_PUT bytes, enqueued without synchronizing. */
+    private static final int PIPE_PUTS = 2000;
+    private static final int PIPE_MAX_PUT = 4096;
+    private static final int PIPE_SIGNAL_EVERY = 100;
+    private static final long PIPE_AREA = (long)PIPE_PUTS * PIPE_MAX_PUT + 4096;
     static final int EXIT_SKIP = 3;
     /** The transport whose state a failed check prints (set once connected). */
     private static volatile RdmaTransport diagnosticsOf;
@@ -77,7 +83,10 @@ public final class RdmaWorker
         final long orderBase = (counter + 64 + 4095) & ~4095L;
         final long orderSig = orderBase + (long)ORDER_SLICES * SLICE;
         final long spareSig = orderSig + 64;
-        final long windowBytes = spareSig + 64;
+        final long pipeSig = spareSig + 64;
+        final long pipeSrc = (pipeSig + 64 + 4095) & ~4095L;
+        final long pipeDst = pipeSrc + PIPE_AREA;
+        final long windowBytes = pipeDst + PIPE_AREA;
 
         try (HandleExchange ex = Rendezvous.builder().rank(rank).worldSize(world).endpoint(host, port)
                 .bindAddress(bind).connectTimeout(timeout).defaultTimeout(timeout).build();
@@ -122,6 +131,7 @@ public final class RdmaWorker
                 if (world >= 2)
                 {
                     ordering(rank, session, sendOff, orderBase, orderSig, window, ctx, stream, ex, timeout);
+                    pipelined(rank, session, pipeSrc, pipeDst, pipeSig, window, ctx, stream, ex, timeout);
                 }
             }
             catch (final RuntimeException | InterruptedException e)
@@ -313,6 +323,66 @@ public final class RdmaWorker
                 Thread.onSpinWait();
             }
             System.out.println("OK ordering: " + ORDER_SLICES + " signals, each after its data");
+        }
+        ex.barrier(timeout);
+    }
+
+    // Rank 0 enqueues PIPE_PUTS puts of random sizes to rank 1 without synchronizing, a signal
+    // after every PIPE_SIGNAL_EVERY of them, then synchronizes once: the stream keeps posting
+    // while earlier requests are in flight (and the ring fills). Rank 1 waits for the last
+    // signal and checks every byte, and that no byte past the last put was written.
+    private static void pipelined(final int rank, final long session, final long src, final long dst, final long sig,
+        final DeviceBuffer window, final CommContext ctx, final OpStream stream, final HandleExchange ex,
+        final Duration timeout)
+    {
+        final java.util.Random random = new java.util.Random(session);
+        final long[] at = new long[PIPE_PUTS];
+        final long[] len = new long[PIPE_PUTS];
+        long end = 0;
+        for (int i = 0; i < PIPE_PUTS; i++)
+        {
+            len[i] = 1 + random.nextInt(PIPE_MAX_PUT);
+            at[i] = end;
+            end += len[i];
+        }
+        final long seed = Patterns.seed(session, 77, 1, 0);
+        if (rank == 0)
+        {
+            Patterns.write(window, src, end, seed);
+        }
+        else if (rank == 1)
+        {
+            window.fill(dst, end + 64, Patterns.POISON);
+        }
+        ex.barrier(timeout);
+        if (rank == 0)
+        {
+            final long t0 = System.nanoTime();
+            for (int i = 0; i < PIPE_PUTS; i++)
+            {
+                if ((i + 1) % PIPE_SIGNAL_EVERY == 0)
+                {
+                    stream.putWithSignal(ctx, 1, dst + at[i], window, src + at[i], len[i], sig, 1);
+                }
+                else
+                {
+                    stream.put(ctx, 1, dst + at[i], window, src + at[i], len[i]);
+                }
+            }
+            stream.synchronize(timeout);
+            System.out.println("OK pipelined: " + PIPE_PUTS + " puts (" + end + " B, random sizes) in "
+                + (System.nanoTime() - t0) / 1000000 + " ms, one synchronize");
+        }
+        else if (rank == 1)
+        {
+            stream.waitSignal(ctx, sig, PIPE_PUTS / PIPE_SIGNAL_EVERY, timeout);
+            stream.synchronize(timeout);
+            check(readInt(window, sig) == PIPE_PUTS / PIPE_SIGNAL_EVERY, "pipelined signal count " + readInt(window, sig));
+            final String bad = Patterns.verify(window, dst, end, seed);
+            check(bad == null, "pipelined puts: " + bad);
+            final String over = Patterns.verifyPoison(window, dst + end, 64);
+            check(over == null, "pipelined puts wrote past the last one: " + over);
+            System.out.println("OK pipelined: " + PIPE_PUTS + " random-size puts verified byte for byte");
         }
         ex.barrier(timeout);
     }

@@ -67,6 +67,8 @@ public final class BenchConfig
     /** The GPU of this rank when the launcher's local rank chose it ({@code --from-environment}); -1 = none. */
     int environmentDevice = -1;
     String bindAddress;
+    /** rdma-soft: this rank's software NIC device name (soft@IPV4[:PORT]); null = "soft" (loopback). */
+    String softNic;
     Duration timeout = Duration.ofSeconds(120);
     Path resultFile;
     /** Tests only: the receiver flips one byte before its first data check. */
@@ -139,6 +141,24 @@ public final class BenchConfig
     }
 
     /** The platform column of this run's rows: RDMA rows carry the transport, they are not the P2P figures. */
+    /** The RDMA transport's device name: --soft-nic for rdma-soft, else the transport's filter. */
+    String rdmaDevice()
+    {
+        return transport == TransportKind.RDMA_SOFT && softNic != null ? softNic : transport.rdmaDeviceFilter();
+    }
+
+    /** The IPv4 address the software NIC of this rank listens on ("soft" names loopback). */
+    String softNicAddress()
+    {
+        if (softNic == null || !softNic.startsWith("soft@"))
+        {
+            return "127.0.0.1";
+        }
+        final String rest = softNic.substring("soft@".length());
+        final int colon = rest.indexOf(':');
+        return colon < 0 ? rest : rest.substring(0, colon);
+    }
+
     String rowPlatform(final Platform platform)
     {
         final String name = platform.name().toLowerCase(Locale.ROOT);
@@ -242,6 +262,10 @@ public final class BenchConfig
     {
         final List<String> a = new ArrayList<>();
         a.add("--transport=" + transport.label());
+        if (softNic != null)
+        {
+            a.add("--soft-nic=" + softNic);
+        }
         a.add("--platform=" + platform.name().toLowerCase(Locale.ROOT));
         a.add("--mode=" + String.join(",", modes.stream().map(Mode::label).toArray(String[]::new)));
         a.add("--sizes=" + join(sizes(Mode.BANDWIDTH, platform)));

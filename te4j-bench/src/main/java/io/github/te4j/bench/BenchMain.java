@@ -166,6 +166,12 @@ public final class BenchMain implements Callable<Integer>
         description = "Address rank 0 listens on (default: loopback; 0.0.0.0 for other hosts).")
     String bind;
 
+    @Option(names = "--soft-nic", paramLabel = "soft@IPV4[:PORT]",
+        description = "rdma-soft: the address this rank's software NIC listens on, where the raw-TCP baseline's"
+            + " responder (rank 1) listens too (default: soft, loopback). Ranks in network namespaces give"
+            + " their veth addresses.")
+    String softNic;
+
     @Option(names = "--timeout", paramLabel = "TIME",
         description = "Bound of every wait: rendezvous, device loops, synchronize (default: 120s).")
     String timeout = "120s";
@@ -371,6 +377,9 @@ public final class BenchMain implements Callable<Integer>
         check(bind == null || c.rendezvous.startsWith("tcp://"), "--bind is for a tcp:// rendezvous (rank 0 "
             + "listens); " + c.rendezvous + " has no listener");
         c.bindAddress = bind;
+        check(softNic == null || softNic.equals("soft") || softNic.startsWith("soft@"),
+            "--soft-nic: soft or soft@IPV4[:PORT], got " + softNic);
+        c.softNic = softNic;
         c.timeout = BenchConfig.parseDuration(timeout);
         c.resultFile = resultFile;
         c.corruptForTest = corruptForTest;

@@ -28,6 +28,8 @@ final class BenchNatives implements AutoCloseable
     private final NativeBench.LaunchLoop launchLoop;
     private final long peerBase;
     private final long[] out = new long[1];
+    /** The raw-TCP baseline, made at its first use (RDMA runs only). */
+    private NativeBench.TcpBaseline tcp;
 
     /**
      * @param ctx      the window (its peer tables are read here)
@@ -196,9 +198,54 @@ final class BenchNatives implements AutoCloseable
         return out[0];
     }
 
+    /** Rank 1 of the TCP baseline: listens on ipv4, returns the port. */
+    int tcpListen(final String ipv4)
+    {
+        final int port = tcp().listen(ipv4);
+        check(port < 0 ? port : 0, "TCP baseline listen", tcp::lastError);
+        return port;
+    }
+
+    void tcpConnect(final String ipv4, final int port)
+    {
+        check(tcp().connect(ipv4, port, timeoutNs), "TCP baseline connect", tcp::lastError);
+    }
+
+    void tcpAccept()
+    {
+        check(tcp().accept(timeoutNs), "TCP baseline accept", tcp::lastError);
+    }
+
+    long tcpPingPong(final boolean initiator, final long bytes, final int iters)
+    {
+        check(tcp().pingPong(initiator, bytes, iters, timeoutNs, out), "TCP ping-pong", tcp::lastError);
+        return out[0];
+    }
+
+    long tcpOneWay(final boolean sender, final long bytes, final int count)
+    {
+        check(tcp().oneWay(sender, bytes, count, timeoutNs, out), "TCP one-way", tcp::lastError);
+        return out[0];
+    }
+
+    private NativeBench.TcpBaseline tcp()
+    {
+        if (tcp == null)
+        {
+            final NativeBench.TcpBaseline made = NativeBench.TcpBaseline.create();
+            if (made == null || made.isNull())
+            {
+                throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "TcpBaseline.create returned null");
+            }
+            tcp = made;
+        }
+        return tcp;
+    }
+
     @Override
     public void close()
     {
+        destroy(tcp);
         destroy(launchLoop);
         destroy(pingPong);
         destroy(copy);

@@ -14,7 +14,7 @@ public final class BenchPlan
     static final long FLAG_BYTES = 4;
     /** The series an RDMA transport runs (OpStream ops from Java). */
     static final java.util.Set<Series> RDMA_SERIES = java.util.EnumSet.of(Series.TE4J_PUT, Series.TE4J_PING_PONG,
-        Series.TE4J_RATE_JAVA, Series.TE4J_ALLTOALL);
+        Series.TE4J_RATE_JAVA, Series.TE4J_ALLTOALL, Series.TCP_PING_PONG, Series.TCP_STREAM, Series.TCP_RATE);
 
     private BenchPlan()
     {
@@ -54,6 +54,10 @@ public final class BenchPlan
                 {
                     out.add(new BenchCase(Series.MEMCPY, size, 1, 1));
                 }
+                if (config.transport != TransportKind.P2P)
+                {
+                    out.add(new BenchCase(Series.TCP_STREAM, size, 1, 1));
+                }
             }
         }
         if (config.modes.contains(Mode.LATENCY))
@@ -63,6 +67,10 @@ public final class BenchPlan
                 for (final String v : config.variants)
                 {
                     out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1, v));
+                }
+                if (config.transport != TransportKind.P2P)
+                {
+                    out.add(new BenchCase(Series.TCP_PING_PONG, size, 1, 1));
                 }
                 if (size <= WindowLayout.LL_MAX_BYTES)
                 {
@@ -96,6 +104,10 @@ public final class BenchPlan
                 }
                 out.add(cuda ? new BenchCase(Series.COPY_ENGINE_RATE, size, -1, 0)
                     : new BenchCase(Series.MEMCPY_RATE, size, 1, 1));
+                if (config.transport != TransportKind.P2P)
+                {
+                    out.add(new BenchCase(Series.TCP_RATE, size, 1, 1));
+                }
             }
         }
         if (config.modes.contains(Mode.ALLTOALL))

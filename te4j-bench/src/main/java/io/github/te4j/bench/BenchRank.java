@@ -178,7 +178,7 @@ final class BenchRank
     private RdmaTransport connectRdma(final TransferEngine engine, final DeviceBuffer window, final CommContext ctx,
         final HandleExchange rv)
     {
-        final RdmaTransport nic = engine.getOrCreateRdmaTransport(config.transport.rdmaDeviceFilter());
+        final RdmaTransport nic = engine.getOrCreateRdmaTransport(config.rdmaDevice());
         nic.initialize(config.ranks, 1);
         nic.register(window);
         nic.connect(rv, config.timeout);

@@ -50,6 +50,9 @@ final class CaseRunner
     /** Round trips of the running RDMA ping-pong case so far (the word's advance). */
     private int pingPongRounds;
     private boolean corrupted;
+    /** The TCP baseline's connection: 0 not yet opened, 1 open, -1 failed to open. */
+    private int tcpState;
+
     /** The captured graph of the TE4J_RATE_GRAPH case running now. */
     private CapturedGraph graph;
     /** Runs the all-to-all cases, in which every rank takes part. */
@@ -97,7 +100,7 @@ final class CaseRunner
         {
             // Every rank runs the case under its knobs (te4j/tuning.h): the variant's and the series'.
             natives.applyTuning(k.tuning());
-            if (receives && !isRawFlag(k.series()))
+            if (receives && !movesNoWindowData(k.series()))
             {
                 window.fill(layout.dst(), k.bytes() + WindowLayout.GUARD, Patterns.POISON);
             }
@@ -114,6 +117,10 @@ final class CaseRunner
         catch (final RuntimeException e)
         {
             error = "rank " + rank + " could not prepare: " + e.getMessage();
+        }
+        if (k.series().isTcp())
+        {
+            error = connectTcp(error);
         }
         exchange.barrier(timeout);
 
@@ -316,6 +323,11 @@ final class CaseRunner
             case RAW_FLAG:
             case RAW_FLAG_DATA:
                 return natives.rawFlagPingPong(rank == 0, batch);
+            case TCP_PING_PONG:
+                return natives.tcpPingPong(rank == 0, k.bytes(), batch);
+            case TCP_STREAM:
+            case TCP_RATE:
+                return natives.tcpOneWay(rank == 0, k.bytes(), batch);
             default:
                 throw new IllegalStateException("no sampler for " + k.series());
         }
@@ -411,13 +423,78 @@ final class CaseRunner
         return s == Series.RAW_FLAG || s == Series.RAW_FLAG_DATA;
     }
 
+    /** Series whose bytes never land in the window (flags, the TCP baselines' own buffers). */
+    private static boolean movesNoWindowData(final Series s)
+    {
+        return isRawFlag(s) || s.isTcp();
+    }
+
+    /**
+     * Opens the TCP baseline's connection once, at its first case, with every rank taking part in
+     * the one all-gather: rank 1 listens where its software NIC listens (--soft-nic; loopback by
+     * default) and sends that address and the port, rank 0 connects. A rank that fails sends
+     * port -1, and every TCP case then reports the failure.
+     */
+    private String connectTcp(final String prepared)
+    {
+        if (tcpState != 0)
+        {
+            return prepared != null ? prepared : tcpState < 0 ? "the TCP baseline could not connect (see its first row)"
+                : null;
+        }
+        String error = prepared;
+        int port = 0;
+        if (rank == 1 && error == null)
+        {
+            try
+            {
+                port = natives.tcpListen(config.softNicAddress());
+            }
+            catch (final RuntimeException e)
+            {
+                error = "rank 1: " + e.getMessage();
+            }
+        }
+        final byte[] address = config.softNicAddress().getBytes(StandardCharsets.US_ASCII);
+        final List<byte[]> all = exchange.allGather(ByteBuffer.allocate(4 + address.length)
+            .putInt(error != null ? -1 : port).put(address).array(), timeout);
+        final int peerPort = ByteBuffer.wrap(all.get(1)).getInt();
+        final String peerAddress = new String(all.get(1), 4, all.get(1).length - 4, StandardCharsets.US_ASCII);
+        boolean failed = error != null;
+        for (final byte[] b : all)
+        {
+            failed |= ByteBuffer.wrap(b).getInt() < 0;
+        }
+        if (!failed && partner >= 0)
+        {
+            try
+            {
+                if (rank == 0)
+                {
+                    natives.tcpConnect(peerAddress, peerPort);
+                }
+                else
+                {
+                    natives.tcpAccept();
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                error = "rank " + rank + ": " + e.getMessage();
+                failed = true;
+            }
+        }
+        tcpState = failed ? -1 : 1;
+        return failed && error == null ? "the peer could not set up the TCP baseline (see its row)" : error;
+    }
+
     // ---- checking
 
     private String verify(final BenchCase k, final long opsSent, final int signalBefore)
     {
-        if (isRawFlag(k.series()))
+        if (movesNoWindowData(k.series()))
         {
-            return null;  // no data; the native side checked the flag counts exactly
+            return null;  // no window data; flag loops checked their counts, TCP its byte counts
         }
         if (config.corruptForTest && !corrupted)
         {

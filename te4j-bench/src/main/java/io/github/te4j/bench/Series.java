@@ -39,7 +39,16 @@ public enum Series
     /** Per rank: putWithSignal of one block to every other rank, then waitSignal for the N-1 arriving. */
     TE4J_ALLTOALL("te4j all-to-all", Role.TE4J, Mode.ALLTOALL),
     /** Per rank: one memcpy of each block into the other ranks' shared-memory mappings (host). */
-    MEMCPY_ALLTOALL("memcpy all-to-all", Role.BASELINE, Mode.ALLTOALL);
+    MEMCPY_ALLTOALL("memcpy all-to-all", Role.BASELINE, Mode.ALLTOALL),
+    /**
+     * Raw TCP beside the software NIC (RDMA runs): C sockets with TCP_NODELAY between the ranks'
+     * processes over the address the NIC uses, {@code bytes} each way per round trip.
+     */
+    TCP_PING_PONG("raw TCP ping-pong (C, TCP_NODELAY)", Role.BASELINE, Mode.LATENCY),
+    /** Raw TCP one way, one send() of {@code bytes} per message, timed to the receiver's answer. */
+    TCP_STREAM("raw TCP stream (C)", Role.BASELINE, Mode.BANDWIDTH),
+    /** The same loop in rate mode: messages per second of {@code bytes}. */
+    TCP_RATE("raw TCP messages (C)", Role.BASELINE, Mode.RATE);
 
     private final String label;
     private final Role role;
@@ -72,6 +81,12 @@ public enum Series
     /** Whether both ranks of the pair take an active part (the ping-pongs). */
     public boolean twoSided()
     {
-        return mode == Mode.LATENCY;
+        return mode == Mode.LATENCY || isTcp();
+    }
+
+    /** Whether this is a raw-TCP baseline (both ranks run its socket loop). */
+    public boolean isTcp()
+    {
+        return this == TCP_PING_PONG || this == TCP_STREAM || this == TCP_RATE;
     }
 }

@@ -57,7 +57,11 @@ final class TargetReport
         return sb.toString();
     }
 
-    /** Target 8: the software-NIC rows (platform "host+rdma-soft"), report only. */
+    /**
+     * Target 8: the software-NIC rows (platform "host+rdma-soft" or "cuda+rdma-soft") against raw
+     * TCP between the same processes in the same run: the round trip, 4 KiB puts back to back
+     * and the largest put of at least 1 MiB.
+     */
     private static void rdma(final List<String[]> t, final List<Row> rows)
     {
         final Predicate<Row> soft = r -> r.platform().endsWith("+rdma-soft") && r.role() != Role.PEER;
@@ -71,12 +75,64 @@ final class TargetReport
                 + " --transport rdma-soft --platform host)", "-", "report only", "-"});
             return;
         }
-        final String b = bw.map(r -> String.format(Locale.ROOT, "%s put %.2f GB/s", Sizes.format(r.bytes()),
-            r.gbps())).orElse("no bandwidth row");
-        final String l = rt.map(r -> String.format(Locale.ROOT, "put(8 B)+signal round trip %.2f us (stream ops)",
-            r.medianNs() / 1e3)).orElse("no round-trip row");
-        t.add(new String[] {"8", "software-NIC RDMA bandwidth and round trip (host)", b + "; " + l, "-",
-            "report only", "-"});
+        final Optional<Row> tcpRt = best(rows, soft.and(r -> isSeries(r, Series.TCP_PING_PONG) && r.bytes() == 8));
+        if (rt.isPresent() && tcpRt.isPresent())
+        {
+            final double q = rt.get().medianNs() / tcpRt.get().medianNs();
+            t.add(new String[] {"8a", "software NIC put(8 B)+signal round trip vs raw TCP ping-pong",
+                us(rt.get()) + " vs " + us(tcpRt.get()), ratio(q), "<= 1.5", met(q <= 1.5)});
+        }
+        else
+        {
+            t.add(missing("8a", "software NIC put(8 B)+signal round trip vs raw TCP ping-pong",
+                "--transport rdma-soft --mode latency --latency-sizes 8"));
+        }
+        rate4k(t, rows, soft);
+        final Optional<Row> big = rows.stream().filter(Row::ok).filter(soft)
+            .filter(r -> isSeries(r, Series.TE4J_PUT) && r.bytes() >= (1L << 20))
+            .filter(r -> best(rows, soft.and(x -> isSeries(x, Series.TCP_STREAM) && x.bytes() == r.bytes())).isPresent())
+            .max((a, b) -> a.bytes() != b.bytes() ? Long.compare(a.bytes(), b.bytes())
+                : Double.compare(b.medianNs(), a.medianNs()));
+        if (big.isPresent())
+        {
+            final Row tcp = best(rows, soft.and(x -> isSeries(x, Series.TCP_STREAM) && x.bytes() == big.get().bytes()))
+                .get();
+            final double q = big.get().gbps() / tcp.gbps();
+            t.add(new String[] {"8c", "software NIC " + Sizes.format(big.get().bytes()) + " puts vs raw TCP stream",
+                String.format(Locale.ROOT, "%.2f vs %.2f GB/s", big.get().gbps(), tcp.gbps()), ratio(q), ">= 0.9",
+                met(q >= 0.9)});
+        }
+        else
+        {
+            final String b = bw.map(r -> String.format(Locale.ROOT, "%s put %.2f GB/s", Sizes.format(r.bytes()),
+                r.gbps())).orElse("no bandwidth row");
+            t.add(new String[] {"8c", "software NIC >= 1 MiB puts vs raw TCP stream", b
+                + " (no raw TCP stream row of a size >= 1 MiB)", "-", ">= 0.9", "-"});
+        }
+    }
+
+    /** Target 8b: 4 KiB puts back to back (bandwidth mode, else putWithSignal in rate mode) vs raw TCP messages. */
+    private static void rate4k(final List<String[]> t, final List<Row> rows, final Predicate<Row> soft)
+    {
+        final long k4 = 4096;
+        Optional<Row> te4j = best(rows, soft.and(r -> isSeries(r, Series.TE4J_PUT) && r.bytes() == k4));
+        Optional<Row> tcp = best(rows, soft.and(r -> isSeries(r, Series.TCP_STREAM) && r.bytes() == k4));
+        if (te4j.isEmpty() || tcp.isEmpty())
+        {
+            te4j = best(rows, soft.and(r -> isSeries(r, Series.TE4J_RATE_JAVA) && r.bytes() == k4));
+            tcp = best(rows, soft.and(r -> isSeries(r, Series.TCP_RATE) && r.bytes() == k4));
+        }
+        if (te4j.isEmpty() || tcp.isEmpty())
+        {
+            t.add(missing("8b", "software NIC 4 KiB puts back to back vs raw TCP messages",
+                "--transport rdma-soft --mode bandwidth --sizes 4K"));
+            return;
+        }
+        final double q = tcp.get().medianNs() / te4j.get().medianNs();
+        t.add(new String[] {"8b", "software NIC 4 KiB " + (isSeries(te4j.get(), Series.TE4J_PUT) ? "puts"
+            : "putWithSignal") + " back to back vs raw TCP messages", String.format(Locale.ROOT,
+                "%.2f vs %.2f us per message", te4j.get().medianNs() / 1e3, tcp.get().medianNs() / 1e3), ratio(q),
+            ">= 0.7 (rate)", met(q >= 0.7)});
     }
 
     private static Optional<Row> best(final List<Row> rows, final Predicate<Row> p)

@@ -70,6 +70,21 @@ public class BenchOptionsTest
     }
 
     @Test
+    public void softNicAddressReachesTheNicAndTheTcpBaseline()
+    {
+        final BenchConfig c = parse("--transport", "rdma-soft", "--platform", "HOST", "--soft-nic", "soft@10.213.7.2:0");
+        Assert.assertEquals(c.rdmaDevice(), "soft@10.213.7.2:0");
+        Assert.assertEquals(c.softNicAddress(), "10.213.7.2");
+        Assert.assertTrue(c.childArgs(Platform.HOST, 1, "tcp://127.0.0.1:1", Path.of("rows")).contains(
+            "--soft-nic=soft@10.213.7.2:0"), "launched ranks get the same NIC address");
+        final BenchConfig loopback = parse("--transport", "rdma-soft", "--platform", "HOST");
+        Assert.assertEquals(loopback.rdmaDevice(), "soft");
+        Assert.assertEquals(loopback.softNicAddress(), "127.0.0.1");
+        Assert.expectThrows(IllegalArgumentException.class,
+            () -> parse("--transport", "rdma-soft", "--soft-nic", "mlx5_0"));
+    }
+
+    @Test
     public void singleModeTakesTheMainSizes()
     {
         final BenchConfig c = parse("--mode", "latency", "--sizes", "8,4K");

@@ -160,4 +160,38 @@ public final class NativeBench
             @Cast("size_t") long bytes, @Cast("uint32_t*") long sig, int blocks, int threads, int count,
             long timeoutNs, @Cast("int64_t*") long[] elapsedNs);
     }
+
+    /** Peer of {@code te4j::bench::TcpBaseline}: raw TCP beside the software NIC's rows. */
+    @Name("TcpBaseline")
+    public static final class TcpBaseline extends Pointer
+    {
+        static
+        {
+            Loader.load(NativeApi.class);
+            Loader.load();
+        }
+
+        public TcpBaseline(final Pointer p)
+        {
+            super(p);
+        }
+
+        public static native TcpBaseline create();
+
+        public native int status();
+
+        public native @Cast("const char*") String lastError();
+
+        public native int listen(String ipv4);
+
+        public native int connect(String ipv4, int port, long timeoutNs);
+
+        public native int accept(long timeoutNs);
+
+        public native int pingPong(boolean initiator, @Cast("size_t") long bytes, int iters, long timeoutNs,
+            @Cast("int64_t*") long[] elapsedNs);
+
+        public native int oneWay(boolean sender, @Cast("size_t") long bytes, int count, long timeoutNs,
+            @Cast("int64_t*") long[] elapsedNs);
+    }
 }
