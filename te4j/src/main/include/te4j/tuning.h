@@ -35,6 +35,9 @@
 // hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
 //                                                         one put of >= 4 MiB in chunks (the
 //                                                         stream's executor + helpers)
+// hostspin  20 | 0 | 2 | 5 | 50 | 200                     host platform: microseconds an idle
+//                                                         executor, a synchronize and a waitSignal
+//                                                         poll before they park in the kernel
 #pragma once
 
 namespace te4j {
@@ -50,6 +53,7 @@ enum Knob : int {
   kCopyEngineSplit,
   kArrival,
   kHostThreads,
+  kHostSpin,
   kKnobCount
 };
 
@@ -85,6 +89,9 @@ int get(Knob knob);
 
 /// hostthreads: how many threads copy one large host-platform put (value names are the counts).
 int hostThreads();
+
+/// hostspin: the bounded spin of the host platform's waits before they park, in nanoseconds.
+long long hostSpinNs();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
 inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }

@@ -32,6 +32,7 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
     {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
+    {"hostspin", 0, {"20", "0", "2", "5", "50", "200", nullptr}},
 };
 
 std::atomic<int> g_values[kKnobCount];
@@ -133,6 +134,8 @@ int get(Knob knob) {
 const char* environmentError() { return g_env_error.empty() ? nullptr : g_env_error.c_str(); }
 
 int hostThreads() { return atoi(kKnobs[kHostThreads].values[get(kHostThreads)]); }
+
+long long hostSpinNs() { return 1000LL * atoi(kKnobs[kHostSpin].values[get(kHostSpin)]); }
 
 int apply(const char* spec, const char** error) {
   static thread_local std::string why;
