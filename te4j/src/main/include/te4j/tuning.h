@@ -35,9 +35,10 @@
 // hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
 //                                                         one put of >= 4 MiB in chunks (the
 //                                                         stream's executor + helpers)
-// hostspin  20 | 0 | 2 | 5 | 50 | 200                     host platform: microseconds an idle
-//                                                         executor, a synchronize and a waitSignal
-//                                                         poll before they park in the kernel
+// hostspin  20 | 0 | 2 | 5 | 50 | 200                     host platform: most microseconds an
+//                                                         idle executor, a synchronize and a
+//                                                         waitSignal poll before they park (the
+//                                                         wait's spin adapts below it)
 #pragma once
 
 namespace te4j {

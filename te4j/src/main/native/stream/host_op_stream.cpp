@@ -19,6 +19,7 @@
 // records status + message; later operations are skipped (counted) until synchronize() returns
 // that error, after which the stream runs operations again.
 #include <errno.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,10 +56,17 @@ namespace {
 // Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
 constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
 // The bounded spin (knob hostspin, default 20 us): the executor polls an empty ring, synchronize
-// the completion count and waitSignal its word this long before they park. Ops enqueued (or
-// signals raised) within it are picked up with no system call on either side; Java enqueues
+// the completion count and waitSignal its word at most this long before they park. Ops enqueued
+// (or signals raised) within it are picked up with no system call on either side; Java enqueues
 // back to back well inside it.
 uint64_t spinNs() { return static_cast<uint64_t>(tuning::hostSpinNs()); }
+// waitSignal's spin adapts between this and spinNs(): halved after a wait that lasted longer
+// than spinNs() (spinning only took a core from the thread that would raise the word, as when
+// ranks outnumber cores), back to spinNs() after a wait that a full spin would have satisfied
+// (a ping-pong whose partner was itself parked: both spinning is the fast equilibrium).
+constexpr uint64_t kMinWaitSpinNs = 1000;
+// Of a wait's spin, the part that polls with pause; the rest yields the core between polls.
+constexpr uint64_t kPauseSpinNs = 2000;
 // A parked waitSignal re-reads its word at least this often: writers that do not wake it (the
 // soft NIC, a user kernel on the host platform) are seen this late at most, as before the futex.
 constexpr int64_t kMaxParkNs = 100000;
@@ -537,6 +545,30 @@ class HostOpStream final : public OpStream {
   }
 
 
+  // Polls *word with pause for kPauseSpinNs, then with sched_yield between polls until
+  // deadline_ns: a yielding poller gives its core to any runnable thread (the one about to raise
+  // the word, when threads outnumber cores) and keeps it when nobody else wants it.
+  static bool spinThenYield(const uint32_t* word, uint32_t expected, uint64_t deadline_ns,
+                            uint32_t* seen) {
+    using namespace mooncake::device;
+    const uint64_t start = mc_globaltimer_ns();
+    if (mc_wait_signal(word, expected, std::min(deadline_ns, start + kPauseSpinNs), seen)) {
+      return true;
+    }
+    for (;;) {
+      const uint32_t v = mc_ld_acquire_u32(word);
+      if (mc_signal_reached(v, expected)) {
+        *seen = v;
+        return true;
+      }
+      if (mc_globaltimer_ns() >= deadline_ns) {
+        *seen = v;
+        return false;
+      }
+      sched_yield();
+    }
+  }
+
   // Spin phase (pause between polls), then park phase: FUTEX_WAIT on the word itself, counted
   // in its segment's control page so that a te4j writer of any process wakes it at once; each
   // park is at most kMaxParkNs, for writers that do not wake. Both phases run under the op's
@@ -546,7 +578,10 @@ class HostOpStream final : public OpStream {
     const uint64_t start = mc_globaltimer_ns();
     const uint64_t deadline = start + static_cast<uint64_t>(op.timeout_ns);
     uint32_t seen = 0;
-    if (mc_wait_signal(op.sig_ptr, op.value, std::min(deadline, start + spinNs()), &seen)) {
+    const uint64_t max_spin = spinNs();
+    wait_spin_ns_ = std::min(std::max(wait_spin_ns_, kMinWaitSpinNs), max_spin);
+    if (spinThenYield(op.sig_ptr, op.value, std::min(deadline, start + wait_spin_ns_), &seen)) {
+      wait_spin_ns_ = max_spin;
       return kOk;
     }
     HostSegmentControl* control = hostSegmentControl(op.sig_ptr, &wait_cache_);
@@ -572,6 +607,8 @@ class HostOpStream final : public OpStream {
       park_ns = std::min(park_ns * 2, kMaxParkNs);
     }
     if (control != nullptr) __atomic_fetch_sub(&control->waiters, 1u, __ATOMIC_SEQ_CST);
+    wait_spin_ns_ = status == kOk && mc_globaltimer_ns() - start <= max_spin ? max_spin
+                                                                              : wait_spin_ns_ / 2;
     if (status != kTimeout) return status;
     seen = mc_ld_acquire_u32(op.sig_ptr);
     if (mc_signal_reached(seen, op.value)) return kOk;
@@ -601,6 +638,7 @@ class HostOpStream final : public OpStream {
   std::atomic<bool> stop_{false};
   HostControlCache control_cache_;   // executor only: control pages of written words
   HostControlCache wait_cache_;      // executor only: control pages of awaited words
+  uint64_t wait_spin_ns_ = UINT64_MAX;  // executor only: waitSignal's current spin (adaptive)
   // Errors (rare): error_mu_ guards the three below; error_pending_ is their cheap summary.
   std::mutex error_mu_;
   std::atomic<bool> error_pending_{false};
