@@ -35,10 +35,10 @@
 // hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
 //                                                         one put of >= 4 MiB in chunks (the
 //                                                         stream's executor + helpers)
-// hostspin  20 | 0 | 2 | 5 | 50 | 200                     host platform: most microseconds an
-//                                                         idle executor, a synchronize and a
-//                                                         waitSignal poll before they park (the
-//                                                         wait's spin adapts below it)
+// hostspin  auto | 0 | 2 | 5 | 20 | 50 | 200              host platform: most microseconds a
+//                                                         waitSignal polls its word before it
+//                                                         parks (its spin adapts below it); auto:
+//                                                         20 with 4 or more CPUs online, else 0
 #pragma once
 
 namespace te4j {
@@ -91,7 +91,7 @@ int get(Knob knob);
 /// hostthreads: how many threads copy one large host-platform put (value names are the counts).
 int hostThreads();
 
-/// hostspin: the bounded spin of the host platform's waits before they park, in nanoseconds.
+/// hostspin: the bounded spin of a host-platform waitSignal before it parks, in nanoseconds.
 long long hostSpinNs();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).

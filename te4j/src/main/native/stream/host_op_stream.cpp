@@ -55,10 +55,13 @@ namespace {
 
 // Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
 constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
-// The bounded spin (knob hostspin, default 20 us): the executor polls an empty ring, synchronize
-// the completion count and waitSignal its word at most this long before they park. Ops enqueued
-// (or signals raised) within it are picked up with no system call on either side; Java enqueues
-// back to back well inside it.
+// The executor polls an empty ring, and synchronize the completion count, this long before they
+// park: ops enqueued (or completed) within it are picked up with no system call on either side,
+// and Java enqueues back to back well inside it. Both wait for a thread of this process that is
+// running, so the spin is short and fixed.
+constexpr uint64_t kHandOffSpinNs = 20000;
+// waitSignal polls its word at most this long before it parks (knob hostspin; auto: 20 us with 4
+// or more CPUs, else 0): it waits for another rank, whose thread may need this very core.
 uint64_t spinNs() { return static_cast<uint64_t>(tuning::hostSpinNs()); }
 // waitSignal's spin adapts between this and spinNs(): halved after a wait that lasted longer
 // than spinNs() (spinning only took a core from the thread that would raise the word, as when
@@ -210,7 +213,7 @@ class HostOpStream final : public OpStream {
     if (completed_.v.load(std::memory_order_acquire) < target) {
       const uint64_t start = mc_globaltimer_ns();
       const uint64_t deadline = start + static_cast<uint64_t>(std::min(timeout_ns, kMaxWaitNs));
-      const uint64_t spin_end = std::min(deadline, start + spinNs());
+      const uint64_t spin_end = std::min(deadline, start + kHandOffSpinNs);
       for (uint32_t polls = 1; completed_.v.load(std::memory_order_acquire) < target; ++polls) {
         if ((polls & 63u) == 0 && mc_globaltimer_ns() >= spin_end) break;
         mc_pause();
@@ -386,7 +389,7 @@ class HostOpStream final : public OpStream {
   bool idleSpin(uint64_t head) {
     using mooncake::device::mc_globaltimer_ns;
     using mooncake::device::mc_pause;
-    const uint64_t end = mc_globaltimer_ns() + spinNs();
+    const uint64_t end = mc_globaltimer_ns() + kHandOffSpinNs;
     for (uint32_t polls = 1;; ++polls) {
       if (tail_.v.load(std::memory_order_acquire) != head ||
           overflow_size_.load(std::memory_order_acquire) != 0 ||
@@ -580,6 +583,7 @@ class HostOpStream final : public OpStream {
     uint32_t seen = 0;
     const uint64_t max_spin = spinNs();
     wait_spin_ns_ = std::min(std::max(wait_spin_ns_, kMinWaitSpinNs), max_spin);
+    // hostspin=0 (and auto below 4 CPUs): one look at the word, then park.
     if (spinThenYield(op.sig_ptr, op.value, std::min(deadline, start + wait_spin_ns_), &seen)) {
       wait_spin_ns_ = max_spin;
       return kOk;
