@@ -35,6 +35,10 @@
 // hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
 //                                                         one put of >= 4 MiB in chunks (the
 //                                                         stream's executor + helpers)
+// hostspin  auto | 0 | 2 | 5 | 20 | 50 | 200              host platform: most microseconds a
+//                                                         waitSignal polls its word before it
+//                                                         parks (its spin adapts below it); auto:
+//                                                         20 with 4 or more CPUs online, else 0
 #pragma once
 
 namespace te4j {
@@ -50,6 +54,7 @@ enum Knob : int {
   kCopyEngineSplit,
   kArrival,
   kHostThreads,
+  kHostSpin,
   kKnobCount
 };
 
@@ -85,6 +90,9 @@ int get(Knob knob);
 
 /// hostthreads: how many threads copy one large host-platform put (value names are the counts).
 int hostThreads();
+
+/// hostspin: the bounded spin of a host-platform waitSignal before it parks, in nanoseconds.
+long long hostSpinNs();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
 inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }

@@ -13,6 +13,10 @@
 // Why seals: a segment is sealed against shrinking, so no one (not even a process that opened it
 // through /proc) can truncate it and turn peers' accesses into SIGBUS.
 //
+// Why a control page after the user's bytes (HostSegmentControl): a waiter parks with FUTEX_WAIT
+// on a signal word and a writer of another process must know whether to call FUTEX_WAKE; the
+// count of parked waiters has to live in memory that both map, and the user's bytes are theirs.
+//
 // Threading: every method takes the object's mutex; tables returned by the accessors stay valid
 // until closeWindow or destruction.
 #include "host_p2p_transport.h"
@@ -25,6 +29,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -86,6 +92,67 @@ int readLink(const char* path, std::string* out) {
   return 0;
 }
 
+std::size_t pageBytes() {
+  static const std::size_t page = [] {
+    const long p = ::sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<std::size_t>(p) : static_cast<std::size_t>(4096);
+  }();
+  return page;
+}
+
+// Every mapping of a host segment in this process (own segments and peers' mappings), so that an
+// executor can find the control page of the segment a word lies in. Changes are rare (allocate,
+// free, connect, close); lookups hit a per-thread cache that the generation invalidates.
+struct ControlRange {
+  uintptr_t begin;
+  uintptr_t end;  // the user's bytes only
+  HostSegmentControl* control;
+};
+
+struct ControlRegistry {
+  std::mutex mu;
+  std::vector<ControlRange> ranges;
+  std::atomic<uint64_t> generation{1};
+};
+
+ControlRegistry& registry() {
+  static ControlRegistry* r = new ControlRegistry();  // never destroyed: executors may outlive statics
+  return *r;
+}
+
+HostSegmentControl* controlOf(void* base, std::size_t bytes) {
+  const std::size_t page = pageBytes();
+  const std::size_t rounded = (bytes + page - 1) / page * page;
+  return reinterpret_cast<HostSegmentControl*>(static_cast<unsigned char*>(base) + rounded);
+}
+
+// Returns false when memory for the bookkeeping is exhausted.
+bool registerMapping(void* base, std::size_t bytes) {
+  ControlRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  try {
+    r.ranges.push_back({reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + bytes,
+                        controlOf(base, bytes)});
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  r.generation.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+void unregisterMapping(void* base) {
+  ControlRegistry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(base);
+  for (size_t i = 0; i < r.ranges.size(); ++i) {
+    if (r.ranges[i].begin == b) {
+      r.ranges.erase(r.ranges.begin() + static_cast<std::ptrdiff_t>(i));
+      break;
+    }
+  }
+  r.generation.fetch_add(1, std::memory_order_release);
+}
+
 // A buffer made by allocateBuffer. The fd stays open: peers open the segment through it.
 struct Segment {
   void* base = nullptr;
@@ -128,7 +195,8 @@ class HostP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& w : windows_) unmapPeers(w.get());
     for (Segment& s : segments_) {
-      ::munmap(s.base, s.bytes);
+      unregisterMapping(s.base);
+      ::munmap(s.base, hostSegmentMapBytes(s.bytes));
       ::close(s.fd);
     }
   }
@@ -155,8 +223,15 @@ class HostP2pTransport final : public P2pTransport {
     if (s.fd < 0) {
       return fail(kSystemError, "allocateBuffer: memfd_create failed: " + errnoText(errno));
     }
-    // A fresh memfd grown by ftruncate reads as zeros: the buffer is zero-filled by construction.
-    if (::ftruncate(s.fd, static_cast<off_t>(bytes)) != 0) {
+    // A fresh memfd grown by ftruncate reads as zeros: the buffer is zero-filled by construction
+    // (the control page too: no waiters).
+    const std::size_t map_bytes = hostSegmentMapBytes(bytes);
+    if (map_bytes < bytes || map_bytes > static_cast<std::size_t>(INT64_MAX)) {
+      ::close(s.fd);
+      return fail(kInvalidArgument, "allocateBuffer: bytes " + std::to_string(bytes) +
+                                        " leave no room for the segment's control page");
+    }
+    if (::ftruncate(s.fd, static_cast<off_t>(map_bytes)) != 0) {
       const int err = errno;
       ::close(s.fd);
       return fail(err == ENOMEM || err == ENOSPC || err == EFBIG ? kOutOfMemory : kSystemError,
@@ -168,17 +243,22 @@ class HostP2pTransport final : public P2pTransport {
       ::close(s.fd);
       return fail(kSystemError, "allocateBuffer: sealing the memfd failed: " + errnoText(err));
     }
-    s.base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
+    s.base = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, s.fd, 0);
     if (s.base == MAP_FAILED) {
       const int err = errno;
       ::close(s.fd);
       return fail(err == ENOMEM ? kOutOfMemory : kSystemError,
                   "allocateBuffer: mmap(" + std::to_string(bytes) + ") failed: " + errnoText(err));
     }
+    bool kept = false;
     try {
       segments_.push_back(s);
+      kept = true;
     } catch (const std::bad_alloc&) {
-      ::munmap(s.base, s.bytes);
+    }
+    if (!kept || !registerMapping(s.base, s.bytes)) {
+      if (kept) segments_.pop_back();
+      ::munmap(s.base, map_bytes);
       ::close(s.fd);
       return fail(kOutOfMemory, "allocateBuffer: out of memory for bookkeeping");
     }
@@ -201,7 +281,8 @@ class HostP2pTransport final : public P2pTransport {
         return fail(kIllegalState, "freeBuffer: the buffer is used by open window " +
                                        std::to_string(window) + "; close the window first");
       }
-      ::munmap(s.base, s.bytes);
+      unregisterMapping(s.base);
+      ::munmap(s.base, hostSegmentMapBytes(s.bytes));
       ::close(s.fd);
       segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(i));
       return ok();
@@ -505,9 +586,11 @@ class HostP2pTransport final : public P2pTransport {
     } else if (::fstat(fd, &st) != 0) {
       *why = r + "fstat of the peer's segment failed: " + errnoText(errno);
       status = kSystemError;
-    } else if (!S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_size) != bytes) {
+    } else if (!S_ISREG(st.st_mode) ||
+               static_cast<uint64_t>(st.st_size) != hostSegmentMapBytes(bytes)) {
       *why = r + "the peer's segment has " + std::to_string(st.st_size) + " bytes, the handle "
-             "says " + std::to_string(bytes);
+             "says " + std::to_string(bytes) + " (" + std::to_string(hostSegmentMapBytes(bytes)) +
+             " with the control page)";
       status = kBadHandle;
     } else {
       const int seals = ::fcntl(fd, F_GET_SEALS);
@@ -517,12 +600,17 @@ class HostP2pTransport final : public P2pTransport {
       }
     }
     if (status == kOk) {
-      void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      const std::size_t map_bytes = hostSegmentMapBytes(bytes);
+      void* base = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (base == MAP_FAILED) {
         const int err = errno;
         *why = r + "mmap of the peer's segment (" + std::to_string(bytes) + " bytes) failed: " +
                errnoText(err);
         status = err == ENOMEM ? kOutOfMemory : kSystemError;
+      } else if (!registerMapping(base, bytes)) {
+        ::munmap(base, map_bytes);
+        *why = r + "out of memory for bookkeeping";
+        status = kOutOfMemory;
       } else {
         p->base = base;
         p->mapped = true;
@@ -534,7 +622,10 @@ class HostP2pTransport final : public P2pTransport {
 
   void unmapPeers(Window* w) {
     for (PeerMap& p : w->peers) {
-      if (p.mapped) ::munmap(p.base, w->bytes);
+      if (p.mapped) {
+        unregisterMapping(p.base);
+        ::munmap(p.base, hostSegmentMapBytes(w->bytes));
+      }
       p.mapped = false;
       p.base = nullptr;
     }
@@ -552,6 +643,29 @@ class HostP2pTransport final : public P2pTransport {
 };
 
 }  // namespace
+
+std::size_t hostSegmentMapBytes(std::size_t bytes) {
+  const std::size_t page = pageBytes();
+  return (bytes + page - 1) / page * page + page;
+}
+
+HostSegmentControl* hostSegmentControl(const void* addr, HostControlCache* cache) {
+  ControlRegistry& r = registry();
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  const uint64_t gen = r.generation.load(std::memory_order_acquire);
+  if (cache->generation == gen && a >= cache->begin && a < cache->end) return cache->control;
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (const ControlRange& c : r.ranges) {
+    if (a >= c.begin && a < c.end) {
+      cache->generation = r.generation.load(std::memory_order_relaxed);
+      cache->begin = c.begin;
+      cache->end = c.end;
+      cache->control = c.control;
+      return c.control;
+    }
+  }
+  return nullptr;
+}
 
 P2pTransport* createHostP2pTransport(int num_ranks) {
   return new (std::nothrow) HostP2pTransport(num_ranks);

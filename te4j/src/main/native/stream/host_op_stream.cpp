@@ -12,17 +12,36 @@
 // same rank needs no quiet: one QP executes its requests in order at the responder. A failed
 // request surfaces as the error of the quiet that finds its error CQE.
 //
+// Hand-off: a ring of op slots that the executor drains without locks. Producers (any thread
+// that enqueues) are serialized among themselves by a mutex, never against the executor. The
+// executor runs every queued op in one pass and, when the ring is empty, polls it for a bounded
+// spin before it parks on a futex; a producer makes the FUTEX_WAKE system call only when the
+// executor has said it is parked, so back-to-back ops cost no system call. Ops that find the
+// ring full go to an overflow list in order (an enqueue never blocks).
+//
+// Every spin here is bounded in time (the k*SpinNs constants; docs/PERFORMANCE.md): a thread
+// that spins longer than that parks in the kernel, so ranks that outnumber the cores still get
+// the CPU they need to make progress.
+//
 // Errors: the first failing operation (a waitSignal past its deadline, a rank with no route)
 // records status + message; later operations are skipped (counted) until synchronize() returns
 // that error, after which the stream runs operations again.
+#include <errno.h>
+#include <sched.h>
+#include <linux/futex.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
+#include <climits>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -30,8 +49,10 @@
 #include <thread>
 #include <vector>
 
+#include "p2p/host_p2p_transport.h"
 #include "te4j/api.h"
 #include "rdma/soft/doorbell_hint.h"
+#include "te4j/tuning.h"
 #include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda/syndrome_text.cuh"
 
@@ -44,10 +65,29 @@ namespace {
 
 // Longest wait we compute a deadline for (~31 years): keeps now + timeout inside int64.
 constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
-// waitSignal polls flat out this long before it starts sleeping between polls.
-constexpr uint64_t kSpinPhaseNs = 20000;
-// Sleep between polls grows from 1 us up to this cap (bounds the added wake-up latency).
+// The executor polls an empty ring, and synchronize the completion count, this long before they
+// park: ops enqueued (or completed) within it are picked up with no system call on either side,
+// and Java enqueues back to back well inside it. Both wait for a thread of this process that is
+// running, so the spin is short and fixed.
+constexpr uint64_t kHandOffSpinNs = 20000;
+// waitSignal polls its word at most this long before it parks (knob hostspin; auto: 20 us with 4
+// or more CPUs, else 0): it waits for another rank, whose thread may need this very core.
+uint64_t spinNs() { return static_cast<uint64_t>(tuning::hostSpinNs()); }
+// waitSignal's spin adapts between this and spinNs(): halved after a wait that lasted longer
+// than spinNs() (spinning only took a core from the thread that would raise the word, as when
+// ranks outnumber cores), back to spinNs() after a wait that a full spin would have satisfied
+// (a ping-pong whose partner was itself parked: both spinning is the fast equilibrium).
+constexpr uint64_t kMinWaitSpinNs = 1000;
+// Of a wait's spin, the part that polls with pause; the rest yields the core between polls.
+constexpr uint64_t kPauseSpinNs = 2000;
+// A parked waitSignal re-reads its word at least this often: writers that do not wake it (the
+// soft NIC, a user kernel on the host platform) are seen this late at most, as before the futex.
 constexpr int64_t kMaxParkNs = 100000;
+// A parked executor or synchronize re-checks at least this often (a safety net only: every
+// state change that matters wakes them).
+constexpr int64_t kIdleParkNs = 1000000000;
+// Slots of the ring; more queued ops go to the overflow list. A power of two.
+constexpr uint64_t kRingSlots = 1024;
 
 enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
 
@@ -64,7 +104,9 @@ const char* opName(OpKind kind) {
 }
 
 // One queued operation; the CommCtx is copied at enqueue time, as a kernel parameter would be.
-struct HostOp {
+// Aligned to cache lines: a producer filling one slot does not share a line with the slot the
+// executor is reading.
+struct alignas(64) HostOp {
   OpKind kind;
   CommCtx ctx;
   int dst_rank;
@@ -82,9 +124,41 @@ std::string hexAddress(const void* p) {
   return buf;
 }
 
+// FUTEX_WAIT on *word while it holds `expected`, for at most timeout_ns (relative). `shared`:
+// the word may be mapped by other processes (a signal word); otherwise it is this process's and
+// the private futex skips the shared-key lookup. Returns on a wake, a change, a signal or the
+// timeout alike: callers re-check their condition.
+void futexWait(const void* word, uint32_t expected, int64_t timeout_ns, bool shared) {
+  struct timespec ts;
+  ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
+  ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
+  ::syscall(SYS_futex, word, shared ? FUTEX_WAIT : FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
+}
+
+void futexWakeAll(const void* word, bool shared) {
+  ::syscall(SYS_futex, word, shared ? FUTEX_WAKE : FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr,
+            0);
+}
+
+uint32_t* asWord(std::atomic<uint32_t>* a) { return reinterpret_cast<uint32_t*>(a); }
+
+// Members written by one side and read by the other live on cache lines of their own.
+struct alignas(64) PaddedU64 {
+  std::atomic<uint64_t> v{0};
+};
+struct alignas(64) PaddedU32 {
+  std::atomic<uint32_t> v{0};
+};
+
 class HostOpStream final : public OpStream {
  public:
   HostOpStream() {
+    wake_at_.v.store(UINT64_MAX, std::memory_order_relaxed);
+    ring_.reset(new (std::nothrow) HostOp[kRingSlots]);
+    if (ring_ == nullptr) {
+      init_status_ = fail(kOutOfMemory, "OpStream(host): cannot allocate the op ring");
+      return;
+    }
     try {
       executor_ = std::thread(&HostOpStream::run, this);
     } catch (const std::system_error& e) {
@@ -94,13 +168,10 @@ class HostOpStream final : public OpStream {
   }
 
   ~HostOpStream() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    work_cv_.notify_all();
-    // The executor abandons queued ops and any wait in progress (waits poll stop_), so the join
-    // is bounded by one memcpy.
+    stop_.store(true, std::memory_order_seq_cst);
+    ringDoorbell();
+    // The executor abandons queued ops and any wait in progress (waits poll stop_ at least every
+    // kMaxParkNs), so the join is bounded by one memcpy.
     if (executor_.joinable()) executor_.join();
     // Requests still in flight read their sources and write the peers' windows: the stream's
     // memory may be freed after this returns, so they complete first (bounded by the contexts'
@@ -155,29 +226,44 @@ class HostOpStream final : public OpStream {
     // Completions of posted RDMA requests are waited for on the executor, in stream order.
     const int queued = enqueue({OpKind::kQuiet, CommCtx{}, 0, nullptr, nullptr, 0, nullptr, 0, 0});
     if (queued != kOk) return queued;
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::nanoseconds(std::min(timeout_ns, kMaxWaitNs));
-    std::unique_lock<std::mutex> lock(mu_);
-    const uint64_t target = submitted_;
-    while (completed_ < target) {
-      wake_at_ = std::min(wake_at_, target);
-      if (done_cv_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ < target) {
-        return fail(kTimeout, "synchronize timed out after " +
-                                  std::to_string(timeout_ns / 1000000) + " ms: " +
-                                  std::to_string(target - completed_) +
-                                  " operation(s) still pending on the host stream");
+    using mooncake::device::mc_globaltimer_ns;
+    using mooncake::device::mc_pause;
+    const uint64_t target = submitted_.v.load(std::memory_order_acquire);
+    if (completed_.v.load(std::memory_order_acquire) < target) {
+      const uint64_t start = mc_globaltimer_ns();
+      const uint64_t deadline = start + static_cast<uint64_t>(std::min(timeout_ns, kMaxWaitNs));
+      const uint64_t spin_end = std::min(deadline, start + kHandOffSpinNs);
+      for (uint32_t polls = 1; completed_.v.load(std::memory_order_acquire) < target; ++polls) {
+        if ((polls & 63u) == 0 && mc_globaltimer_ns() >= spin_end) break;
+        mc_pause();
+      }
+      while (completed_.v.load(std::memory_order_acquire) < target) {
+        const uint64_t now = mc_globaltimer_ns();
+        if (now >= deadline) {
+          return fail(kTimeout, "synchronize timed out after " +
+                                    std::to_string(timeout_ns / 1000000) + " ms: " +
+                                    std::to_string(target -
+                                                   completed_.v.load(std::memory_order_acquire)) +
+                                    " operation(s) still pending on the host stream");
+        }
+        parkUntilCompleted(target, std::min<int64_t>(static_cast<int64_t>(deadline - now),
+                                                     kIdleParkNs));
       }
     }
-    if (error_status_ != kOk) {
-      std::string message = error_message_;
-      if (skipped_ > 0) {
-        message += " (" + std::to_string(skipped_) + " later operation(s) skipped)";
+    if (error_pending_.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      if (error_status_ != kOk) {
+        std::string message = error_message_;
+        if (skipped_ > 0) {
+          message += " (" + std::to_string(skipped_) + " later operation(s) skipped)";
+        }
+        const int status = error_status_;
+        error_status_ = kOk;
+        error_message_.clear();
+        skipped_ = 0;
+        error_pending_.store(false, std::memory_order_release);
+        return fail(status, message);
       }
-      const int status = error_status_;
-      error_status_ = kOk;
-      error_message_.clear();
-      skipped_ = 0;
-      return fail(status, message);
     }
     return ok();
   }
@@ -222,49 +308,174 @@ class HostOpStream final : public OpStream {
     return enqueue({kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0});
   }
 
+  // Producers: the ring while it has room and nothing waits in the overflow list (so the
+  // executor, which empties the ring before it takes from the list, keeps submission order).
   int enqueue(const HostOp& op) {
     if (init_status_ != kOk) {
       return fail(init_status_, "OpStream(host) is not usable: the executor thread did not start");
     }
-    try {
-      std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back(op);
-      ++submitted_;
-    } catch (const std::bad_alloc&) {
-      return fail(kOutOfMemory, std::string(opName(op.kind)) + ": cannot queue the operation");
+    {
+      std::lock_guard<std::mutex> lock(produce_mu_);
+      const uint64_t t = tail_.v.load(std::memory_order_relaxed);
+      // The executor's position is read again only when the ring looks full: reading it per op
+      // would pull its cache line over on every enqueue.
+      if (t - head_seen_ >= kRingSlots) head_seen_ = head_.v.load(std::memory_order_acquire);
+      if (overflow_.empty() && t - head_seen_ < kRingSlots) {
+        ring_[t & (kRingSlots - 1)] = op;
+        tail_.v.store(t + 1, std::memory_order_release);
+      } else {
+        try {
+          overflow_.push_back(op);
+        } catch (const std::bad_alloc&) {
+          return fail(kOutOfMemory, std::string(opName(op.kind)) + ": cannot queue the operation");
+        }
+        overflow_size_.store(overflow_.size(), std::memory_order_release);
+      }
+      submitted_.v.store(submitted_.v.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_release);
     }
-    work_cv_.notify_one();
+    // Pairs with the executor's store of parked_ and its re-check of the ring: either it sees
+    // the op, or this load sees it parked and wakes it.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    // The first producer after a park takes the flag and makes the one system call; the ones
+    // that follow while the executor is still waking up see 0 and make none.
+    if (parked_.v.load(std::memory_order_relaxed) != 0 &&
+        parked_.v.exchange(0, std::memory_order_seq_cst) != 0) {
+      ringDoorbell();
+    }
     return ok();
   }
 
-  // The executor: waits for work (a condition variable, not a spin), runs ops in order.
+  void ringDoorbell() {
+    doorbell_.v.fetch_add(1, std::memory_order_seq_cst);
+    futexWakeAll(asWord(&doorbell_.v), false);
+  }
+
+  // The executor's ring is empty: move what the overflow list holds into it, in order. Takes
+  // the producers' lock, which is why ops go to the list only when the ring is full.
+  bool refillFromOverflow() {
+    if (overflow_size_.load(std::memory_order_acquire) == 0) return false;
+    std::lock_guard<std::mutex> lock(produce_mu_);
+    uint64_t t = tail_.v.load(std::memory_order_relaxed);
+    // Under the lock the ring's contents are stable; ops a producer put there before the list
+    // filled must run first.
+    if (t != head_.v.load(std::memory_order_relaxed)) return true;
+    uint64_t moved = 0;
+    while (!overflow_.empty() && moved < kRingSlots) {
+      ring_[t & (kRingSlots - 1)] = overflow_.front();
+      overflow_.pop_front();
+      ++t;
+      ++moved;
+    }
+    overflow_size_.store(overflow_.size(), std::memory_order_release);
+    tail_.v.store(t, std::memory_order_release);
+    return moved > 0;
+  }
+
+  // The executor: runs every queued op, polls an empty ring for the bounded spin, then parks.
   void run() {
-    std::unique_lock<std::mutex> lock(mu_);
+    uint64_t head = head_.v.load(std::memory_order_relaxed);
     for (;;) {
-      work_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
-      if (stop_) return;
-      const HostOp op = queue_.front();
-      queue_.pop_front();
-      // A quiet always runs: it retires what was posted before the error, so no later quiet
-      // finds those requests still pending.
-      const bool skip = error_status_ != kOk && op.kind != OpKind::kQuiet;
-      if (skip) ++skipped_;
-      lock.unlock();
-      std::string message;
-      const int status = skip ? kOk : execute(op, &message);
-      lock.lock();
-      if (status != kOk && error_status_ == kOk) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      const uint64_t tail = tail_.v.load(std::memory_order_acquire);
+      if (head != tail) {
+        while (head != tail) {
+          runOne(ring_[head & (kRingSlots - 1)]);
+          if (stop_.load(std::memory_order_acquire)) return;
+          ++head;
+          // The slot is free for producers once the op has run (it is read in place).
+          head_.v.store(head, std::memory_order_release);
+        }
+        continue;
+      }
+      if (refillFromOverflow()) continue;
+      if (idleSpin(head)) continue;
+      // Park: announce it, then look again, so that a producer that missed the announcement has
+      // published its op before the re-check (the fence pairs with enqueue's).
+      const uint32_t ticket = doorbell_.v.load(std::memory_order_seq_cst);
+      parked_.v.store(1, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      if (tail_.v.load(std::memory_order_acquire) == head &&
+          overflow_size_.load(std::memory_order_acquire) == 0 &&
+          !stop_.load(std::memory_order_acquire)) {
+        futexWait(asWord(&doorbell_.v), ticket, kIdleParkNs, false);
+      }
+      parked_.v.store(0, std::memory_order_seq_cst);
+    }
+  }
+
+  // True when work (or stop) showed up within the idle spin.
+  bool idleSpin(uint64_t head) {
+    using mooncake::device::mc_globaltimer_ns;
+    using mooncake::device::mc_pause;
+    const uint64_t end = mc_globaltimer_ns() + kHandOffSpinNs;
+    for (uint32_t polls = 1;; ++polls) {
+      if (tail_.v.load(std::memory_order_acquire) != head ||
+          overflow_size_.load(std::memory_order_acquire) != 0 ||
+          stop_.load(std::memory_order_relaxed)) {
+        return true;
+      }
+      if ((polls & 63u) == 0 && mc_globaltimer_ns() >= end) return false;
+      mc_pause();
+    }
+  }
+
+  void runOne(const HostOp& op) {
+    // A quiet always runs: it retires what was posted before the error, so no later quiet finds
+    // those requests still pending.
+    const bool skip = error_pending_.load(std::memory_order_relaxed) && op.kind != OpKind::kQuiet;
+    std::string message;
+    const int status = skip ? kOk : execute(op, &message);
+    if (skip || status != kOk) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      if (skip) {
+        ++skipped_;
+      } else if (error_status_ == kOk) {
         error_status_ = status;
         error_message_ = message;
-      }
-      ++completed_;
-      // Wake synchronize only when the earliest waiter's target is reached: a wake per op cost
-      // the executor a futex call and a mutex hand-off per op while the caller slept.
-      if (completed_ >= wake_at_) {
-        wake_at_ = UINT64_MAX;
-        done_cv_.notify_all();
+        error_pending_.store(true, std::memory_order_release);
       }
     }
+    // Release: the op's effects and any error recorded above are visible to a synchronize that
+    // sees the count.
+    const uint64_t done = completed_.v.load(std::memory_order_relaxed) + 1;
+    completed_.v.store(done, std::memory_order_seq_cst);
+    // Wake synchronize only when the earliest parked waiter's target is reached: a wake per op
+    // would cost the executor a system call per op while the caller sleeps.
+    if (done >= wake_at_.v.load(std::memory_order_seq_cst)) {
+      wake_at_.v.store(UINT64_MAX, std::memory_order_relaxed);
+      done_seq_.v.fetch_add(1, std::memory_order_seq_cst);
+      futexWakeAll(asWord(&done_seq_.v), false);
+    }
+  }
+
+  // synchronize's park: lowers wake_at_ to its target, re-checks, then sleeps on done_seq_.
+  void parkUntilCompleted(uint64_t target, int64_t timeout_ns) {
+    const uint32_t ticket = done_seq_.v.load(std::memory_order_seq_cst);
+    uint64_t cur = wake_at_.v.load(std::memory_order_relaxed);
+    while (target < cur &&
+           !wake_at_.v.compare_exchange_weak(cur, target, std::memory_order_seq_cst)) {
+    }
+    // Pairs with runOne's store of completed_ and load of wake_at_: either the executor sees
+    // our target, or we see its count here.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (completed_.v.load(std::memory_order_seq_cst) >= target) return;
+    futexWait(asWord(&done_seq_.v), ticket, timeout_ns, false);
+  }
+
+  // After an add that reached dst_rank's word through a load/store route: wake whoever parked
+  // on that word (in any process). RDMA-routed adds are delivered by the NIC, which cannot.
+  void wakeWaiters(const HostOp& op) {
+    using namespace mooncake::device;
+    if (mc_rdma_owns_atomics(op.ctx.ibgda, op.dst_rank)) return;
+    void* word = mc_route_put(op.ctx, op.dst_rank, op.sig_ptr);
+    if (word == nullptr) return;
+    HostSegmentControl* control = hostSegmentControl(word, &control_cache_);
+    if (control == nullptr) return;
+    // The add above happened before this load (seq_cst fence): a waiter that counted itself
+    // after it re-reads the word and sees the add, so a zero here means nobody needs the call.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (__atomic_load_n(&control->waiters, __ATOMIC_RELAXED) != 0) futexWakeAll(word, true);
   }
 
   int execute(const HostOp& op, std::string* message) {
@@ -308,15 +519,21 @@ class HostOpStream final : public OpStream {
         if (op.kind == OpKind::kPut) return kOk;
         // The release add orders the copy above before the signal, for any acquiring reader.
         const int rc = mc_signal(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
-        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+        if (rc != kMcRouteOk) return noRoute(op, rc, message);
+        wakeWaiters(op);
+        return kOk;
       }
       case OpKind::kSignal: {
         const int rc = mc_signal(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
-        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+        if (rc != kMcRouteOk) return noRoute(op, rc, message);
+        wakeWaiters(op);
+        return kOk;
       }
       case OpKind::kRedAdd: {
         const int rc = mc_red_add(op.ctx, op.dst_rank, 0, 1, op.sig_ptr, op.value);
-        return rc == kMcRouteOk ? kOk : noRoute(op, rc, message);
+        if (rc != kMcRouteOk) return noRoute(op, rc, message);
+        wakeWaiters(op);
+        return kOk;
       }
       case OpKind::kWaitSignal:
       case OpKind::kQuiet:
@@ -414,35 +631,75 @@ class HostOpStream final : public OpStream {
     return kDeviceFault;
   }
 
-  // Spin phase (pause between polls) then park phase (growing short sleeps), both under the
-  // op's deadline; the deadline starts when the op starts executing, as on CUDA.
+
+  // Polls *word with pause for kPauseSpinNs, then with sched_yield between polls until
+  // deadline_ns: a yielding poller gives its core to any runnable thread (the one about to raise
+  // the word, when threads outnumber cores) and keeps it when nobody else wants it.
+  static bool spinThenYield(const uint32_t* word, uint32_t expected, uint64_t deadline_ns,
+                            uint32_t* seen) {
+    using namespace mooncake::device;
+    const uint64_t start = mc_globaltimer_ns();
+    if (mc_wait_signal(word, expected, std::min(deadline_ns, start + kPauseSpinNs), seen)) {
+      return true;
+    }
+    for (;;) {
+      const uint32_t v = mc_ld_acquire_u32(word);
+      if (mc_signal_reached(v, expected)) {
+        *seen = v;
+        return true;
+      }
+      if (mc_globaltimer_ns() >= deadline_ns) {
+        *seen = v;
+        return false;
+      }
+      sched_yield();
+    }
+  }
+
+  // Spin phase (pause between polls), then park phase: FUTEX_WAIT on the word itself, counted
+  // in its segment's control page so that a te4j writer of any process wakes it at once; each
+  // park is at most kMaxParkNs, for writers that do not wake. Both phases run under the op's
+  // deadline, which starts when the op starts executing, as on CUDA.
   int waitFor(const HostOp& op, std::string* message) {
     using namespace mooncake::device;
     const uint64_t start = mc_globaltimer_ns();
     const uint64_t deadline = start + static_cast<uint64_t>(op.timeout_ns);
     uint32_t seen = 0;
-    if (mc_wait_signal(op.sig_ptr, op.value, std::min(deadline, start + kSpinPhaseNs), &seen)) {
+    const uint64_t max_spin = spinNs();
+    wait_spin_ns_ = std::min(std::max(wait_spin_ns_, kMinWaitSpinNs), max_spin);
+    // hostspin=0 (and auto below 4 CPUs): one look at the word, then park.
+    if (spinThenYield(op.sig_ptr, op.value, std::min(deadline, start + wait_spin_ns_), &seen)) {
+      wait_spin_ns_ = max_spin;
       return kOk;
     }
-    int64_t park_ns = 1000;
+    HostSegmentControl* control = hostSegmentControl(op.sig_ptr, &wait_cache_);
+    if (control != nullptr) __atomic_fetch_add(&control->waiters, 1u, __ATOMIC_SEQ_CST);
+    int status = kTimeout;
+    int64_t park_ns = control != nullptr ? kMaxParkNs : 1000;
     for (;;) {
+      seen = __atomic_load_n(op.sig_ptr, __ATOMIC_SEQ_CST);
+      if (mc_signal_reached(seen, op.value)) {
+        status = kOk;
+        break;
+      }
       const uint64_t now = mc_globaltimer_ns();
       if (now >= deadline) break;
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (stop_) {
-          *message = "waitSignal abandoned: the stream was closed";
-          return kIllegalState;
-        }
+      if (stop_.load(std::memory_order_acquire)) {
+        *message = "waitSignal abandoned: the stream was closed";
+        status = kIllegalState;
+        break;
       }
       const int64_t left = static_cast<int64_t>(deadline - now);
-      // Parks on the word itself: a software NIC that adds to it wakes this at once; other
-      // writers (stores, local atomics) are seen at the end of the park.
-      te4j::rdma::waitWordChange(op.sig_ptr, seen, std::min(park_ns, left));
+      // Parks on the word itself (a shared futex): a software NIC that adds to it, or a te4j
+      // writer that sees a parked waiter in the segment's control page, wakes this at once;
+      // other writers (plain stores, user kernels) are seen at the end of the park.
+      futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
       park_ns = std::min(park_ns * 2, kMaxParkNs);
-      seen = mc_ld_acquire_u32(op.sig_ptr);
-      if (mc_signal_reached(seen, op.value)) return kOk;
     }
+    if (control != nullptr) __atomic_fetch_sub(&control->waiters, 1u, __ATOMIC_SEQ_CST);
+    wait_spin_ns_ = status == kOk && mc_globaltimer_ns() - start <= max_spin ? max_spin
+                                                                              : wait_spin_ns_ / 2;
+    if (status != kTimeout) return status;
     seen = mc_ld_acquire_u32(op.sig_ptr);
     if (mc_signal_reached(seen, op.value)) return kOk;
     const uint64_t waited = mc_globaltimer_ns() - start;
@@ -462,18 +719,32 @@ class HostOpStream final : public OpStream {
   };
   std::vector<Posted> posted_;
 
-  std::mutex mu_;
-  std::condition_variable work_cv_;  // executor waits for work / stop
-  std::condition_variable done_cv_;  // synchronize waits for completions
-  std::deque<HostOp> queue_;
-  uint64_t submitted_ = 0;
-  uint64_t completed_ = 0;  // ops run or skipped
-  uint64_t wake_at_ = UINT64_MAX;  // smallest completed_ a synchronize waits for
-  uint64_t skipped_ = 0;    // ops skipped since the pending error
-  bool stop_ = false;
-  int error_status_ = kOk;  // first error since the last synchronize
+  // Producers' side.
+  std::mutex produce_mu_;            // serializes producers; the executor takes it only to refill
+  std::deque<HostOp> overflow_;      // ops that found the ring full, in order (produce_mu_)
+  std::unique_ptr<HostOp[]> ring_;   // kRingSlots slots, index & (kRingSlots - 1)
+  PaddedU64 tail_;                   // next slot producers fill
+  PaddedU64 submitted_;              // ops enqueued (ring and overflow)
+  std::atomic<uint64_t> overflow_size_{0};
+  uint64_t head_seen_ = 0;           // the executor's head_ as producers last read it (produce_mu_)
+  // Executor's side.
+  PaddedU64 head_;                   // next slot the executor runs
+  PaddedU64 completed_;              // ops run or skipped
+  PaddedU32 parked_;                 // 1 while the executor is (about to be) parked
+  PaddedU32 doorbell_;               // futex word the parked executor sleeps on
+  PaddedU64 wake_at_;                // smallest completed_ a parked synchronize waits for
+  PaddedU32 done_seq_;               // futex word parked synchronize calls sleep on
+  std::atomic<bool> stop_{false};
+  HostControlCache control_cache_;   // executor only: control pages of written words
+  HostControlCache wait_cache_;      // executor only: control pages of awaited words
+  uint64_t wait_spin_ns_ = UINT64_MAX;  // executor only: waitSignal's current spin (adaptive)
+  // Errors (rare): error_mu_ guards the three below; error_pending_ is their cheap summary.
+  std::mutex error_mu_;
+  std::atomic<bool> error_pending_{false};
+  int error_status_ = kOk;           // first error since the last synchronize
   std::string error_message_;
-  std::thread executor_;    // last: starts after every member above exists
+  uint64_t skipped_ = 0;             // ops skipped since the pending error
+  std::thread executor_;             // last: starts after every member above exists
 };
 
 }  // namespace

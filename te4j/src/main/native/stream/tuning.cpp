@@ -2,6 +2,7 @@
 #include "te4j/tuning.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -32,6 +33,7 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
     {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
+    {"hostspin", 0, {"auto", "0", "2", "5", "20", "50", "200", nullptr}},
 };
 
 std::atomic<int> g_values[kKnobCount];
@@ -133,6 +135,16 @@ int get(Knob knob) {
 const char* environmentError() { return g_env_error.empty() ? nullptr : g_env_error.c_str(); }
 
 int hostThreads() { return atoi(kKnobs[kHostThreads].values[get(kHostThreads)]); }
+
+long long hostSpinNs() {
+  const int v = get(kHostSpin);
+  if (v != 0) return 1000LL * atoi(kKnobs[kHostSpin].values[v]);
+  // auto: a spinning thread only pays where a core is free for the thread it waits for. Each
+  // rank brings at least two busy threads (the caller and the executor), so below 4 CPUs two
+  // ranks already outnumber the cores and parking at once is faster (docs/PERFORMANCE.md).
+  static const long long automatic = ::sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 20000LL : 0LL;
+  return automatic;
+}
 
 int apply(const char* spec, const char** error) {
   static thread_local std::string why;

@@ -430,11 +430,20 @@ public final class OpStream extends NativeResource
 
     private void touch(final CommContext ctx, final DeviceBuffer src)
     {
-        touched.add(ctx);
-        touched.add(ctx.localBuffer());
+        touchOne(ctx);
+        touchOne(ctx.localBuffer());
         if (src != null)
         {
-            touched.add(src);
+            touchOne(src);
+        }
+    }
+
+    /** An add of a present key still locks its bin in ConcurrentHashMap: the lock-free lookup first. */
+    private void touchOne(final NativeResource r)
+    {
+        if (!touched.contains(r))
+        {
+            touched.add(r);
         }
     }
 

@@ -67,6 +67,11 @@ public final class BenchPlan
                 for (final String v : config.variants)
                 {
                     out.add(new BenchCase(Series.TE4J_PING_PONG, size, 1, cuda ? 32 : 1, v));
+                    if (!cuda && config.transport == TransportKind.P2P)
+                    {
+                        // Over RDMA the ping-pong above already runs as stream ops.
+                        out.add(new BenchCase(Series.TE4J_STREAM_PING_PONG, size, 1, 1, v));
+                    }
                 }
                 if (config.transport != TransportKind.P2P)
                 {

@@ -108,9 +108,9 @@ final class CaseRunner
             {
                 signalBefore = readWord(window, WindowLayout.RATE_SIGNAL);
             }
-            if (rdma && k.series() == Series.TE4J_PING_PONG && partner >= 0)
+            if (streamPingPong(k.series()) && partner >= 0)
             {
-                pingPongBase = readWord(window, WindowLayout.PING_PONG_SIGNAL);  // the peer sends after the barrier
+                pingPongBase = readWord(window, pingPongWord(k.series()));  // the peer sends after the barrier
                 pingPongRounds = 0;
             }
         }
@@ -318,6 +318,8 @@ final class CaseRunner
                 return natives.smCopy(peerDst, src, k.bytes(), k.blocks(), k.threads(), batch);
             case TE4J_PING_PONG:
                 return rdma ? streamPingPong(k, batch) : natives.te4jPingPong(rank == 0, dst, src, k.bytes(), batch);
+            case TE4J_STREAM_PING_PONG:
+                return streamPingPong(k, batch);
             case TE4J_LL_PING_PONG:
                 return natives.llPingPong(rank == 0, base + layout.llSlot(), dst, src, k.bytes(), batch);
             case RAW_FLAG:
@@ -353,19 +355,19 @@ final class CaseRunner
     private long streamPingPong(final BenchCase k, final int batch)
     {
         final boolean initiator = rank == 0;
+        final long word = pingPongWord(k.series());
         natives.timerStart();
         for (int i = 0; i < batch; i++)
         {
             final int expected = pingPongBase + pingPongRounds + i + 1;
             if (!initiator)
             {
-                stream.waitSignal(ctx, WindowLayout.PING_PONG_SIGNAL, expected, timeout);
+                stream.waitSignal(ctx, word, expected, timeout);
             }
-            stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(), k.bytes(),
-                WindowLayout.PING_PONG_SIGNAL, 1);
+            stream.putWithSignal(ctx, partner, layout.dst(), window, layout.src(), k.bytes(), word, 1);
             if (initiator)
             {
-                stream.waitSignal(ctx, WindowLayout.PING_PONG_SIGNAL, expected, timeout);
+                stream.waitSignal(ctx, word, expected, timeout);
             }
         }
         stream.synchronize(timeout);
@@ -416,6 +418,17 @@ final class CaseRunner
                 graph = null;
             }
         }
+    }
+
+    /** Whether this case's ping-pong runs as stream ops (RDMA's te4j ping-pong, the host's stream series). */
+    private boolean streamPingPong(final Series s)
+    {
+        return s == Series.TE4J_STREAM_PING_PONG || (rdma && s == Series.TE4J_PING_PONG);
+    }
+
+    private static long pingPongWord(final Series s)
+    {
+        return s == Series.TE4J_STREAM_PING_PONG ? WindowLayout.STREAM_PING_PONG_SIGNAL : WindowLayout.PING_PONG_SIGNAL;
     }
 
     private static boolean isRawFlag(final Series s)

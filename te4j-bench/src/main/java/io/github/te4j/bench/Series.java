@@ -19,6 +19,12 @@ public enum Series
      * ({@code transport/device/ll_put.cuh}); up to {@link WindowLayout#LL_MAX_BYTES}.
      */
     TE4J_LL_PING_PONG("te4j LL put ping-pong (flag in each word)", Role.TE4J, Mode.LATENCY),
+    /**
+     * Host platform: the put + signal round trip as OpStream ops from Java (putWithSignal to the
+     * partner, waitSignal on the own word, every op through the executor's hand-off and the
+     * wait's spin-then-park), all enqueued, timed to the end of synchronize.
+     */
+    TE4J_STREAM_PING_PONG("te4j OpStream putWithSignal+waitSignal ping-pong", Role.TE4J, Mode.LATENCY),
     /** st.release / ld.acquire flag round trips, one thread a side. */
     RAW_FLAG("raw flag ping-pong", Role.BASELINE, Mode.LATENCY),
     /**

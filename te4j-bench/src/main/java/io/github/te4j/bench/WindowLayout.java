@@ -25,6 +25,8 @@ public final class WindowLayout
     public static final long RATE_SIGNAL = 384;
     /** Signal word of the all-to-all: every other rank adds 1 per block it delivered here. */
     public static final long ALLTOALL_SIGNAL = 512;
+    /** Signal word of the OpStream ping-pong on the host platform (its own: the native loop counts its word exactly). */
+    public static final long STREAM_PING_PONG_SIGNAL = 640;
     /** Largest message of the LL ping-pong (its slot takes twice that). */
     public static final long LL_MAX_BYTES = 4096;
     /** Bytes after a message that must still hold the poison (no overrun). */

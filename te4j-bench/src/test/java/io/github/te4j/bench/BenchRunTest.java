@@ -131,12 +131,13 @@ public class BenchRunTest
         Assert.assertEquals(BenchMain.run(args.toArray(new String[0])), 0);
         final Set<String> series = checkRows(csvRows(csv));
         for (final Series s : new Series[] {Series.TE4J_PUT, Series.MEMCPY, Series.TE4J_PING_PONG,
-            Series.TE4J_LL_PING_PONG, Series.RAW_FLAG, Series.TE4J_RATE_JAVA, Series.TE4J_RATE_CPP})
+            Series.TE4J_STREAM_PING_PONG, Series.TE4J_LL_PING_PONG, Series.RAW_FLAG, Series.TE4J_RATE_JAVA,
+            Series.TE4J_RATE_CPP})
         {
             Assert.assertTrue(series.contains(s.label()), "missing " + s.label() + " in " + series);
         }
-        // bandwidth: 3 sizes x (te4j, memcpy); latency: 2 sizes x (te4j, LL) + raw flag; rate: 3.
-        Assert.assertEquals(csvRows(csv).size(), 3 * 2 + 2 * 2 + 1 + 3);
+        // bandwidth: 3 sizes x (te4j, memcpy); latency: 2 sizes x (te4j, OpStream, LL) + raw flag; rate: 3.
+        Assert.assertEquals(csvRows(csv).size(), 3 * 2 + 2 * 3 + 1 + 3);
         DocumentBuilderFactory.newInstance().newDocumentBuilder()
             .parse(new ByteArrayInputStream(Files.readAllBytes(svg)));
     }
