@@ -473,8 +473,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
 
   uint8_t syndrome = w.syndrome;
   if (syndrome == 0) {
+    // A READ's scatter list and an atomic's fetch address are written, a WRITE's gather list read.
     const uint32_t access =
-        w.opcode == mlx5::kOpcodeAtomicMaskedFa ? kAccessLocalWrite : kAccessLocalRead;
+        w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead ? kAccessLocalWrite
+                                                                                     : kAccessLocalRead;
     for (int i = 0; i < w.num_sge && syndrome == 0; ++i)
       if (!regions_->check(w.sge[i].lkey, w.sge[i].addr, w.sge[i].length, access))
         syndrome = mlx5::kSyndromeLocalProtErr;
@@ -497,6 +499,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     e.has_fetch = true;
     e.fetch_addr = w.sge[0].addr;
     e.byte_count = 4;
+  }
+  if (w.opcode == mlx5::kOpcodeRdmaRead) {
+    e.byte_count = (uint32_t)w.total_length;
+    e.scatter.assign(w.sge, w.sge + w.num_sge);
   }
   if (!qp->push(e)) {
     qp->retire(&stats_);
@@ -528,6 +534,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
       if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
       else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
     }
+  } else if (w.opcode == mlx5::kOpcodeRdmaRead) {
+    f.type = kFrameRead;
+    f.arg0 = (uint32_t)w.total_length;
+    rc = sendFrame(conn->fd, f, nullptr, 0);
   } else {
     f.type = kFrameMaskedFa32;
     f.arg0 = w.add;
@@ -556,6 +566,32 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
 
 // ---- requester side: responses -------------------------------------------------------------
 
+int SoftNic::placeReadData(int fd, const std::vector<ParsedSge>& scatter, uint8_t* syndrome) {
+  std::vector<uint8_t> staging;
+  for (const ParsedSge& sge : scatter) {
+    std::shared_lock<std::shared_mutex> hold;
+    // The destination was checked at post time; it is checked again (and held) now, because the
+    // application may have deregistered and freed it while the READ was on the wire.
+    if (*syndrome != 0 || !regions_->checkAndHold(sge.lkey, sge.addr, sge.length, kAccessLocalWrite, &hold)) {
+      if (*syndrome == 0) *syndrome = mlx5::kSyndromeLocalProtErr;
+      if (drain(fd, sge.length) != 0) return -1;
+      continue;
+    }
+    if (port_->direct()) {
+      if (readFull(fd, (void*)(uintptr_t)sge.addr, sge.length, kIoTimeoutMs) != 0) return -1;
+      continue;
+    }
+    staging.resize(sge.length);
+    if (readFull(fd, staging.data(), sge.length, kIoTimeoutMs) != 0) return -1;
+    std::string err;
+    if (port_->write(sge.addr, staging.data(), sge.length, &err) != 0) {
+      flag("placing READ data: " + err);
+      *syndrome = mlx5::kSyndromeLocalProtErr;
+    }
+  }
+  return 0;
+}
+
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
   for (;;) {
@@ -574,7 +610,23 @@ void SoftNic::readerLoop(OutConn* conn) {
     auto it = conn->qps.find(f.src_qpn);
     bool has_fetch = false;
     uint64_t fetch_addr = 0;
-    const uint8_t syndrome = (uint8_t)f.arg0;
+    uint8_t syndrome = (uint8_t)f.arg0;
+    if (f.type == kFrameResponse && f.length > 0) {
+      // A READ's bytes: only for the oldest request, a READ of exactly that many, answered ok.
+      std::vector<ParsedSge> scatter;
+      uint32_t want = 0;
+      if (it == conn->qps.end() || syndrome != 0 ||
+          !it->second->readTarget((uint16_t)f.seq, &scatter, &want) || want != f.length) {
+        stats_.bad_frames.fetch_add(1);
+        flag("rank " + std::to_string(conn->rank) + " sent READ data that no READ asked for");
+        cause = EPROTO;
+        break;
+      }
+      if (placeReadData(conn->fd, scatter, &syndrome) != 0) {
+        cause = errno;
+        break;
+      }
+    }
     if (f.type != kFrameResponse || it == conn->qps.end() || f.arg0 > 0xff ||
         !it->second->answer((uint16_t)f.seq, syndrome, &stats_, &has_fetch, &fetch_addr)) {
       stats_.bad_frames.fetch_add(1);
@@ -789,7 +841,7 @@ void SoftNic::responderLoop(InConn* conn) {
       }
       break;
     }
-    if (f.type != kFrameWrite && f.type != kFrameMaskedFa32) {
+    if (f.type != kFrameWrite && f.type != kFrameMaskedFa32 && f.type != kFrameRead) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
       break;
@@ -809,7 +861,31 @@ void SoftNic::responderLoop(InConn* conn) {
     // Held from the key check until the access is done: a deregistration (which comes before
     // the memory is freed) waits for it instead of freeing the memory under this thread.
     std::shared_lock<std::shared_mutex> hold;
-    if (f.type == kFrameWrite) {
+    const void* read_data = nullptr;  // a READ that passed its checks: the bytes to answer with
+    uint32_t read_bytes = 0;
+    if (f.type == kFrameRead) {
+      if (syndrome == 0 && (f.arg0 == 0 || f.arg0 > kMaxFramePayload)) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+      if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.arg0, kAccessRemoteRead, &hold))
+        syndrome = mlx5::kSyndromeRemoteAccessErr;
+      if (syndrome == 0) {
+        if (port_->direct()) {
+          read_data = (const void*)(uintptr_t)f.raddr;
+        } else {
+          std::string err;
+          staging.resize(f.arg0);
+          if (port_->read(staging.data(), f.raddr, f.arg0, &err) != 0) {
+            flag("serving a READ: " + err);
+            syndrome = mlx5::kSyndromeRemoteOpErr;
+          } else {
+            read_data = staging.data();
+          }
+        }
+        if (syndrome == 0) {
+          read_bytes = f.arg0;
+          stats_.bytes_read.fetch_add(f.arg0);
+        }
+      }
+    } else if (f.type == kFrameWrite) {
       if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
         syndrome = mlx5::kSyndromeRemoteAccessErr;
       int io = 0;
@@ -848,7 +924,8 @@ void SoftNic::responderLoop(InConn* conn) {
         }
       }
     }
-    if (hold.owns_lock()) hold.unlock();
+    // A READ's bytes go out while the region is held: a deregistration waits for the send.
+    if (f.type != kFrameRead && hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
       errored[f.src_qpn] = true;
@@ -860,7 +937,10 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.seq = f.seq;
     resp.arg0 = syndrome;
     resp.arg1 = old_value;
-    if (sendFrame(fd, resp, nullptr, 0) != 0) break;
+    resp.length = read_bytes;
+    const int sent = sendFrame(fd, resp, read_data, read_bytes);
+    if (hold.owns_lock()) hold.unlock();
+    if (sent != 0) break;
   }
   // The requester waits for answers on this connection: without this it would learn only
   // from its own timeout (the socket is closed when the acceptor reaps this thread).

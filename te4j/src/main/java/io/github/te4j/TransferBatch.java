@@ -278,7 +278,7 @@ public final class TransferBatch extends NativeResource
             Errors.checkArgument(index >= 0 && index < submitted, "index=" + index + " is outside the " + submitted
                 + " submitted requests");
         }
-        refresh();
+        refreshOrThrow();
         synchronized (this)
         {
             return current(index);
@@ -288,7 +288,7 @@ public final class TransferBatch extends NativeResource
     /** The states of every submitted request now, by index. */
     public List<TransferStatus> statuses()
     {
-        refresh();
+        refreshOrThrow();
         synchronized (this)
         {
             return snapshot();
@@ -298,7 +298,7 @@ public final class TransferBatch extends NativeResource
     /** Whether every submitted request is final. */
     public boolean isDone()
     {
-        refresh();
+        refreshOrThrow();
         synchronized (this)
         {
             return finished == submitted;
@@ -361,6 +361,14 @@ public final class TransferBatch extends NativeResource
             }
         }
         return future;
+    }
+
+    private void refreshOrThrow()
+    {
+        if (!refresh())
+        {
+            throw new ClosedException("TransferBatch");
+        }
     }
 
     /** Reads the native states, applies peer loss and the deadline; false when closed. Watcher and waiters. */
