@@ -404,9 +404,10 @@ public final class TransferAgent extends NativeResource
         return enter();
     }
 
-    synchronized boolean isRegistered(final RegisteredMemory m)
+    /** Unregistering clears the memory's own flag, so this needs no look-up (it runs per request). */
+    boolean isRegistered(final RegisteredMemory m)
     {
-        return registered.contains(m) && m.isRegistered();
+        return m.isRegistered();
     }
 
     synchronized void batchClosed(final TransferBatch b)

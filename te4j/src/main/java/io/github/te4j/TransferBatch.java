@@ -143,48 +143,61 @@ public final class TransferBatch extends NativeResource
         for (int i = 0; i < n; i++)
         {
             final TransferRequest r = part.get(i);
-            final String at = "request " + (first + i) + ": ";
-            Errors.checkArgument(r != null, at + "is null");
-            Errors.checkArgument(r.opcode() != null, at + "opcode is null");
+            // Messages are built only for a request that fails: this loop runs for every request.
+            if (r == null || r.opcode() == null || r.local() == null || r.segment() == null)
+            {
+                throw new IllegalArgumentException(at(first + i) + (r == null ? "is null" : r.opcode() == null
+                    ? "opcode is null" : r.local() == null ? "local memory is null" : "segment is null"));
+            }
             final RegisteredMemory m = r.local();
-            Errors.checkArgument(m != null, at + "local memory is null");
-            Errors.checkArgument(m.agent() == agent, at + m + " is registered with another agent");
-            Errors.checkArgument(agent.isRegistered(m), at + m + " is not registered (unregistered, or its buffer closed)");
+            if (m.agent() != agent)
+            {
+                throw new IllegalArgumentException(at(first + i) + m + " is registered with another agent");
+            }
+            if (!agent.isRegistered(m))
+            {
+                throw new IllegalArgumentException(at(first + i) + m
+                    + " is not registered (unregistered, or its buffer closed)");
+            }
             final SegmentHandle s = r.segment();
-            Errors.checkArgument(s != null, at + "segment is null");
-            Errors.checkArgument(s.agent() == agent, at + s + " was opened by another agent");
+            if (s.agent() != agent)
+            {
+                throw new IllegalArgumentException(at(first + i) + s + " was opened by another agent");
+            }
             if (s.isClosed())
             {
-                throw new ClosedException(at + s + " (closed)");
+                throw new ClosedException(at(first + i) + s + " (closed)");
             }
-            Errors.checkArgument(r.length() >= 1 && r.length() <= TransferRequest.MAX_LENGTH,
-                at + "length=" + r.length() + " must be in [1, 2^40]");
-            try
+            if (r.length() < 1 || r.length() > TransferRequest.MAX_LENGTH)
             {
-                Errors.checkRange(at + "local", r.localOffset(), r.length(), m.size());
+                throw new IllegalArgumentException(at(first + i) + "length=" + r.length() + " must be in [1, 2^40]");
             }
-            catch (final IndexOutOfBoundsException e)
+            final long lo = r.localOffset();
+            if (lo < 0 || lo > m.size() || r.length() > m.size() - lo)
             {
-                throw new IndexOutOfBoundsException(e.getMessage() + " of " + m);
+                throw new IndexOutOfBoundsException(at(first + i) + "local: offset=" + lo + " length=" + r.length()
+                    + " is outside [0, " + m.size() + ") of " + m);
             }
             final long address = s.addressOf(r.remoteOffset(), r.length());
             if (address < 0)
             {
-                throw new IndexOutOfBoundsException(at + s.describeMiss(r.remoteOffset(), r.length()));
+                throw new IndexOutOfBoundsException(at(first + i) + s.describeMiss(r.remoteOffset(), r.length()));
             }
             ops[i] = r.opcode().nativeCode();
             local[i] = m.address() + r.localOffset();
             remote[i] = address;
             lengths[i] = r.length();
-            if (m.buffer() != null && !buffers.contains(m.buffer()))
+            // Usually one or two of each per batch: compare with the last one first.
+            if (m.buffer() != null && (buffers.isEmpty() || buffers.get(buffers.size() - 1) != m.buffer())
+                && !buffers.contains(m.buffer()))
             {
                 buffers.add(m.buffer());
             }
-            if (!segments.contains(s))
+            if ((segments.isEmpty() || segments.get(segments.size() - 1) != s) && !segments.contains(s))
             {
                 segments.add(s);
             }
-            if (!memories.contains(m))
+            if ((memories.isEmpty() || memories.get(memories.size() - 1) != m) && !memories.contains(m))
             {
                 memories.add(m);
             }
@@ -241,11 +254,16 @@ public final class TransferBatch extends NativeResource
                 {
                     memoryInUse.put(m, Boolean.TRUE);
                 }
+                final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
+                for (final SegmentHandle s : segments)
+                {
+                    lost.put(s, s.ownerLost());
+                }
                 for (int i = 0; i < n; i++)
                 {
                     requests[first + i] = part.get(i);
                     final SegmentHandle s = part.get(i).segment();
-                    if (s.ownerLost())
+                    if (lost.get(s))
                     {
                         statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i)
                             + ": " + s.ownerLostMessage()));
@@ -268,6 +286,11 @@ public final class TransferBatch extends NativeResource
                 held.get(i).unlock();
             }
         }
+    }
+
+    private static String at(final int index)
+    {
+        return "request " + index + ": ";
     }
 
     /** The state of request {@code index} now. */
