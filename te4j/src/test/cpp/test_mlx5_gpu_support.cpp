@@ -82,6 +82,9 @@ int main() {
     EXPECT(n > 0, "localMetadata: %s", nic->lastError());
     uint64_t addr = (uint64_t)md[5], prefix = (uint64_t)md[7], ifid = (uint64_t)md[8];
     uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9], qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
+    // The software NIC authenticates every connection, its own loopback one included.
+    uint8_t auth[32];
+    EXPECT(nic->authKey(auth, 32) == 32 && nic->setPeerKeys(auth, 32) == 0, "own key: %s", nic->lastError());
     EXPECT(n > 0 && nic->connectPeers(0, true, &addr, &key, &qpn, &lid, &prefix, &ifid, 1) == 0,
            "connectPeers: %s", nic->lastError());
     const int probe = te4j::rdma::gpuDoorbellProbe(0, nic->qpDevCtxsPtr(), addr, key, 2000000000ull, &why);

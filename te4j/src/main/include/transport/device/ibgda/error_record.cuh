@@ -24,7 +24,8 @@
 #include "transport/device/platform.cuh"
 #include "transport/device/device_ops.cuh"
 
-#if defined(MC_PLATFORM_CUDA)
+// Device printf: nvcc declares it in <cstdio>; NVRTC has it built in and ships no <cstdio>.
+#if defined(MC_PLATFORM_CUDA) && !defined(__CUDACC_RTC__)
 #include <cstdio>
 #endif
 

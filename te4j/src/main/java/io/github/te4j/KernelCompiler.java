@@ -301,12 +301,18 @@ public final class KernelCompiler
         final String[] nameExpressions)
     {
         final Set<String> shims = new TreeSet<>();
+        Path toolkit = null;
         while (true)
         {
             final List<String> opts = new ArrayList<>(baseOptions);
             if (!shims.isEmpty())
             {
                 opts.add("-I" + shimDir(shims));
+            }
+            if (toolkit != null)
+            {
+                // last, as nvcc searches its own include folders after the user's
+                CudaToolkitHeaders.searchPath(toolkit).forEach(dir -> opts.add("-I" + dir));
             }
             final long start = System.nanoTime();
             final NativeNvrtcCompilation c = NativeNvrtcCompilation.compile(source, name, String.join("\n", opts),
@@ -323,11 +329,27 @@ public final class KernelCompiler
                 {
                     final String log = c.log();
                     final Matcher m = MISSING_HEADER.matcher(log);
-                    if (m.find() && SystemHeaderShims.has(m.group(1)) && shims.add(m.group(1)))
+                    final String missing = m.find() ? m.group(1) : null;
+                    if (missing != null && SystemHeaderShims.has(missing) && shims.add(missing))
                     {
                         continue;  // this NVRTC lacks a C header te4j's headers include: retry with te4j's stand-in
                     }
-                    throw Errors.toException(status, "compile(" + name + ", " + architecture + ")", c.lastError());
+                    if (missing != null && toolkit == null)
+                    {
+                        final Path found = CudaToolkitHeaders.find().orElse(null);
+                        if (found != null && CudaToolkitHeaders.provides(found, missing))
+                        {
+                            toolkit = found;
+                            continue;  // a CUDA toolkit header (e.g. cooperative_groups.h): retry with the toolkit's folder
+                        }
+                    }
+                    String detail = c.lastError();
+                    if (missing != null && !SystemHeaderShims.has(missing))
+                    {
+                        detail += "\nfix: \"" + missing + "\" is not among NVRTC's built-in headers"
+                            + (toolkit == null ? "; " + CudaToolkitHeaders.FIX : " nor in " + toolkit);
+                    }
+                    throw Errors.toException(status, "compile(" + name + ", " + architecture + ")", detail);
                 }
                 final byte[] bytes = new byte[(int) c.imageBytes()];
                 Errors.check(c.copyImage(bytes, bytes.length), "copyImage", c::lastError);

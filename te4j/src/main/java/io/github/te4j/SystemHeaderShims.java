@@ -20,6 +20,14 @@ final class SystemHeaderShims
         "stdint.h", """
             // te4j's stand-in for NVRTC builds without a built-in stdint.h (LP64 device types).
             #pragma once
+            #if __has_include(<cuda/std/cstdint>)
+            // The CUDA toolkit's libcu++ is on the include path (cooperative groups pull it in):
+            // take its definitions, which it makes global under NVRTC, so both agree.
+            #include <cuda/std/cstdint>
+            #ifndef SIZE_MAX
+            #define SIZE_MAX UINT64_MAX
+            #endif
+            #else
             typedef signed char int8_t;
             typedef short int16_t;
             typedef int int32_t;
@@ -43,6 +51,7 @@ final class SystemHeaderShims
             #define UINT32_MAX 4294967295U
             #define UINT64_MAX 18446744073709551615UL
             #define SIZE_MAX UINT64_MAX
+            #endif
             """,
         "stddef.h", """
             // te4j's stand-in for NVRTC builds without a built-in stddef.h.

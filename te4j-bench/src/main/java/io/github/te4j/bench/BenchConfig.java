@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Set;
 
@@ -60,7 +62,10 @@ public final class BenchConfig
     /** Where the launcher also writes every row (RowCodec lines), for a later --report. */
     Path saveRows;
     int rank = -1;
-    String rendezvous = "127.0.0.1:29600";
+    /** Where the ranks meet: an {@link io.github.te4j.exchange.Exchanges} address. */
+    String rendezvous = "tcp://127.0.0.1:29600";
+    /** The GPU of this rank when the launcher's local rank chose it ({@code --from-environment}); -1 = none. */
+    int environmentDevice = -1;
     String bindAddress;
     Duration timeout = Duration.ofSeconds(120);
     Path resultFile;
@@ -143,12 +148,33 @@ public final class BenchConfig
     /** CUDA device of a rank: --gpus entry, else round-robin over the GPUs present ({@link DeviceMap}). */
     public int deviceOf(final int r)
     {
+        if (environmentDevice >= 0 && r == rank)
+        {
+            return environmentDevice;
+        }
         if (gpus != null)
         {
             return gpus[r];
         }
         final int n = Availability.cudaDeviceCount();
         return n > 0 ? DeviceMap.deviceOf(r, n) : r;
+    }
+
+    /** The options every rank opens the exchange with: this run's deadlines and, over tcp, rank 0's bind address. */
+    Map<String, String> exchangeOptions()
+    {
+        final Map<String, String> o = new LinkedHashMap<>();
+        final String scheme = rendezvous.substring(0, rendezvous.indexOf("://"));
+        o.put("timeout", timeout.toMillis() + "ms");
+        if (!scheme.equals("file"))
+        {
+            o.put("connectTimeout", timeout.toMillis() + "ms");
+        }
+        if (bindAddress != null)
+        {
+            o.put("bind", bindAddress);  // tcp only: BenchMain refuses --bind with another scheme
+        }
+        return o;
     }
 
     /** The device of every rank ({@link #deviceOf}). */
@@ -251,7 +277,7 @@ public final class BenchConfig
         }
         a.add("--timeout=" + timeout.toMillis() + "ms");
         a.add("--rank=" + r);
-        a.add("--rendezvous=" + endpoint);
+        a.add("--rendezvous=tcp://" + endpoint);
         if (rows != null)
         {
             a.add("--result-file=" + rows);

@@ -1,6 +1,8 @@
 package io.github.te4j.bench;
 
 import io.github.te4j.Platform;
+import io.github.te4j.exchange.ExchangeAddress;
+import io.github.te4j.exchange.LaunchEnvironment;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -153,8 +155,16 @@ public final class BenchMain implements Callable<Integer>
     @Option(names = "--rank", paramLabel = "R", description = "Run as rank R only (ranks started by hand).")
     Integer rank;
 
-    @Option(names = "--rendezvous", paramLabel = "HOST:PORT",
-        description = "Rank 0's rendezvous endpoint for ranks started by hand (default: 127.0.0.1:29600).")
+    @Option(names = "--from-environment",
+        description = "Run as the rank a launcher started: rank, world size, GPU (the local rank) and, unless "
+            + "--rendezvous is given, the rendezvous from TE4J_RANK/TE4J_WORLD_SIZE/TE4J_RENDEZVOUS, torchrun "
+            + "(RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), Slurm or Open MPI.")
+    boolean fromEnvironment;
+
+    @Option(names = "--rendezvous", paramLabel = "ADDRESS",
+        description = "Where ranks started by hand or by a launcher meet: tcp://HOST:PORT (rank 0 listens there), "
+            + "etcd://HOST:2379[,HOST:2379]/JOB, file:///SHARED/DIR; a bare HOST:PORT is tcp:// "
+            + "(default: tcp://127.0.0.1:29600).")
     String rendezvous;
 
     @Option(names = "--bind", paramLabel = "ADDR",
@@ -271,6 +281,30 @@ public final class BenchMain implements Callable<Integer>
         }
         check(batch >= 0 && batch <= 1000000, "--batch must be 0 (auto) .. 1000000, got " + batch);
         c.batch = batch;
+        check(!(fromEnvironment && rank != null), "--rank and --from-environment: give one");
+        if (fromEnvironment)
+        {
+            final LaunchEnvironment env;
+            try
+            {
+                env = LaunchEnvironment.fromEnvironment();
+            }
+            catch (final IllegalStateException e)
+            {
+                throw new IllegalArgumentException("--from-environment: " + e.getMessage(), e);
+            }
+            check(ranks == 2 || ranks == env.worldSize(), "--ranks " + ranks + " but the launcher ("
+                + env.launcher() + ") says WORLD_SIZE " + env.worldSize());
+            ranks = env.worldSize();
+            c.rank = env.rank();
+            c.environmentDevice = gpus == null ? env.device() : -1;
+            if (rendezvous == null)
+            {
+                rendezvous = env.rendezvous().orElseThrow(() -> new IllegalArgumentException(
+                    "--from-environment: the launcher (" + env.launcher() + ") names no rendezvous: give --rendezvous "
+                        + "or set " + LaunchEnvironment.TE4J_RENDEZVOUS));
+            }
+        }
         check(ranks >= 2 || !c.modes.contains(Mode.ALLTOALL),
             "--mode alltoall needs --ranks 2 or more (every rank sends to every other), got " + ranks);
         check(ranks >= 2 && ranks <= 64, "--ranks must be 2..64, got " + ranks);
@@ -344,25 +378,48 @@ public final class BenchMain implements Callable<Integer>
         }
         if (rendezvous != null)
         {
-            final int colon = rendezvous.lastIndexOf(':');
-            check(colon > 0, "--rendezvous: expected HOST:PORT, got '" + rendezvous + "'");
-            try
-            {
-                final int port = Integer.parseInt(rendezvous.substring(colon + 1));
-                check(port > 0 && port < 65536, "--rendezvous: port " + port + " outside 1..65535");
-            }
-            catch (final NumberFormatException e)
-            {
-                throw new IllegalArgumentException("--rendezvous: bad port in '" + rendezvous + "'");
-            }
-            c.rendezvous = rendezvous;
+            c.rendezvous = rendezvousAddress(rendezvous);
         }
+        check(bind == null || c.rendezvous.startsWith("tcp://"), "--bind is for a tcp:// rendezvous (rank 0 "
+            + "listens); " + c.rendezvous + " has no listener");
         c.bindAddress = bind;
         c.timeout = BenchConfig.parseDuration(timeout);
         c.resultFile = resultFile;
         c.corruptForTest = corruptForTest;
         check(resultFile == null || rank != null, "--result-file is for launched ranks only");
         return c;
+    }
+
+    /** A --rendezvous value as an exchange address; HOST:PORT is tcp://HOST:PORT. */
+    static String rendezvousAddress(final String text)
+    {
+        check(!text.isBlank(), "--rendezvous: empty");
+        String uri = text;
+        if (!text.contains("://"))
+        {
+            final int colon = text.lastIndexOf(':');
+            check(colon > 0, "--rendezvous: expected tcp://HOST:PORT, etcd://HOST:2379/JOB, file:///DIR or HOST:PORT, got '"
+                + text + "'");
+            try
+            {
+                final int port = Integer.parseInt(text.substring(colon + 1));
+                check(port > 0 && port < 65536, "--rendezvous: port " + port + " outside 1..65535");
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new IllegalArgumentException("--rendezvous: bad port in '" + text + "'");
+            }
+            uri = "tcp://" + text;
+        }
+        try
+        {
+            ExchangeAddress.parse(uri);
+        }
+        catch (final IllegalArgumentException e)
+        {
+            throw new IllegalArgumentException("--rendezvous: " + e.getMessage(), e);
+        }
+        return uri;
     }
 
     private static EnumSet<Mode> parseModes(final String text)

@@ -8,7 +8,8 @@ import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.RdmaTransport;
 import io.github.te4j.TransferEngine;
-import io.github.te4j.rendezvous.Rendezvous;
+import io.github.te4j.exchange.Exchanges;
+import io.github.te4j.exchange.HandleExchange;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -58,13 +59,7 @@ final class BenchRank
         {
             emit(sink, RowCodec.total(plan.size()));
             final int device = config.deviceOf(config.rank);
-            final Rendezvous.Builder rb = Rendezvous.builder().rank(config.rank).worldSize(config.ranks)
-                .endpoint(config.rendezvous).defaultTimeout(config.timeout).connectTimeout(config.timeout);
-            if (config.bindAddress != null)
-            {
-                rb.bindAddress(config.bindAddress);
-            }
-            try (Rendezvous rv = rb.build();
+            try (HandleExchange rv = Exchanges.open(config.rendezvous, config.rank, config.ranks, config.exchangeOptions());
                 TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
             {
                 final long session = agreeOnSession(rv);
@@ -181,7 +176,7 @@ final class BenchRank
 
     /** The software NIC, opened, registered on the window and connected; the context routes over it. */
     private RdmaTransport connectRdma(final TransferEngine engine, final DeviceBuffer window, final CommContext ctx,
-        final Rendezvous rv)
+        final HandleExchange rv)
     {
         final RdmaTransport nic = engine.getOrCreateRdmaTransport(config.transport.rdmaDeviceFilter());
         nic.initialize(config.ranks, 1);
@@ -199,7 +194,7 @@ final class BenchRank
     }
 
     /** Rank 0 draws the session (the pattern seeds); everyone takes its value. */
-    private static long agreeOnSession(final Rendezvous rv)
+    private static long agreeOnSession(final HandleExchange rv)
     {
         final long mine = new SecureRandom().nextLong();
         final List<byte[]> all = rv.allGather(ByteBuffer.allocate(8).putLong(mine).array(), rv.defaultTimeout());

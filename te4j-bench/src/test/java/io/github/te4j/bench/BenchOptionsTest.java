@@ -62,7 +62,7 @@ public class BenchOptionsTest
         Assert.assertEquals(c.output, Path.of("out.json"));
         Assert.assertTrue(c.targets && c.peers && c.isRank());
         Assert.assertEquals(c.peersDir, Path.of("/tmp/p"));
-        Assert.assertEquals(c.rendezvous, "10.0.0.1:29500");
+        Assert.assertEquals(c.rendezvous, "tcp://10.0.0.1:29500", "a bare HOST:PORT is the tcp rendezvous");
         Assert.assertEquals(c.bindAddress, "0.0.0.0");
         Assert.assertEquals(c.timeout, Duration.ofMinutes(2));
         Assert.assertNull(c.transport().unavailableReason(), "rdma-soft runs through io.github.te4j.RdmaTransport");
@@ -100,11 +100,27 @@ public class BenchOptionsTest
             {"--gpus", "0,x"}, {"--blocks", "16,-1"}, {"--blocks", "70000"}, {"--threads", "100"},
             {"--threads", "2048"}, {"--format", "xml"}, {"--chart", "c.gif"}, {"--rank", "2"},
             {"--rendezvous", "nohost"}, {"--rendezvous", "h:99999"}, {"--timeout", "-5s"},
+            {"--rendezvous", "ftp://h:1/x"}, {"--rendezvous", ""}, {"--rendezvous", "file:///tmp/x", "--bind", "0.0.0.0"},
+            {"--rank", "0", "--from-environment"},
             {"--result-file", "x.rows"}};
         for (final String[] args : bad)
         {
             Assert.assertThrows("accepted " + String.join(" ", args), IllegalArgumentException.class, () -> parse(args));
         }
+    }
+
+    @Test
+    public void rendezvousTakesEveryExchangeAddress()
+    {
+        Assert.assertEquals(parse().rendezvous, "tcp://127.0.0.1:29600");
+        Assert.assertEquals(parse("--rendezvous", "etcd://10.0.0.5:2379,10.0.0.6:2379/job7").rendezvous,
+            "etcd://10.0.0.5:2379,10.0.0.6:2379/job7");
+        Assert.assertEquals(parse("--rendezvous", "file:///shared/te4j").rendezvous, "file:///shared/te4j");
+        final BenchConfig tcp = parse("--rendezvous", "tcp://10.0.0.1:29500", "--bind", "0.0.0.0", "--timeout", "30s");
+        Assert.assertEquals(tcp.exchangeOptions(),
+            java.util.Map.of("timeout", "30000ms", "connectTimeout", "30000ms", "bind", "0.0.0.0"));
+        Assert.assertEquals(parse("--rendezvous", "file:///x", "--timeout", "5s").exchangeOptions(),
+            java.util.Map.of("timeout", "5000ms"));
     }
 
     @Test
@@ -129,7 +145,7 @@ public class BenchOptionsTest
         final List<String> args = c.childArgs(Platform.HOST, 1, "127.0.0.1:1234", null);
         final BenchConfig child = parse(args.toArray(new String[0]));
         Assert.assertEquals(child.rank, 1);
-        Assert.assertEquals(child.rendezvous, "127.0.0.1:1234");
+        Assert.assertEquals(child.rendezvous, "tcp://127.0.0.1:1234");
         Assert.assertEquals(BenchPlan.of(child, Platform.HOST), BenchPlan.of(c, Platform.HOST));
         Assert.assertEquals(BenchPlan.of(child, Platform.CUDA), BenchPlan.of(c, Platform.CUDA));
         Assert.assertEquals(child.timeout, c.timeout);

@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.launcher.EtcdServer;
 import static org.testng.Assert.assertEquals;
 import static org.testng.Assert.assertFalse;
 import static org.testng.Assert.assertTrue;

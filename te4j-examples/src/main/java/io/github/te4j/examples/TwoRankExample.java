@@ -9,13 +9,14 @@ import io.github.te4j.Platform;
 import io.github.te4j.TransferEngine;
 import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.launcher.RankProcesses;
-import io.github.te4j.rendezvous.FileExchange;
+import io.github.te4j.exchange.Exchanges;
 import io.github.te4j.exchange.HandleExchange;
-import io.github.te4j.rendezvous.Rendezvous;
+import io.github.te4j.exchange.LaunchEnvironment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The Java counterpart of Mooncake's device_transport_example: rank 0 puts a known pattern into
@@ -25,8 +26,10 @@ import java.util.List;
  * <pre>
  * java -cp te4j.jar io.github.te4j.examples.TwoRankExample            # starts both ranks itself
  * java -cp te4j.jar io.github.te4j.examples.TwoRankExample --platform cuda
- * java -cp te4j.jar ... TwoRankExample --rank 1 --rendezvous 127.0.0.1:29600   # one rank by hand
- * java -cp te4j.jar ... TwoRankExample --rank 0 --exchange-dir /tmp/te4j-xchg  # file exchange
+ * java -cp te4j.jar ... TwoRankExample --rank 1 --rendezvous tcp://10.0.0.1:29600   # one rank by hand
+ * java -cp te4j.jar:te4j-etcd.jar ... TwoRankExample --rank 1 --rendezvous etcd://10.0.0.9:2379/job1
+ * java -cp te4j.jar ... TwoRankExample --rank 0 --rendezvous file:///shared/te4j-xchg  # a shared folder
+ * torchrun --no-python --nproc-per-node 2 java ... TwoRankExample --from-environment  # rank, GPU, rendezvous
  * java -cp te4j.jar ... TwoRankExample --platform cuda --device 0         # both ranks on GPU 0
  * </pre>
  * Without --platform it picks CUDA when there is a GPU and the ranks' devices reach each other,
@@ -51,7 +54,7 @@ public final class TwoRankExample
     {
         int rank = -1;
         String rendezvous = null;
-        String exchangeDir = null;
+        boolean fromEnvironment = false;
         String platformName = "auto";
         int device = -1;
         for (int i = 0; i < args.length; i++)
@@ -60,14 +63,29 @@ public final class TwoRankExample
             {
                 case "--rank": rank = Integer.parseInt(args[++i]); break;
                 case "--rendezvous": rendezvous = args[++i]; break;
-                case "--exchange-dir": exchangeDir = args[++i]; break;
+                case "--exchange-dir": rendezvous = Path.of(args[++i]).toUri().toString(); break;
+                case "--from-environment": fromEnvironment = true; break;
                 case "--platform": platformName = args[++i]; break;
                 case "--device": device = Integer.parseInt(args[++i]); break;
                 default:
                     System.err.println("unknown argument " + args[i] + "; usage: [--platform auto|host|cuda]"
-                        + " [--device D] [--rank 0|1 (--rendezvous host:port | --exchange-dir DIR)]");
+                        + " [--device D] [--rank 0|1 --rendezvous tcp://host:port|etcd://host:2379/job|file:///dir"
+                        + " | --from-environment]");
                     System.exit(64);
             }
+        }
+        if (fromEnvironment)
+        {
+            // torchrun, Slurm, Open MPI or TE4J_* variables: the rank, its GPU and where to meet.
+            final LaunchEnvironment env = LaunchEnvironment.fromEnvironment();
+            if (env.worldSize() != 2)
+            {
+                System.err.println("te4j two-rank example: the launcher started " + env.worldSize() + " ranks, not 2");
+                System.exit(64);
+            }
+            rank = env.rank();
+            device = device >= 0 ? device : env.device();
+            rendezvous = rendezvous != null ? rendezvous : env.rendezvous().orElse(null);
         }
         final Platform platform = choosePlatform(platformName);
         final Throwable unavailable = Availability.unavailabilityCause(platform);
@@ -85,10 +103,11 @@ public final class TwoRankExample
             device = DeviceMap.deviceOf(rank);
         }
         final int code;
-        try (HandleExchange exchange = exchangeDir != null
-            ? FileExchange.builder().directory(Path.of(exchangeDir)).rank(rank).worldSize(2).build()
-            : Rendezvous.builder().rank(rank).worldSize(2).endpoint(rendezvous == null ? "127.0.0.1:29600" : rendezvous)
-                .defaultTimeout(TIMEOUT).connectTimeout(TIMEOUT).build())
+        final String where = rendezvous == null ? "tcp://127.0.0.1:29600"
+            : rendezvous.contains("://") ? rendezvous : "tcp://" + rendezvous;
+        final Map<String, String> options = where.startsWith("file:") ? Map.of("timeout", TIMEOUT.toSeconds() + "s")
+            : Map.of("timeout", TIMEOUT.toSeconds() + "s", "connectTimeout", TIMEOUT.toSeconds() + "s");
+        try (HandleExchange exchange = Exchanges.open(where, rank, 2, options))
         {
             code = runRank(platform, rank, Math.max(device, 0), exchange);
         }
@@ -121,7 +140,7 @@ public final class TwoRankExample
         {
             ranks.start(2, TwoRankExample.class.getName(), List.of(), r -> new ArrayList<>(List.of(
                 "--rank", "" + r, "--platform", platform.name().toLowerCase(), "--device", "" + devices[r],
-                "--rendezvous", "127.0.0.1:" + port)));
+                "--rendezvous", "tcp://127.0.0.1:" + port)));
             int worst = 0;
             for (final RankProcesses.Result r : ranks.await(Duration.ofMinutes(3)))
             {

@@ -1,4 +1,4 @@
-package io.github.te4j.etcd;
+package io.github.te4j.launcher;
 
 import java.io.IOException;
 import java.net.InetAddress;
@@ -23,7 +23,7 @@ import org.testng.SkipException;
  * same keys and leases. Tests skip, saying why, where no etcd binary is installed (Debian:
  * {@code apt-get install etcd-server}).
  */
-final class EtcdServer implements AutoCloseable
+public final class EtcdServer implements AutoCloseable
 {
     private final Path binary;
     private final Path dataDir;
@@ -42,7 +42,7 @@ final class EtcdServer implements AutoCloseable
     }
 
     /** @return the etcd binary, if one is installed */
-    static Optional<Path> binary()
+    public static Optional<Path> binary()
     {
         final String env = System.getenv("TE4J_ETCD");
         if (env != null && Files.isExecutable(Path.of(env)))
@@ -61,14 +61,14 @@ final class EtcdServer implements AutoCloseable
     }
 
     /** Skips the calling test when there is no etcd binary. */
-    static Path requireBinary()
+    public static Path requireBinary()
     {
         return binary().orElseThrow(() -> new SkipException("no etcd binary on PATH (or TE4J_ETCD): the real-etcd "
             + "tests need it; on Debian: apt-get install etcd-server"));
     }
 
     /** Starts a fresh member and waits until it answers. */
-    static EtcdServer start() throws IOException
+    public static EtcdServer start() throws IOException
     {
         final Path bin = requireBinary();
         // tmpfs where there is one: etcd fsyncs every write, and the tests measure te4j, not the disk
@@ -81,19 +81,19 @@ final class EtcdServer implements AutoCloseable
     }
 
     /** @return the client endpoint, host:port */
-    String endpoint()
+    public String endpoint()
     {
         return "127.0.0.1:" + clientPort;
     }
 
     /** @return an etcd:// address of {@code job} on this member, with {@code options} appended */
-    String uri(final String job, final String options)
+    public String uri(final String job, final String options)
     {
         return "etcd://" + endpoint() + "/" + job + (options.isEmpty() ? "" : "?" + options);
     }
 
     /** Kills the member with SIGKILL (no shutdown); its data stays. */
-    void kill() throws InterruptedException
+    public void kill() throws InterruptedException
     {
         if (process != null)
         {
@@ -104,7 +104,7 @@ final class EtcdServer implements AutoCloseable
     }
 
     /** Starts the member again on the same ports with the same data. */
-    void restart() throws IOException
+    public void restart() throws IOException
     {
         kill0();
         launch();
@@ -199,7 +199,7 @@ final class EtcdServer implements AutoCloseable
         }
     }
 
-    static int freePort()
+    public static int freePort()
     {
         try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
         {

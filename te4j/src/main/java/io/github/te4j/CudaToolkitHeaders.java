@@ -1,0 +1,154 @@
+package io.github.te4j;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * Finds the CUDA toolkit's include folder for NVRTC builds. NVRTC has only a few headers built
+ * in; {@code <cooperative_groups.h>} (which {@code mc_grid_sync} needs, as upstream's headers do)
+ * and the rest of the toolkit's device headers must come from the toolkit, as with nvcc. NVRTC
+ * does not look for them itself, so {@link KernelCompiler} adds the folder found here when a
+ * compilation reports one of them missing.
+ *
+ * <p>Looked for, first hit wins: the system property {@code te4j.cudaInclude}, the environment
+ * variable {@code TE4J_CUDA_INCLUDE}, {@code $CUDA_HOME/include}, {@code $CUDA_PATH/include},
+ * {@code /usr/local/cuda/include}, then the newest {@code /usr/local/cuda-<v>/targets/<arch>/include}.
+ * A folder counts only when it holds {@code cuda_runtime_api.h}.
+ */
+final class CudaToolkitHeaders
+{
+    /** How a user points te4j at the headers when none was found. */
+    static final String FIX = "install the CUDA toolkit's headers (e.g. the package cuda-cudart-dev or the "
+        + "toolkit in /usr/local/cuda) or point te4j at them: -Dte4j.cudaInclude=/path/to/cuda/include "
+        + "or the environment variable TE4J_CUDA_INCLUDE";
+
+    private static final String MARKER = "cuda_runtime_api.h";
+
+    private CudaToolkitHeaders()
+    {
+    }
+
+    /** The include folder, or empty when this machine has none where te4j looks. */
+    static Optional<Path> find()
+    {
+        for (final Path p : candidates())
+        {
+            if (Files.isRegularFile(p.resolve(MARKER)))
+            {
+                return Optional.of(p);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** Whether {@code header} is in the folder found, i.e. whether adding it can cure a miss. */
+    static boolean provides(final Path include, final String header)
+    {
+        if (header.contains(".."))
+        {
+            return false;
+        }
+        for (final Path p : searchPath(include))
+        {
+            if (Files.isRegularFile(p.resolve(header)))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The {@code -I} folders for a toolkit include folder: the folder itself and, from CUDA 13 on,
+     * its {@code cccl/} folder, where libcu++ ({@code <cuda/std/...>}, which cooperative groups
+     * include) moved; nvcc adds both itself.
+     */
+    static List<Path> searchPath(final Path include)
+    {
+        final Path cccl = include.resolve("cccl");
+        return Files.isDirectory(cccl) ? List.of(include, cccl) : List.of(include);
+    }
+
+    private static List<Path> candidates()
+    {
+        final List<Path> out = new ArrayList<>();
+        addIfSet(out, System.getProperty("te4j.cudaInclude"), "");
+        addIfSet(out, System.getenv("TE4J_CUDA_INCLUDE"), "");
+        addIfSet(out, System.getenv("CUDA_HOME"), "include");
+        addIfSet(out, System.getenv("CUDA_PATH"), "include");
+        out.add(Paths.get("/usr/local/cuda/include"));
+        out.addAll(versionedToolkits());
+        return out;
+    }
+
+    private static int[] versionOf(final Path toolkit)
+    {
+        final String[] parts = toolkit.getFileName().toString().substring("cuda-".length()).split("\\.");
+        final int[] v = new int[parts.length];
+        for (int i = 0; i < parts.length; i++)
+        {
+            try
+            {
+                v[i] = Integer.parseInt(parts[i]);
+            }
+            catch (final NumberFormatException e)
+            {
+                v[i] = -1;
+            }
+        }
+        return v;
+    }
+
+    private static int compareVersions(final int[] a, final int[] b)
+    {
+        return java.util.Arrays.compare(a, b);
+    }
+
+    private static void addIfSet(final List<Path> out, final String value, final String child)
+    {
+        if (value != null && !value.isBlank())
+        {
+            out.add(child.isEmpty() ? Paths.get(value) : Paths.get(value, child));
+        }
+    }
+
+    /** {@code /usr/local/cuda-13.0/targets/x86_64-linux/include} and the like, newest version first. */
+    private static List<Path> versionedToolkits()
+    {
+        final List<Path> out = new ArrayList<>();
+        final Path local = Paths.get("/usr/local");
+        if (!Files.isDirectory(local))
+        {
+            return out;
+        }
+        try (Stream<Path> s = Files.list(local))
+        {
+            s.filter(p -> p.getFileName().toString().startsWith("cuda-"))
+                .sorted(Comparator.<Path, int[]>comparing(CudaToolkitHeaders::versionOf, CudaToolkitHeaders::compareVersions).reversed())
+                .forEach(p ->
+                {
+                    out.add(p.resolve("include"));
+                    try (Stream<Path> t = Files.list(p.resolve("targets")))
+                    {
+                        t.forEach(target -> out.add(target.resolve("include")));
+                    }
+                    catch (final IOException | SecurityException ignored)
+                    {
+                        // no targets/ folder in this layout: the plain include/ above is enough
+                    }
+                });
+        }
+        catch (final IOException | SecurityException ignored)
+        {
+            // /usr/local unreadable: only the explicit settings count
+        }
+        return out;
+    }
+}
