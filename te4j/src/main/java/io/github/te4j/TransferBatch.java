@@ -404,6 +404,7 @@ public final class TransferBatch extends NativeResource
         }
         CompletableFuture<List<TransferStatus>> done = null;
         List<TransferStatus> result = null;
+        List<SegmentHandle> release = List.of();
         try
         {
             synchronized (this)
@@ -437,7 +438,7 @@ public final class TransferBatch extends NativeResource
                 finished = nowFinished;
                 if (finished == submitted)
                 {
-                    finishLocked();
+                    release = finishLocked();
                     if (future != null && !future.isDone())
                     {
                         done = future;
@@ -450,6 +451,7 @@ public final class TransferBatch extends NativeResource
         {
             l.unlock();
         }
+        release.forEach(SegmentHandle::releaseUse);
         if (done != null)
         {
             done.complete(result);
@@ -457,14 +459,19 @@ public final class TransferBatch extends NativeResource
         return true;
     }
 
-    /** Every request is final: let go of the segments and the local memory. */
-    private void finishLocked()
+    /**
+     * Every request is final: let go of the local memory; returns the segments to release, which
+     * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
+     * takes the transport's lock, whose closer may be waiting for this monitor).
+     */
+    private List<SegmentHandle> finishLocked()
     {
-        segmentsInUse.keySet().forEach(SegmentHandle::releaseUse);
+        final List<SegmentHandle> done = new ArrayList<>(segmentsInUse.keySet());
         segmentsInUse.clear();
         buffersInUse.clear();
         memoryInUse.clear();
         InFlightWork.batchFinished(this);
+        return done;
     }
 
     private TransferStatus current(final int i)
@@ -560,6 +567,7 @@ public final class TransferBatch extends NativeResource
         }
         final long end = System.nanoTime() + GRACE_NANOS;
         boolean done;
+        List<SegmentHandle> segments = List.of();
         for (;;)
         {
             synchronized (this)
@@ -578,7 +586,7 @@ public final class TransferBatch extends NativeResource
                 finished = f;
                 if (f == submitted)
                 {
-                    finishLocked();
+                    segments = finishLocked();
                     done = true;
                     break;
                 }
@@ -592,6 +600,7 @@ public final class TransferBatch extends NativeResource
             peer.waitAll(Math.min(left, PeerMonitor.CHECK_NANOS));
         }
         idle = done;
+        segments.forEach(SegmentHandle::releaseUse);
         synchronized (this)
         {
             if (!idle)
