@@ -18,7 +18,8 @@
 #              native drivers; e.g. PARTS=tests, then PARTS=bench,example,native, to stay under a
 #              per-command time limit
 #   NATIVE     0 skips the native drivers (default 1: test_cuda_ops, test_rdma_cuda_softnic in
-#              both modes, test_ll_cuda, each where it was built); same as leaving native out of PARTS
+#              both modes, test_ll_cuda, test_batch_kernel_cuda, each where it was built); same as
+#              leaving native out of PARTS
 #   TESTNG_EXCLUDE  TestNG groups to leave out
 #   SANITIZE   when 1, also runs compute-sanitizer memcheck (--leak-check full), synccheck,
 #              initcheck and racecheck around test_cuda_ops, a C++ driver of the same kernels
@@ -119,6 +120,11 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     if [ "$st" = 0 ] && command -v python3 >/dev/null; then
       python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("te4j-bench json: %d rows, all ok: %s" % (len(d["rows"]), all(r["ok"] for r in d["rows"])))' "$json" || rc=1
     fi
+    echo "== te4j-bench --mode batch: KV-cache shapes on GPU 0 (te4j batch kernel vs cudaMemcpyAsync loop, cudaMemcpyBatchAsync, contiguous copy)"
+    "$java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" --platform cuda --mode batch --iterations 20
+    st=$?
+    echo "te4j-bench --mode batch exit $st"
+    [ "$st" = 0 ] || rc=1
     "$java" -jar "$bench_jar" -V
   else
     echo "== te4j-bench: no te4j-bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
@@ -148,6 +154,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     native "$native_dir/test_rdma_cuda_softnic"
     native "$native_dir/test_rdma_cuda_softnic" --threads
     native "$native_dir/test_ll_cuda"
+    native "$native_dir/test_batch_kernel_cuda"
     native "$native_dir/test_upstream_api_cuda"
     native "$native_dir/test_upstream_rdma_with_lib"
     native "$native_dir/test_mlx5_gpu_support"
@@ -178,6 +185,28 @@ if [ "${SANITIZE:-0}" = 1 ]; then
       grep -E "^(OK|FAIL|SKIP|test_cuda_ops|in-process part|ipc part|\[ipc)" "$log" | tail -30
       grep -E "ERROR SUMMARY|LEAK SUMMARY" "$log"
       grep -v -E "ERROR SUMMARY|LEAK SUMMARY" "$log" | grep -E "^=========" | head -40
+      grep -q "^SKIP" "$log" && { echo "the driver skipped: nothing was checked"; st=1; }
+      echo "compute-sanitizer $tool exit $st (0 = clean; 86 = errors found; 124 = timed out)"
+      [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
+      [ "$st" = 0 ] || rc=1
+    done
+  fi
+fi
+
+# The transfer-batch kernel's driver under compute-sanitizer memcheck and racecheck (one
+# process, no libte4j).
+if [ "${SANITIZE:-0}" = 1 ]; then
+  bdrv="$native_dir/test_batch_kernel_cuda"
+  if [ ! -x "$bdrv" ]; then
+    echo "no test_batch_kernel_cuda driver found at $bdrv"
+    rc=1
+  else
+    for tool in memcheck racecheck; do
+      echo "== compute-sanitizer $tool ($bdrv)"
+      log="$out/sanitize-batch-$tool.log"
+      timeout -k 10 "${SANITIZE_TIMEOUT:-600}" "$cs" --tool "$tool" --error-exitcode 86 "$bdrv" >"$log" 2>&1
+      st=$?
+      grep -E "^(round|shape|PASS|FAIL|SKIP)|ERROR SUMMARY" "$log" | tail -20
       grep -q "^SKIP" "$log" && { echo "the driver skipped: nothing was checked"; st=1; }
       echo "compute-sanitizer $tool exit $st (0 = clean; 86 = errors found; 124 = timed out)"
       [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null

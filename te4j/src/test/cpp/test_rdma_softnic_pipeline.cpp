@@ -180,8 +180,8 @@ int runRank(int rank) {
     CHECK(e[0] == 0, "error CQEs: %lld", (long long)e[0]);
     CHECK(e[6] - before[6] == posted_bbs && e[7] == e[6], "posted %lld WQEBBs (expected %d), completed %lld",
           (long long)(e[6] - before[6]), posted_bbs, (long long)(e[7] - before[6]));
-    int64_t st[16];
-    CHECK(t->statistics(st, 16) == 15, "stats");
+    int64_t st[17];
+    CHECK(t->statistics(st, 17) == 16, "stats");
     CHECK(st[1] == 0 && st[2] == 0 && st[8] == 0 && st[4] == 0, "contract violations, CQ overruns or local errors: %s",
           t->diagnostics());
     std::printf("rank 0: %d puts (%.1f MiB, random sizes) through a 64-WQEBB ring in %.1f ms\n", kPuts,

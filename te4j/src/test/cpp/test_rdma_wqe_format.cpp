@@ -3,6 +3,9 @@
 //   ctrl / data segments    byte-compared with rdma-core's mlx5dv_set_ctrl_seg / _data_seg
 //   raddr segment           against struct mlx5_wqe_raddr_seg filled field by field
 //   masked FA 32-bit WQE    golden bytes from the PRM (opcode 0x15, opmod 0x08 | log2(4)-2)
+//   RDMA READ WQE           golden bytes from the PRM (opcode 0x10), and the whole WQE against
+//                           one assembled with mlx5dv_set_ctrl_seg / _data_seg and
+//                           MLX5_OPCODE_RDMA_READ
 //   CQE field offsets and opcode/syndrome values against struct mlx5_cqe64 / mlx5_err_cqe
 // The rdma-core parts need <infiniband/mlx5dv.h> (Debian: libibverbs-dev); without it they
 // print SKIP with the reason. The PRM golden bytes always run.
@@ -77,7 +80,56 @@ static void testWriteShape() {
   expectBytes("WRITE leaves bytes 48..63", wqe + 48, tail, 16);
 }
 
+// RDMA READ: one WQEBB, ds = 3, opcode 0x10, CQ_UPDATE; the data segment is the local scatter entry.
+static void testReadGolden() {
+  alignas(64) uint8_t wqe[64];
+  std::memset(wqe, 0xee, sizeof(wqe));
+  const uint64_t word = ibgda_build_rdma_read(wqe, 0xbeef, 0x00c0de, 0x0011223344556677ull, 0x89abcdefu,
+                                              0x8877665544332211ull, 0x01234567u, 0x00100000u);
+  const uint8_t golden[48] = {
+      0x00, 0xbe, 0xef, 0x10,  // opmod 0 | wqe index | opcode 0x10 (RDMA READ)
+      0x00, 0xc0, 0xde, 0x03,  // qpn | ds = 3 (ctrl, raddr, data)
+      0x00, 0x00, 0x00, 0x08,  // signature, dci stream id, fm_ce_se = CQ_UPDATE
+      0x00, 0x00, 0x00, 0x00,  // imm
+      0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,  // raddr (the source)
+      0x89, 0xab, 0xcd, 0xef, 0x00, 0x00, 0x00, 0x00,  // rkey, reserved
+      0x00, 0x10, 0x00, 0x00, 0x01, 0x23, 0x45, 0x67,  // byte count 1 MiB, lkey
+      0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11,  // local address (the destination)
+  };
+  expectBytes("READ WQE vs PRM golden bytes", wqe, golden, 48);
+  expectBytes("READ doorbell word = the WQE's first 8 bytes", &word, golden, 8);
+  uint8_t tail[16];
+  std::memset(tail, 0xee, sizeof(tail));
+  expectBytes("READ leaves bytes 48..63", wqe + 48, tail, 16);
+}
+
 #if defined(TE4J_HAVE_MLX5DV)
+// The whole READ WQE as rdma-core's helpers assemble it, for random fields.
+static void testReadAgainstRdmaCore() {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 1000; ++i) {
+    const uint16_t pi = (uint16_t)rng();
+    const uint32_t qpn = (uint32_t)rng() & 0xffffffu, rkey = (uint32_t)rng(), lkey = (uint32_t)rng();
+    const uint64_t raddr = rng(), laddr = rng();
+    const uint32_t len = 1 + (uint32_t)(rng() % 0x7fffffffu);
+    alignas(64) uint8_t theirs[48];
+    std::memset(theirs, 0, sizeof(theirs));
+    mlx5dv_set_ctrl_seg((struct mlx5_wqe_ctrl_seg*)theirs, pi, MLX5_OPCODE_RDMA_READ, 0, qpn,
+                        MLX5_WQE_CTRL_CQ_UPDATE, 3, 0, 0);
+    struct mlx5_wqe_raddr_seg* r = (struct mlx5_wqe_raddr_seg*)(theirs + 16);
+    r->raddr = htobe64(raddr);
+    r->rkey = htobe32(rkey);
+    r->reserved = 0;
+    mlx5dv_set_data_seg((struct mlx5_wqe_data_seg*)(theirs + 32), len, lkey, (uintptr_t)laddr);
+    alignas(64) uint8_t ours[64];
+    std::memset(ours, 0, sizeof(ours));
+    const uint64_t word = ibgda_build_rdma_read(ours, pi, qpn, raddr, rkey, laddr, lkey, len);
+    expectBytes("READ WQE vs rdma-core's assembly", ours, theirs, 48);
+    expectBytes("READ doorbell word vs rdma-core's ctrl segment", &word, theirs, 8);
+  }
+  expectEq("READ opcode", mlx5::kOpcodeRdmaRead, MLX5_OPCODE_RDMA_READ);
+}
+
 static void testAgainstRdmaCore() {
   std::mt19937_64 rng(42);
   for (int i = 0; i < 1000; ++i) {
@@ -170,8 +222,10 @@ static void testAgainstRdmaCore() {
 int main() {
   testMaskedFaGolden();
   testWriteShape();
+  testReadGolden();
 #if defined(TE4J_HAVE_MLX5DV)
   testAgainstRdmaCore();
+  testReadAgainstRdmaCore();
 #else
   std::printf("SKIP rdma-core comparisons: <infiniband/mlx5dv.h> not found (install libibverbs-dev)\n");
 #endif

@@ -64,8 +64,11 @@ void fuzzParser(std::mt19937_64& rng, long iterations) {
       for (auto& b : ring) b = (uint8_t)rng();
     } else {
       uint8_t* wqe = ring.data() + (index & (bbs - 1)) * 64;
-      if (rng() & 1)
+      const uint64_t kind = rng() % 3;
+      if (kind == 0)
         ibgda_build_rdma_write(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng());
+      else if (kind == 1)
+        ibgda_build_rdma_read(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng());
       else
         ibgda_build_masked_fa32(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng());
       mutate(rng, wqe);
@@ -75,7 +78,8 @@ void fuzzParser(std::mt19937_64& rng, long iterations) {
     CHECK(w.num_bbs >= 1 && w.num_bbs <= bbs, "num_bbs %u with ring %u", w.num_bbs, bbs);
     if (w.syndrome == 0) {
       CHECK(w.opcode == mlx5::kOpcodeNop || w.opcode == mlx5::kOpcodeRdmaWrite ||
-                w.opcode == mlx5::kOpcodeAtomicMaskedFa, "accepted opcode 0x%x", w.opcode);
+                w.opcode == mlx5::kOpcodeRdmaRead || w.opcode == mlx5::kOpcodeAtomicMaskedFa,
+            "accepted opcode 0x%x", w.opcode);
       CHECK(w.qpn == qpn && w.wqe_index == (uint16_t)index, "accepted a foreign qpn/index");
       CHECK(w.num_sge >= 0 && w.num_sge <= te4j::rdma::kMaxSge, "num_sge %d", w.num_sge);
       CHECK(w.total_length <= mlx5::kMaxMessageBytes, "length %llu", (unsigned long long)w.total_length);

@@ -61,6 +61,9 @@ class UnusableCopy final : public CopyBaseline {
   int smCopy(void*, const void*, std::size_t, int, int, int, int64_t, int64_t*) override {
     return init_status_;
   }
+  int copyBlocks(int, const uint64_t*, const uint64_t*, const uint64_t*, int, int64_t, int64_t*) override {
+    return init_status_;
+  }
 };
 
 class UnusablePingPong final : public PingPong {

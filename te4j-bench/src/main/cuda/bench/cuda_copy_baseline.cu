@@ -5,7 +5,9 @@
 // Each call records an event pair around `count` copies on the given stream.
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <new>
+#include <vector>
 #include <string>
 
 #include "te4j/bench_api.h"
@@ -81,6 +83,51 @@ class CudaCopyBaseline final : public CopyBaseline {
       return fail(cuda_detail::statusOf(e), cuda_detail::describe("cudaMemcpyPeerAsync batch", e));
     }
     return finish("copy engine", timeout_ns, elapsed_ns);
+  }
+
+  int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes, int count,
+                 int64_t timeout_ns, int64_t* elapsed_ns) override {
+    if (dst == nullptr || src == nullptr || bytes == nullptr || elapsed_ns == nullptr || count <= 0) {
+      return fail(kInvalidArgument, "blocks baseline: null array or no blocks");
+    }
+    DeviceCall call(device_);
+    cudaError_t e = call.status();
+    uint64_t total = 0;
+    for (int i = 0; i < count; ++i) total += bytes[i];
+    std::vector<void*> d;
+    std::vector<const void*> s;
+    std::vector<size_t> n;
+    if (how == kBlocksBatchAsync) {
+      d.resize((size_t)count);
+      s.resize((size_t)count);
+      n.resize((size_t)count);
+      for (int i = 0; i < count; ++i) {
+        d[(size_t)i] = (void*)(uintptr_t)dst[i];
+        s[(size_t)i] = (const void*)(uintptr_t)src[i];
+        n[(size_t)i] = (size_t)bytes[i];
+      }
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(start_, stream_);
+    if (e == cudaSuccess && how == kBlocksContiguous) {
+      e = cudaMemcpyAsync((void*)(uintptr_t)dst[0], (const void*)(uintptr_t)src[0], total,
+                          cudaMemcpyDeviceToDevice, stream_);
+    } else if (e == cudaSuccess && how == kBlocksBatchAsync) {
+      cudaMemcpyAttributes attr;
+      std::memset(&attr, 0, sizeof(attr));
+      attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+      size_t index = 0;
+      e = cudaMemcpyBatchAsync(d.data(), s.data(), n.data(), (size_t)count, &attr, &index, 1, stream_);
+    } else {
+      for (int i = 0; e == cudaSuccess && i < count; ++i) {
+        e = cudaMemcpyAsync((void*)(uintptr_t)dst[i], (const void*)(uintptr_t)src[i], bytes[i],
+                            cudaMemcpyDeviceToDevice, stream_);
+      }
+    }
+    if (e == cudaSuccess) e = cudaEventRecord(stop_, stream_);
+    if (e != cudaSuccess) {
+      return fail(cuda_detail::statusOf(e), cuda_detail::describe("blocks baseline", e));
+    }
+    return finish("blocks baseline", timeout_ns, elapsed_ns);
   }
 
   int smCopy(void* dst, const void* src, std::size_t bytes, int blocks, int threads, int count,

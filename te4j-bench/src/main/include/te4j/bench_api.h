@@ -50,6 +50,15 @@ class CopyBaseline : public NativeObject {
   /// dst and src must be 16-byte aligned.
   virtual int smCopy(void* dst, const void* src, std::size_t bytes, int blocks, int threads,
                      int count, int64_t timeout_ns, int64_t* elapsed_ns) = 0;
+  /// The baselines of a transfer batch, `count` blocks dst[i] <- src[i] of bytes[i] each, timed
+  /// as one: kBlocksLoop copies block by block (host: memcpy; CUDA: cudaMemcpyAsync each),
+  /// kBlocksBatchAsync is one cudaMemcpyBatchAsync (CUDA only), kBlocksContiguous one copy of
+  /// the total bytes from src[0] to dst[0] (the ceiling: the same bytes without scatter).
+  static constexpr int kBlocksLoop = 0;
+  static constexpr int kBlocksBatchAsync = 1;
+  static constexpr int kBlocksContiguous = 2;
+  virtual int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes,
+                         int count, int64_t timeout_ns, int64_t* elapsed_ns) = 0;
 
  protected:
   int init_status_ = kOk;

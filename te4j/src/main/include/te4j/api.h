@@ -141,6 +141,20 @@ class P2pTransport : public NativeObject {
   /// Fills *ctx (host memory) with the CommCtx of a window: p2p tables, rank, no RDMA.
   virtual int makeCommCtx(int window, mooncake::device::CommCtx* ctx) = 0;
 
+  /// Maps one peer buffer of any size from its handle blob (`ints` ints, as exportIpcHandle
+  /// wrote it) into this process for host-driven transfers; *base receives the address of its
+  /// first byte, *bytes its size. Each call is a mapping of its own: undo it with unmapSegment.
+  /// A platform without it says so (kUnavailable).
+  virtual int mapSegment(const int32_t* blob, int ints, void** base, uint64_t* bytes) {
+    (void)blob; (void)ints; (void)base; (void)bytes;
+    return fail(kUnavailable, "mapSegment: not supported on this platform");
+  }
+  /// Undoes one mapSegment (base as it returned).
+  virtual int unmapSegment(void* base) {
+    (void)base;
+    return fail(kUnavailable, "unmapSegment: not supported on this platform");
+  }
+
  protected:
   int init_status_ = kOk;
 };

@@ -121,6 +121,9 @@ class CudaP2pTransport final : public P2pTransport {
     if (cudaSetDevice(device_) != cudaSuccess) return;  // CUDA is gone: nothing to release
     std::string ignored;
     for (auto& w : windows_) releaseWindow(w.get(), &ignored);
+    for (auto& m : segment_maps_) {
+      if (m->ipc_bases[0] != nullptr) cudaIpcCloseMemHandle(m->ipc_bases[0]);
+    }
     for (Buffer& b : buffers_) {
       if (b.owned) cudaFree(b.ptr);
     }
@@ -315,6 +318,63 @@ class CudaP2pTransport final : public P2pTransport {
     std::memcpy(out + kIpcAt, &handle, sizeof(handle));
     ok();
     return kCudaHandleInts;
+  }
+
+  // A one-peer window of its own per segment: the same checks and mapping as a window's peer
+  // (raw pointer in this process, CUDA IPC from another), with the size the handle carries.
+  int mapSegment(const int32_t* b, int ints, void** base, uint64_t* bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cuda_detail::DeviceGuard guard;
+    if (int st = enter()) return st;
+    if (b == nullptr || base == nullptr || bytes == nullptr) return fail(kInvalidArgument, "mapSegment: null argument");
+    if (ints != kCudaHandleInts) {
+      return fail(kBadHandle, "mapSegment: a CUDA handle has " + std::to_string(kCudaHandleInts) + " ints, got " +
+                                  std::to_string(ints));
+    }
+    const uint64_t size = blob::sizeOf(b);
+    std::string why;
+    if (int st = blob::checkHeader(b, kPlatformCuda, 0, size, &why)) return fail(st, "mapSegment: " + why);
+    if (size == 0) return fail(kBadHandle, "mapSegment: the handle's size is 0");
+    if (int st = checkCudaFields(0, b, (size_t)size, &why)) return fail(st, "mapSegment: " + why);
+    std::unique_ptr<Window> w(new (std::nothrow) Window());
+    if (w == nullptr) return fail(kOutOfMemory, "mapSegment: out of memory");
+    try {
+      w->bytes = (size_t)size;
+      w->available.assign(1, 0);
+      w->peer_ptrs.assign(1, nullptr);
+      w->ipc_bases.assign(1, nullptr);
+      w->atomics_ok.assign(1, 0);
+      w->pids.assign(1, 0);
+      segment_maps_.reserve(segment_maps_.size() + 1);
+    } catch (const std::bad_alloc&) {
+      return fail(kOutOfMemory, "mapSegment: out of memory");
+    }
+    if (int st = mapPeer(0, b, w.get(), &why)) {
+      if (w->ipc_bases[0] != nullptr) cudaIpcCloseMemHandle(w->ipc_bases[0]);
+      cudaGetLastError();
+      return fail(st, "mapSegment: " + why);
+    }
+    *base = w->peer_ptrs[0];
+    *bytes = size;
+    segment_maps_.push_back(std::move(w));
+    return ok();
+  }
+
+  int unmapSegment(void* base) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    cuda_detail::DeviceGuard guard;
+    if (int st = enter()) return st;
+    for (auto it = segment_maps_.begin(); it != segment_maps_.end(); ++it) {
+      if ((*it)->peer_ptrs[0] != base) continue;
+      const cudaError_t e = (*it)->ipc_bases[0] != nullptr ? cudaIpcCloseMemHandle((*it)->ipc_bases[0]) : cudaSuccess;
+      segment_maps_.erase(it);
+      if (e != cudaSuccess) {
+        std::string why;
+        return fail(cudaWhy("unmapSegment: cudaIpcCloseMemHandle", e, &why), why);
+      }
+      return ok();
+    }
+    return fail(kInvalidArgument, "unmapSegment: no segment is mapped at that address");
   }
 
   int importPeerHandles(void* local_ptr, int rank, int num_ranks, const int32_t* remote_handles,
@@ -791,6 +851,7 @@ class CudaP2pTransport final : public P2pTransport {
   PFN_cuPointerGetAttribute_v4000 get_attribute_ = nullptr;
   std::vector<Buffer> buffers_;
   std::vector<std::unique_ptr<Window>> windows_;  // index = window id; closed ones stay empty
+  std::vector<std::unique_ptr<Window>> segment_maps_;  // mapSegment's one-peer windows
 };
 
 }  // namespace

@@ -194,6 +194,7 @@ class HostP2pTransport final : public P2pTransport {
   ~HostP2pTransport() override {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& w : windows_) unmapPeers(w.get());
+    for (auto& m : segment_maps_) ::munmap(m.first, m.second);
     for (Segment& s : segments_) {
       unregisterMapping(s.base);
       ::munmap(s.base, hostSegmentMapBytes(s.bytes));
@@ -455,6 +456,57 @@ class HostP2pTransport final : public P2pTransport {
     return ok();
   }
 
+  // Always a mapping of its own, even of this process's segments: freeing the buffer then
+  // cannot leave the segment's users dangling (the kernel keeps the memory while it is mapped).
+  int mapSegment(const int32_t* b, int ints, void** base, uint64_t* bytes) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    if (b == nullptr || base == nullptr || bytes == nullptr) {
+      return fail(kInvalidArgument, "mapSegment: null argument");
+    }
+    if (ints != kHostHandleInts) {
+      return fail(kBadHandle, "mapSegment: a host handle has " + std::to_string(kHostHandleInts) +
+                                  " ints, got " + std::to_string(ints));
+    }
+    const uint64_t size = blob::sizeOf(b);
+    std::string why;
+    if (int st = blob::checkHeader(b, kPlatformHost, 0, size, &why)) {
+      return fail(st, "mapSegment: " + why);
+    }
+    if (size == 0 || size > static_cast<uint64_t>(SIZE_MAX / 2) || b[kHostFdAt] < 0) {
+      return fail(kBadHandle, "mapSegment: handle has size " + std::to_string(size) + " and fd " +
+                                  std::to_string(b[kHostFdAt]));
+    }
+    PeerMap p;
+    p.pid = b[blob::kPidAt];
+    p.fd = b[kHostFdAt];
+    for (int i = 0; i < 4; ++i) p.token.w[i] = static_cast<uint32_t>(b[kHostTokenAt + i]);
+    if (int st = mapThroughProc(0, static_cast<size_t>(size), &p, &why)) {
+      return fail(st, "mapSegment: " + why);
+    }
+    try {
+      segment_maps_.emplace_back(p.base, static_cast<size_t>(size));
+    } catch (const std::bad_alloc&) {
+      ::munmap(p.base, static_cast<size_t>(size));
+      return fail(kOutOfMemory, "mapSegment: out of memory");
+    }
+    *base = p.base;
+    *bytes = size;
+    return ok();
+  }
+
+  int unmapSegment(void* base) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto it = segment_maps_.begin(); it != segment_maps_.end(); ++it) {
+      if (it->first == base) {
+        ::munmap(it->first, it->second);
+        segment_maps_.erase(it);
+        return ok();
+      }
+    }
+    return fail(kInvalidArgument, "unmapSegment: no segment is mapped at that address");
+  }
+
   int makeCommCtx(int window, mooncake::device::CommCtx* ctx) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
@@ -565,6 +617,12 @@ class HostP2pTransport final : public P2pTransport {
         }
       }
     }
+    return mapThroughProc(rank, bytes, p, why);
+  }
+
+  // Maps the peer's segment anew through /proc/<pid>/fd/<fd>, after checking that the fd is it.
+  int mapThroughProc(int rank, size_t bytes, PeerMap* p, std::string* why) {
+    const std::string r = "rank " + std::to_string(rank) + ": ";
     // Check before opening: opening an arbitrary file of the peer (a device, a FIFO) could have
     // side effects.
     if (int st = checkOwnerHolds(rank, *p, why)) return st;
@@ -640,6 +698,7 @@ class HostP2pTransport final : public P2pTransport {
   std::string init_error_;
   std::vector<Segment> segments_;
   std::vector<std::unique_ptr<Window>> windows_;  // index = window id; closed ones stay empty
+  std::vector<std::pair<void*, size_t>> segment_maps_;  // mapSegment's mappings: base, bytes
 };
 
 }  // namespace

@@ -20,7 +20,8 @@ enum Access : uint32_t {
   kAccessLocalWrite = 2,  // destination of an atomic's fetched value
   kAccessRemoteWrite = 4,
   kAccessRemoteAtomic = 8,
-  kAccessAll = 15,
+  kAccessRemoteRead = 16,  // source of a peer's READ
+  kAccessAll = 31,
 };
 
 class RegionTable {

@@ -147,6 +147,34 @@ MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey
   return status;
 }
 
+/// Posts RDMA READs of nbytes from raddr (rkey) into laddr (lkey) on qp, split at 1 GiB, ringing
+/// the doorbell once (or whenever the ring fills). Takes and releases the QP lock.
+MC_DEVICE_INLINE int ibgda_post_read(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                     uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
+  if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
+  int status = qp->err_count != 0 ? kMcRdmaQpError : kMcRdmaOk;
+  uint64_t last = 0;
+  while (status == kMcRdmaOk && nbytes > 0) {
+    status = ibgda_wait_ring_slot(qp, deadline);
+    if (status != kMcRdmaOk) break;
+    const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
+    void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
+    last = ibgda_build_rdma_read(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, lkey,
+                                 (uint32_t)chunk);
+    ++qp->sq_pi;
+    raddr += chunk;
+    laddr += chunk;
+    nbytes -= chunk;
+    if (nbytes > 0 && qp->sq_pi - qp->sq_ci > qp->sq_mask) {
+      ibgda_ring_doorbell(qp, last);
+      last = 0;
+    }
+  }
+  if (last != 0) ibgda_ring_doorbell(qp, last);
+  ibgda_unlock(&qp->lock);
+  return status;
+}
+
 /// Posts a 32-bit atomic add of value on raddr (rkey) on qp, as ATOMIC_MASKED_FA (opcode 0x15,
 /// opmod 0x08, field boundary 0), the fetched value landing in the QP's scratch word.
 MC_DEVICE_INLINE int ibgda_post_atomic_add(IbgdaQp* qp, uint64_t raddr, uint32_t rkey,
@@ -179,6 +207,21 @@ MC_DEVICE_INLINE int mc_rdma_put(const IbgdaContext& ibgda, int channel, int dst
                           mc_rdma_remote_addr(ibgda, dst_rank, recv_ptr), ibgda.rkeys[dst_rank],
                           nbytes, mc_rdma_deadline(ibgda));
 }
+
+/// Posts an RDMA READ of nbytes from src_rank's copy of remote_ptr (a local symmetric address)
+/// into recv_ptr (local, inside the registered buffer). Non-blocking like mc_rdma_put: the bytes
+/// are in recv_ptr once mc_rdma_quiet returns kMcRdmaOk for the channel. Lane 0 posts.
+MC_DEVICE_INLINE int mc_rdma_get(const IbgdaContext& ibgda, int channel, int src_rank,
+                                 int qps_per_rank, void* recv_ptr, const void* remote_ptr,
+                                 uint64_t nbytes, int lane_id) {
+  if (lane_id != 0 || nbytes == 0) return kMcRdmaOk;
+  IbgdaQp* qp = mc_rdma_qp(ibgda, channel, src_rank, qps_per_rank);
+  if (qp == nullptr) return kMcRdmaInvalid;
+  return ibgda_post_read(qp, (uint64_t)(uintptr_t)recv_ptr, ibgda.lkey,
+                         mc_rdma_remote_addr(ibgda, src_rank, remote_ptr), ibgda.rkeys[src_rank],
+                         nbytes, mc_rdma_deadline(ibgda));
+}
+#define MC_HAVE_RDMA_GET 1
 
 /// The RDMA branch of mc_signal / mc_red_add: a 32-bit atomic add of `value` on dst_rank's copy
 /// of local_ptr (a local symmetric address, 4-byte aligned), posted as ATOMIC_MASKED_FA

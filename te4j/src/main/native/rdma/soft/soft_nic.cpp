@@ -70,6 +70,8 @@ int drain(int fd, uint64_t n) {
   return 0;
 }
 
+}  // namespace
+
 // The receive side of one connection: headers (and the payloads of small requests) come out
 // of one buffer that each recv fills as far as the socket allows, so a burst of frames costs a
 // few system calls instead of two per frame; the rest of a large payload is received straight
@@ -115,6 +117,8 @@ class RxBuffer {
   size_t head_ = 0;
   size_t tail_ = 0;
 };
+
+namespace {
 
 // Waits until rx holds a whole frame header. `before_sleep` runs when nothing is waiting, before
 // the thread blocks (the responder sends the answers it holds). 0 ok; -1 closed, stopped or
@@ -576,8 +580,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
 
   uint8_t syndrome = w.syndrome;
   if (syndrome == 0) {
+    // A READ's scatter list and an atomic's fetch address are written, a WRITE's gather list read.
     const uint32_t access =
-        w.opcode == mlx5::kOpcodeAtomicMaskedFa ? kAccessLocalWrite : kAccessLocalRead;
+        w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead ? kAccessLocalWrite
+                                                                                     : kAccessLocalRead;
     for (int i = 0; i < w.num_sge && syndrome == 0; ++i)
       if (!regions_->check(w.sge[i].lkey, w.sge[i].addr, w.sge[i].length, access))
         syndrome = mlx5::kSyndromeLocalProtErr;
@@ -601,6 +607,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     e.fetch_addr = w.sge[0].addr;
     e.byte_count = 4;
   }
+  if (w.opcode == mlx5::kOpcodeRdmaRead) {
+    e.byte_count = (uint32_t)w.total_length;
+    e.scatter.assign(w.sge, w.sge + w.num_sge);
+  }
   if (!qp->push(e)) {
     qp->retire(&stats_);
     return consumed;
@@ -620,6 +630,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
     f.length = (uint32_t)w.total_length;
     const void* src = w.num_sge == 1 ? (const void*)(uintptr_t)w.sge[0].addr : nullptr;
     queueFrame(qp, conn, f, src);
+  } else if (w.opcode == mlx5::kOpcodeRdmaRead) {
+    f.type = kFrameRead;
+    f.arg0 = (uint32_t)w.total_length;  // the bytes asked for; the request itself carries none
+    queueFrame(qp, conn, f, nullptr);
   } else {
     f.type = kFrameMaskedFa32;
     f.arg0 = w.add;
@@ -714,6 +728,32 @@ void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w)
 
 // ---- requester side: responses -------------------------------------------------------------
 
+int SoftNic::placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, uint8_t* syndrome) {
+  std::vector<uint8_t> staging;
+  for (const ParsedSge& sge : scatter) {
+    std::shared_lock<std::shared_mutex> hold;
+    // The destination was checked at post time; it is checked again (and held) now, because the
+    // application may have deregistered and freed it while the READ was on the wire.
+    if (*syndrome != 0 || !regions_->checkAndHold(sge.lkey, sge.addr, sge.length, kAccessLocalWrite, &hold)) {
+      if (*syndrome == 0) *syndrome = mlx5::kSyndromeLocalProtErr;
+      if (rx->skip(sge.length) != 0) return -1;
+      continue;
+    }
+    if (port_->direct()) {
+      if (rx->take((void*)(uintptr_t)sge.addr, sge.length) != 0) return -1;
+      continue;
+    }
+    staging.resize(sge.length);
+    if (rx->take(staging.data(), sge.length) != 0) return -1;
+    std::string err;
+    if (port_->write(sge.addr, staging.data(), sge.length, &err) != 0) {
+      flag("placing READ data: " + err);
+      *syndrome = mlx5::kSyndromeLocalProtErr;
+    }
+  }
+  return 0;
+}
+
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
   RxBuffer rx(conn->fd, kRxBufferBytes);
@@ -733,7 +773,23 @@ void SoftNic::readerLoop(OutConn* conn) {
     auto it = conn->qps.find(f.src_qpn);
     bool has_fetch = false;
     uint64_t fetch_addr = 0;
-    const uint8_t syndrome = (uint8_t)f.arg0;
+    uint8_t syndrome = (uint8_t)f.arg0;
+    if (f.type == kFrameResponse && f.length > 0) {
+      // A READ's bytes: only for the oldest request, a READ of exactly that many, answered ok.
+      std::vector<ParsedSge> scatter;
+      uint32_t want = 0;
+      if (it == conn->qps.end() || syndrome != 0 ||
+          !it->second->readTarget((uint16_t)f.seq, &scatter, &want) || want != f.length) {
+        stats_.bad_frames.fetch_add(1);
+        flag("rank " + std::to_string(conn->rank) + " sent READ data that no READ asked for");
+        cause = EPROTO;
+        break;
+      }
+      if (placeReadData(&rx, scatter, &syndrome) != 0) {
+        cause = errno;
+        break;
+      }
+    }
     if (f.type != kFrameResponse || it == conn->qps.end() || f.arg0 > 0xff ||
         !it->second->answer((uint16_t)f.seq, syndrome, &stats_, &has_fetch, &fetch_addr)) {
       stats_.bad_frames.fetch_add(1);
@@ -981,7 +1037,33 @@ void SoftNic::responderLoop(InConn* conn) {
     bool in_step = true;  // false: the byte stream can no longer be followed (I/O failed)
     // One case per request opcode (wire_format.h); each checks the key and bounds before any
     // access and leaves the stream at the next header.
+    const void* read_data = nullptr;  // a READ that passed its checks: the bytes to answer with
+    uint32_t read_bytes = 0;
     switch (f.type) {
+      case kFrameRead: {
+        if (syndrome == 0 && (f.arg0 == 0 || f.arg0 > kMaxFramePayload)) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.arg0, kAccessRemoteRead, &hold))
+          syndrome = mlx5::kSyndromeRemoteAccessErr;
+        if (syndrome == 0) {
+          if (port_->direct()) {
+            read_data = (const void*)(uintptr_t)f.raddr;
+          } else {
+            std::string err;
+            staging.resize(f.arg0);
+            if (port_->read(staging.data(), f.raddr, f.arg0, &err) != 0) {
+              flag("serving a READ: " + err);
+              syndrome = mlx5::kSyndromeRemoteOpErr;
+            } else {
+              read_data = staging.data();
+            }
+          }
+          if (syndrome == 0) {
+            read_bytes = f.arg0;
+            stats_.bytes_read.fetch_add(f.arg0);
+          }
+        }
+        break;
+      }
       case kFrameWrite: {
         if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
           syndrome = mlx5::kSyndromeRemoteAccessErr;
@@ -1029,7 +1111,8 @@ void SoftNic::responderLoop(InConn* conn) {
         break;  // not a request: refused above
     }
     if (!in_step) break;
-    if (hold.owns_lock()) hold.unlock();
+    // A READ's bytes go out while the region is held: a deregistration waits for the send.
+    if (f.type != kFrameRead && hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
       stats_.rejected.fetch_add(1);
       errored[f.src_qpn] = true;
@@ -1041,6 +1124,15 @@ void SoftNic::responderLoop(InConn* conn) {
     resp.seq = f.seq;
     resp.arg0 = syndrome;
     resp.arg1 = old_value;
+    if (read_bytes > 0) {
+      // Data follows this answer: what is held goes first, then header and bytes in one send.
+      resp.length = read_bytes;
+      const int sent = sendAnswers() != 0 ? -1 : sendFrame(fd, resp, read_data, read_bytes);
+      if (hold.owns_lock()) hold.unlock();
+      if (sent != 0) break;
+      continue;
+    }
+    if (hold.owns_lock()) hold.unlock();
     const size_t at = answers.size();
     answers.resize(at + kFrameHeaderBytes);
     encodeFrame(resp, answers.data() + at);

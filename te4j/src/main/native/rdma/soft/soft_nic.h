@@ -41,6 +41,8 @@ namespace rdma {
 
 constexpr size_t kAuthKeyBytes = 32;
 
+class RxBuffer;  // soft_nic.cpp: the buffered receive side of one connection
+
 struct PeerEndpoint {
   bool active = false;
   uint32_t ipv4 = 0;  // host order
@@ -161,6 +163,10 @@ class SoftNic {
   /// Returns the WQEBBs consumed (1 .. left).
   uint32_t executeWqe(SoftQp* qp, uint32_t left);
   void readerLoop(OutConn* conn);
+  /// Reader: receives a READ response's payload from fd into its scatter list (checked again
+  /// against the regions, held while written); a failed check drains the bytes and sets
+  /// *syndrome. Returns non-zero when the connection failed.
+  int placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, uint8_t* syndrome);
   void acceptLoop();
   /// Accepts what waits on the listener, making room under the caps, and challenges it.
   void acceptPending(std::vector<Pending>* pending);

@@ -53,6 +53,18 @@ bool SoftQp::answer(uint16_t seq, uint8_t syndrome, SoftNicStats* stats, bool* h
   return false;
 }
 
+bool SoftQp::readTarget(uint16_t seq, std::vector<ParsedSge>* out, uint32_t* bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const InFlight& e : inflight_) {
+    if (e.done) continue;
+    if (e.wqe_counter != seq || e.opcode != mlx5::kOpcodeRdmaRead) return false;
+    *out = e.scatter;
+    *bytes = e.byte_count;
+    return true;
+  }
+  return false;
+}
+
 void SoftQp::failAll(uint8_t syndrome, SoftNicStats* stats) {
   std::lock_guard<std::mutex> lock(mutex_);
   bool first = !in_error.load(std::memory_order_acquire);

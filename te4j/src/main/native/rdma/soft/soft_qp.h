@@ -11,8 +11,10 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <vector>
 
 #include "soft_nic_stats.h"
+#include "wqe_parser.h"
 
 namespace te4j {
 namespace rdma {
@@ -30,6 +32,7 @@ struct InFlight {
   uint32_t byte_count = 0;   // reported in the CQE
   bool has_fetch = false;    // a masked FA: the old value goes to fetch_addr (already checked)
   uint64_t fetch_addr = 0;
+  std::vector<ParsedSge> scatter;  // a READ: where its response's bytes go (already checked)
 };
 
 class SoftQp {
@@ -75,6 +78,9 @@ class SoftQp {
   void writeCqe(const InFlight& e, SoftNicStats* stats);
 
   size_t pending();
+  /// The oldest not-done request, if its counter is seq and it is a READ: its scatter list
+  /// (copied into *out) and byte count. False otherwise (the peer is out of step).
+  bool readTarget(uint16_t seq, std::vector<ParsedSge>* out, uint32_t* bytes);
 
  private:
   std::mutex mutex_;

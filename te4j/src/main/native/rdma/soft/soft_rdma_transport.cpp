@@ -273,7 +273,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
 
   const char* statisticsNames() const override {
     return "doorbells,dbr_mismatches,uar_mismatches,wqes,local_errors,remote_errors,flushes,"
-           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames,handshakes_refused,handshakes_dropped";
+           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames,handshakes_refused,handshakes_dropped,bytes_read";
   }
 
   const char* diagnostics() override {

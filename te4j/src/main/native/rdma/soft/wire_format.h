@@ -1,9 +1,10 @@
-// wire_format.h — the software NIC's TCP frame format, version 2.
+// wire_format.h — the software NIC's TCP frame format, version 3.
 //
 // Ranks may run on different hosts, so every field has a fixed offset, size and byte order
 // (little-endian), written and read field by field, never as a raw struct.
 //
 //   offset size field        HELLO            HELLO_ACK      WRITE / MASKED_FA32   RESPONSE
+//                                                            / READ
 //   0      4    magic        0x464e5354 ("TSNF" in memory)
 //   4      2    version      kWireVersion; a receiver closes on any other value
 //   6      2    type         kFrame*
@@ -12,12 +13,15 @@
 //   16     4    seq          src rank         accepted rank  wqe_counter           wqe_counter
 //   20     4    rkey         dst rank         status (0 ok)  responder key         -
 //   24     8    raddr        num ranks        -              responder address     -
-//   32     4    length       32 (the MAC)     32 (the MAC)   WRITE: payload bytes  0
+//   32     4    length       32 (the MAC)     32 (the MAC)   WRITE: payload bytes  READ ok: payload
+//                                                            (READ: 0)             bytes, else 0
 //   36     4    arg0         client nonce     -              FA: add operand       syndrome (0 ok)
+//                                                            READ: bytes wanted
 //   40     4    arg1         client nonce     -              FA: field boundary    FA: old value
 //   44     4    reserved     0
-//   48     ...  payload (WRITE: `length` bytes of data; CHALLENGE: 16-byte nonce; HELLO and
-//                HELLO_ACK: a 32-byte HMAC-SHA256)
+//   48     ...  payload (WRITE: `length` bytes of data; the RESPONSE to a READ that passed its
+//                checks: the bytes read; CHALLENGE: 16-byte nonce; HELLO and HELLO_ACK: a 32-byte
+//                HMAC-SHA256)
 //
 // The handshake authenticates every connection with the listening NIC's key K (32 random
 // bytes made at start, published in its RDMA metadata, so known to the ranks of the job
@@ -42,7 +46,7 @@ namespace te4j {
 namespace rdma {
 
 constexpr uint32_t kWireMagic = 0x464e5354u;
-constexpr uint16_t kWireVersion = 2;
+constexpr uint16_t kWireVersion = 3;
 constexpr size_t kNonceBytes = 16;
 constexpr size_t kMacBytes = 32;
 constexpr size_t kFrameHeaderBytes = 48;
@@ -55,11 +59,14 @@ enum FrameType : uint16_t {
   kFrameMaskedFa32 = 4,
   kFrameResponse = 5,
   kFrameChallenge = 6,
+  kFrameRead = 7,
 };
 
 /// Whether frames of this type are requests a responder executes, answering each with one
 /// RESPONSE (a new opcode is one more type here and one more case in the responder).
-inline bool isRequestFrame(uint16_t type) { return type == kFrameWrite || type == kFrameMaskedFa32; }
+inline bool isRequestFrame(uint16_t type) {
+  return type == kFrameWrite || type == kFrameMaskedFa32 || type == kFrameRead;
+}
 
 struct Frame {
   uint16_t version = kWireVersion;
@@ -123,11 +130,14 @@ inline bool decodeFrame(const uint8_t in[kFrameHeaderBytes], Frame* f, const cha
   f->length = getLe32(in + 32);
   f->arg0 = getLe32(in + 36);
   f->arg1 = getLe32(in + 40);
-  if (f->type < kFrameHello || f->type > kFrameChallenge) { *why = "unknown frame type"; return false; }
+  if (f->type < kFrameHello || f->type > kFrameRead) { *why = "unknown frame type"; return false; }
   const uint32_t fixed = f->type == kFrameChallenge ? (uint32_t)kNonceBytes
                          : f->type == kFrameHello || f->type == kFrameHelloAck ? (uint32_t)kMacBytes
                                                                                  : 0u;
-  if (f->type == kFrameWrite ? f->length > kMaxFramePayload : f->length != fixed) {
+  // A RESPONSE carries the bytes of the READ it answers; whether that many were asked for is
+  // the requester's check (it knows the request).
+  const bool variable = f->type == kFrameWrite || f->type == kFrameResponse;
+  if (variable ? f->length > kMaxFramePayload : f->length != fixed) {
     *why = "bad payload length";
     return false;
   }

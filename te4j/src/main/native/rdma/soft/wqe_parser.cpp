@@ -76,7 +76,8 @@ void parseWqe(const uint8_t* ring, uint32_t ring_mask, uint32_t index, uint32_t 
   switch (out->opcode) {
     case mlx5::kOpcodeNop:
       return;
-    case mlx5::kOpcodeRdmaWrite: {
+    case mlx5::kOpcodeRdmaWrite:
+    case mlx5::kOpcodeRdmaRead: {  // same layout: ctrl | raddr | gather (WRITE) or scatter (READ)
       if (out->ds < 2) { out->syndrome = mlx5::kSyndromeLocalLengthErr; return; }
       out->raddr = be64(wqe + 16);
       out->rkey = be32(wqe + 24);

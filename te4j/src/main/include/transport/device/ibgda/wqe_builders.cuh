@@ -1,8 +1,9 @@
-// ibgda/wqe_builders.cuh — the two work requests te4j posts, each one 64-byte WQEBB.
+// ibgda/wqe_builders.cuh — the work requests te4j posts, each one 64-byte WQEBB.
 //
-//   RDMA WRITE        ctrl | raddr | data                 ds = 3 (48 bytes)
+//   RDMA WRITE        ctrl | raddr | data                 ds = 3 (48 bytes), opcode 0x08
+//   RDMA READ         ctrl | raddr | data                 ds = 3 (48 bytes), opcode 0x10
 //   masked FA 32-bit  ctrl | raddr | masked-FA | data     ds = 4 (64 bytes), opcode 0x15 opmod 0x08
-// Both request a CQE (CQ_UPDATE) so completion polling can retire every WQE. Each returns the
+// A READ's data segment is the local scatter entry the remote bytes land in. All request a CQE (CQ_UPDATE) so completion polling can retire every WQE. Each returns the
 // WQE's doorbell word (ctrl_doorbell_word) for ibgda_ring_doorbell.
 #pragma once
 
@@ -27,6 +28,21 @@ MC_DEVICE_INLINE uint64_t ibgda_build_rdma_write(void* wqe, uint16_t index, uint
   mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
   mlx5::set_data_seg(data, length, lkey, laddr);
   return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeRdmaWrite, 0, qpn, 3);
+}
+
+/// Writes an RDMA READ of `length` bytes (1 .. 2^31-1) from raddr/rkey into laddr/lkey into the
+/// WQEBB at `wqe`, with WQE index `index` on QP `qpn`. The QP must allow remote reads (RRE) and
+/// the remote region remote read access.
+MC_DEVICE_INLINE uint64_t ibgda_build_rdma_read(void* wqe, uint16_t index, uint32_t qpn,
+                                            uint64_t raddr, uint32_t rkey, uint64_t laddr,
+                                            uint32_t lkey, uint32_t length) {
+  mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)wqe;
+  mlx5::RaddrSeg* raddr_seg = (mlx5::RaddrSeg*)(ctrl + 1);
+  mlx5::DataSeg* data = (mlx5::DataSeg*)(raddr_seg + 1);
+  mlx5::set_ctrl_seg(ctrl, index, mlx5::kOpcodeRdmaRead, 0, qpn, mlx5::kCtrlCqUpdate, 3, 0, 0);
+  mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
+  mlx5::set_data_seg(data, length, lkey, laddr);
+  return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeRdmaRead, 0, qpn, 3);
 }
 
 /// Writes a 32-bit masked fetch-and-add of `add` on raddr/rkey (4-byte aligned) into the WQEBB

@@ -20,6 +20,7 @@ final class InFlightWork
 
     private static final Logger LOG = LoggerFactory.getLogger(InFlightWork.class);
     private static final Set<OpStream> OPEN = ConcurrentHashMap.newKeySet();
+    private static final Set<TransferBatch> BATCHES = ConcurrentHashMap.newKeySet();
 
     private InFlightWork()
     {
@@ -33,6 +34,35 @@ final class InFlightWork
     static void closed(final OpStream s)
     {
         OPEN.remove(s);
+    }
+
+    static void batchStarted(final TransferBatch b)
+    {
+        BATCHES.add(b);
+    }
+
+    static void batchFinished(final TransferBatch b)
+    {
+        BATCHES.remove(b);
+    }
+
+    /** Cancels and waits (bounded) for the batches whose running requests use {@code m}; true when none runs. */
+    static boolean drainBatchesUsing(final Object m)
+    {
+        final long deadline = System.nanoTime() + DRAIN_NANOS;
+        boolean idle = true;
+        for (final TransferBatch b : BATCHES)
+        {
+            if (b.touches(m))
+            {
+                idle &= b.drainFor(deadline - System.nanoTime());
+            }
+        }
+        if (!idle)
+        {
+            LOG.warn("{} is still used by a transfer batch that did not finish in time", m);
+        }
+        return idle;
     }
 
     /** Drains every open stream that used {@code r}, which is freed next; true when none of them still runs work. */
@@ -66,6 +96,10 @@ final class InFlightWork
                     s.forget(r);
                 }
             }
+        }
+        if (forget)
+        {
+            idle &= drainBatchesUsing(r);
         }
         if (!idle && forget)
         {

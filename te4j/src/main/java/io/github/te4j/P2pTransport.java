@@ -115,6 +115,12 @@ public final class P2pTransport extends NativeResource
         }
     }
 
+    /** The native peer, for callers in this package that hold {@link #enter()} around each use. */
+    NativeP2pTransport nativePeer()
+    {
+        return peer;
+    }
+
     TransferEngine engine()
     {
         return engine;
@@ -367,6 +373,11 @@ public final class P2pTransport extends NativeResource
     @Override
     void release()
     {
+        // Transfer batches that copy into this transport's segment mappings stop first.
+        if (!InFlightWork.drainBatchesUsing(this))
+        {
+            keepNativeMemory();
+        }
         // Children first: contexts unmap peers, buffers free memory; then the transport itself.
         final List<CommContext> cs;
         synchronized (contexts)

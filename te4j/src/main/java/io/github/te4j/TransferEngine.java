@@ -30,6 +30,7 @@ public final class TransferEngine extends NativeResource
     private final Platform platform;
     private final int device;
     private final List<OpStream> streams = new ArrayList<>();
+    private final List<TransferAgent> agents = new ArrayList<>();
     private P2pTransport p2p;
     private RdmaTransport rdma;
 
@@ -116,6 +117,47 @@ public final class TransferEngine extends NativeResource
         }
     }
 
+    /**
+     * A transfer agent ({@link TransferAgent}) for this rank's segment {@code segmentName}, over the
+     * buffers of {@code p2p} (this engine's transport). Host platform.
+     */
+    public TransferAgent createTransferAgent(final P2pTransport p2p, final String segmentName)
+    {
+        Errors.checkArgument(p2p != null, "p2p is null");
+        Errors.checkArgument(p2p.engine() == this, "p2p belongs to another engine");
+        io.github.te4j.exchange.SegmentDirectory.checkName(segmentName);
+        final Lock l = enter();
+        try
+        {
+            final Lock lp = p2p.enter();
+            try
+            {
+                final TransferAgent a = new TransferAgent(this, p2p, segmentName);
+                synchronized (agents)
+                {
+                    agents.add(a);
+                }
+                return a;
+            }
+            finally
+            {
+                lp.unlock();
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    void agentClosed(final TransferAgent a)
+    {
+        synchronized (agents)
+        {
+            agents.remove(a);
+        }
+    }
+
     /** A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread). */
     public OpStream createStream()
     {
@@ -196,7 +238,14 @@ public final class TransferEngine extends NativeResource
     @Override
     void release()
     {
-        // Streams drain first (kernels may still read peer tables), then transports unmap and free.
+        // Agents first (their batches copy between buffers and mappings), then streams drain
+        // (kernels may still read peer tables), then transports unmap and free.
+        final List<TransferAgent> as;
+        synchronized (agents)
+        {
+            as = new ArrayList<>(agents);
+        }
+        as.forEach(TransferAgent::close);
         final List<OpStream> ss;
         synchronized (streams)
         {

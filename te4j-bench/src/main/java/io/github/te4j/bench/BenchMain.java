@@ -58,8 +58,13 @@ public final class BenchMain implements Callable<Integer>
     String platform = "auto";
 
     @Option(names = "--mode", paramLabel = "MODE[,MODE]",
-        description = "bandwidth, latency, rate, alltoall or all (default: all = the first three).")
+        description = "bandwidth, latency, rate, alltoall, batch or all (default: all = the first three).")
     String mode = "all";
+
+    @Option(names = "--batch-region", paramLabel = "SIZE",
+        description = "--mode batch: the region the blocks are scattered in (default 1G).")
+    String batchRegionText = "1G";
+    long batchRegion;
 
     @Option(names = "--sizes", paramLabel = "LIST",
         description = "Sizes, e.g. 8,4K,1M,1G (bandwidth; and latency/rate when that is the only mode).")
@@ -220,6 +225,11 @@ public final class BenchMain implements Callable<Integer>
             System.err.println("te4j-bench: " + unavailable);
             return EXIT_UNAVAILABLE;
         }
+        if (config.modes.equals(java.util.EnumSet.of(Mode.BATCH)))
+        {
+            return BatchBench.run(config, batchRegion, System.out, System.err);
+        }
+        check(!config.modes.contains(Mode.BATCH), "--mode batch runs alone (not with other modes)");
         return config.isRank() ? new BenchRank(config).run() : new BenchLauncher(config).run();
     }
 
@@ -234,6 +244,8 @@ public final class BenchMain implements Callable<Integer>
             throw new IllegalArgumentException("--platform: '" + platform + "' (expected auto, cuda or host)");
         }
         c.modes = parseModes(mode);
+        batchRegion = Sizes.parseList(batchRegionText).get(0);
+        check(batchRegion >= 64L << 20, "--batch-region must be at least 64M, got " + batchRegionText);
         if (sizes != null && sweep != null)
         {
             throw new IllegalArgumentException("--sizes and --sweep exclude each other");
@@ -433,7 +445,7 @@ public final class BenchMain implements Callable<Integer>
             catch (final IllegalArgumentException e)
             {
                 throw new IllegalArgumentException("--mode: '" + part.trim()
-                    + "' (expected bandwidth, latency, rate, alltoall or all)");
+                    + "' (expected bandwidth, latency, rate, alltoall, batch or all)");
             }
             if (m == Mode.ALL)
             {

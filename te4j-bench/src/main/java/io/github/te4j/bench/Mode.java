@@ -14,6 +14,7 @@ public enum Mode
      * arriving: bandwidth per GPU. Not part of {@link #ALL}: it takes every rank of the run.
      */
     ALLTOALL,
+    BATCH,
     /** Bandwidth, latency and rate, each with its own sizes. */
     ALL;
 

@@ -59,4 +59,10 @@ public final class NativeP2pTransport extends Pointer
     public native int verifyPeerAccess(int window);
 
     public native int makeCommCtx(int window, NativeCommCtx ctx);
+
+    /** Maps one peer buffer of any size; its address lands in {@code base[0]}, its size in {@code bytes[0]}. */
+    public native int mapSegment(@Cast("const int32_t*") int[] blob, int ints, @Cast("void**") long[] base,
+        @Cast("uint64_t*") long[] bytes);
+
+    public native int unmapSegment(@Cast("void*") long base);
 }

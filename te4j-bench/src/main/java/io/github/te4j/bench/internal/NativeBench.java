@@ -72,6 +72,18 @@ public final class NativeBench
         public native int elapsedNs(long timeoutNs, @Cast("int64_t*") long[] out);
     }
 
+    /** The {@code how} values of {@link CopyBaseline#copyBlocks} (bench_api.h's kBlocks*). */
+    public static final class CopyBaselineModes
+    {
+        public static final int LOOP = 0;
+        public static final int BATCH_ASYNC = 1;
+        public static final int CONTIGUOUS = 2;
+
+        private CopyBaselineModes()
+        {
+        }
+    }
+
     /** Peer of {@code te4j::bench::CopyBaseline}: copy engine / SM copy kernel / memcpy. */
     @Name("CopyBaseline")
     public static final class CopyBaseline extends Pointer
@@ -98,6 +110,10 @@ public final class NativeBench
 
         public native int smCopy(@Cast("void*") long dst, @Cast("const void*") long src, @Cast("size_t") long bytes,
             int blocks, int threads, int count, long timeoutNs, @Cast("int64_t*") long[] elapsedNs);
+
+        /** The batch baselines; {@code how}: 0 loop, 1 cudaMemcpyBatchAsync, 2 one contiguous copy. */
+        public native int copyBlocks(int how, @Cast("const uint64_t*") long[] dst, @Cast("const uint64_t*") long[] src,
+            @Cast("const uint64_t*") long[] bytes, int count, long timeoutNs, @Cast("int64_t*") long[] elapsedNs);
     }
 
     /** Peer of {@code te4j::bench::PingPong}: te4j put+signal and raw flag round trips. */

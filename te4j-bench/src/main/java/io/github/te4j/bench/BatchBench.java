@@ -1,0 +1,249 @@
+package io.github.te4j.bench;
+
+import io.github.te4j.DeviceBuffer;
+import io.github.te4j.P2pTransport;
+import io.github.te4j.Platform;
+import io.github.te4j.RegisteredMemory;
+import io.github.te4j.SegmentHandle;
+import io.github.te4j.TransferAgent;
+import io.github.te4j.TransferBatch;
+import io.github.te4j.TransferEngine;
+import io.github.te4j.TransferRequest;
+import io.github.te4j.TransferState;
+import io.github.te4j.TransferStatus;
+import io.github.te4j.bench.internal.NativeBench;
+import io.github.te4j.exchange.InMemorySegmentDirectory;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Random;
+
+/**
+ * {@code --mode batch}: KV-cache shapes (N blocks of S bytes at random offsets of a region of
+ * another engine's segment, gathered into or scattered from one packed local buffer), WRITE and
+ * READ, each timed as one te4j {@link TransferBatch} from submit to the last request's completion
+ * as seen from Java, beside the baselines of the same run over the same blocks: a single-thread
+ * memcpy loop on the host; on CUDA one cudaMemcpyAsync per block, one cudaMemcpyBatchAsync and
+ * one contiguous copy of the same total bytes. Both engines live in this process (on CUDA on one
+ * GPU); the segment is still opened the way a peer's is (its handle mapped again). Every te4j
+ * run is checked byte for byte afterwards; a mismatch is a FAILED row and exit code 1.
+ */
+final class BatchBench
+{
+    static final long[][] SHAPES = {{1024, 16 << 10}, {256, 64 << 10}, {64, 1 << 20}};
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final int LOOP = NativeBench.CopyBaselineModes.LOOP;
+
+    private BatchBench()
+    {
+    }
+
+    static int run(final BenchConfig config, final long regionBytes, final PrintStream out, final PrintStream err)
+    {
+        final Platform platform = config.resolvePlatform();
+        final int iterations = Math.max(3, config.iterations);
+        final String space = "te4j-bench-batch-" + ProcessHandle.current().pid();
+        boolean failed = false;
+        try (TransferEngine initiator = TransferEngine.builder().platform(platform).device(0).build();
+            TransferEngine owner = TransferEngine.builder().platform(platform).device(0).build();
+            InMemorySegmentDirectory dir0 = InMemorySegmentDirectory.open(space);
+            InMemorySegmentDirectory dir1 = InMemorySegmentDirectory.open(space))
+        {
+            final P2pTransport p0 = initiator.getOrCreateP2pTransport(2);
+            final P2pTransport p1 = owner.getOrCreateP2pTransport(2);
+            long maxTotal = 0;
+            for (final long[] s : SHAPES)
+            {
+                maxTotal = Math.max(maxTotal, s[0] * s[1]);
+            }
+            final DeviceBuffer packed = p0.allocateBuffer(maxTotal);
+            final DeviceBuffer region = p1.allocateBuffer(regionBytes);
+            final TransferAgent agent = initiator.createTransferAgent(p0, "bench-initiator");
+            final TransferAgent ownerAgent = owner.createTransferAgent(p1, "bench-owner");
+            final RegisteredMemory local = agent.registerLocalMemory(packed);
+            ownerAgent.registerLocalMemory(region);
+            ownerAgent.publishSegment(dir1);
+            final SegmentHandle seg = agent.openSegment("bench-owner", dir0, TIMEOUT);
+            final long regionBase = region.address();
+            final NativeBench.CopyBaseline baseline = NativeBench.CopyBaseline.create(platform.nativeId(), 0, 0);
+            if (baseline == null || baseline.status() != 0)
+            {
+                err.println("te4j-bench: batch baselines unavailable: " + (baseline == null ? "null" : baseline.lastError()));
+                return BenchMain.EXIT_FAILED;
+            }
+            out.printf(Locale.ROOT, "batch: %s, %d iterations per row (median), region %d MiB, blocks at random offsets%n",
+                platform, iterations, regionBytes >> 20);
+            out.printf(Locale.ROOT, "%-14s %-5s %-28s %12s %9s %8s%n", "shape", "op", "series", "median us", "GB/s",
+                "vs base");
+            final Random rnd = new Random(42);
+            for (final long[] shape : SHAPES)
+            {
+                final int n = (int) shape[0];
+                final long size = shape[1];
+                final long[] offsets = scatter(rnd, n, size, regionBytes);
+                fill(packed, region, n, size, offsets, rnd.nextLong());
+                for (final boolean write : new boolean[] {true, false})
+                {
+                    final String label = n + " x " + human(size);
+                    final String op = write ? "WRITE" : "READ";
+                    final long[] dst = new long[n];
+                    final long[] src = new long[n];
+                    final long[] len = new long[n];
+                    for (int i = 0; i < n; i++)
+                    {
+                        final long l = packed.address() + i * size;
+                        final long r = regionBase + offsets[i];
+                        dst[i] = write ? r : l;
+                        src[i] = write ? l : r;
+                        len[i] = size;
+                    }
+                    final List<TransferRequest> rs = new ArrayList<>();
+                    for (int i = 0; i < n; i++)
+                    {
+                        rs.add(write ? TransferRequest.write(local, i * size, seg, offsets[i], size)
+                            : TransferRequest.read(local, i * size, seg, offsets[i], size));
+                    }
+                    // Baseline first on the host: the memcpy loop the host platform is measured against.
+                    final double base = baselineMedian(baseline, LOOP, dst, src, len, iterations);
+                    final double te4j = te4jMedian(agent, rs, iterations);
+                    final String bad = verify(packed, region, n, size, offsets, write);
+                    failed |= bad != null;
+                    final long total = n * size;
+                    row(out, label, op, "te4j batch (submit..done)", te4j, total, base, bad);
+                    row(out, label, op, platform == Platform.HOST ? "memcpy loop" : "cudaMemcpyAsync per block",
+                        base, total, base, null);
+                    if (platform == Platform.CUDA)
+                    {
+                        row(out, label, op, "cudaMemcpyBatchAsync",
+                            baselineMedian(baseline, NativeBench.CopyBaselineModes.BATCH_ASYNC, dst, src, len, iterations),
+                            total, base, null);
+                        row(out, label, op, "one contiguous copy",
+                            baselineMedian(baseline, NativeBench.CopyBaselineModes.CONTIGUOUS, dst, src, len, iterations),
+                            total, base, null);
+                    }
+                }
+            }
+            out.println("vs base: the row's speed over the " + (platform == Platform.HOST ? "memcpy loop"
+                : "per-block cudaMemcpyAsync loop") + " of the same blocks (above 1 = faster)");
+        }
+        return failed ? BenchMain.EXIT_FAILED : 0;
+    }
+
+    private static void row(final PrintStream out, final String shape, final String op, final String series,
+        final double ns, final long bytes, final double baseNs, final String failure)
+    {
+        if (failure != null)
+        {
+            out.printf(Locale.ROOT, "%-14s %-5s %-28s FAILED: %s%n", shape, op, series, failure);
+            return;
+        }
+        out.printf(Locale.ROOT, "%-14s %-5s %-28s %12.1f %9.2f %8.2f%n", shape, op, series, ns / 1000.0,
+            bytes / ns, baseNs / ns);
+    }
+
+    private static double te4jMedian(final TransferAgent agent, final List<TransferRequest> rs, final int iterations)
+    {
+        final double[] t = new double[iterations];
+        for (int it = -1; it < iterations; it++)
+        {
+            try (TransferBatch b = agent.allocateBatch(rs.size()))
+            {
+                final long t0 = System.nanoTime();
+                b.submit(rs, TIMEOUT);
+                final List<TransferStatus> st = b.await(TIMEOUT);
+                final long t1 = System.nanoTime();
+                for (int i = 0; i < st.size(); i++)
+                {
+                    if (st.get(i).state() != TransferState.COMPLETED)
+                    {
+                        throw new IllegalStateException("request " + i + ": " + st.get(i));
+                    }
+                }
+                if (it >= 0)
+                {
+                    t[it] = t1 - t0;
+                }
+            }
+        }
+        Arrays.sort(t);
+        return t[iterations / 2];
+    }
+
+    private static double baselineMedian(final NativeBench.CopyBaseline b, final int how, final long[] dst,
+        final long[] src, final long[] len, final int iterations)
+    {
+        final double[] t = new double[iterations];
+        final long[] ns = new long[1];
+        for (int it = -1; it < iterations; it++)
+        {
+            final int st = b.copyBlocks(how, dst, src, len, dst.length, TIMEOUT.toNanos(), ns);
+            if (st != 0)
+            {
+                throw new IllegalStateException("baseline " + how + ": " + b.lastError());
+            }
+            if (it >= 0)
+            {
+                t[it] = ns[0];
+            }
+        }
+        Arrays.sort(t);
+        return t[iterations / 2];
+    }
+
+    /** n distinct block-aligned slots of the region, in random order. */
+    private static long[] scatter(final Random rnd, final int n, final long size, final long region)
+    {
+        final int slots = (int) (region / size);
+        final List<Integer> all = new ArrayList<>();
+        for (int i = 0; i < slots; i++)
+        {
+            all.add(i);
+        }
+        Collections.shuffle(all, rnd);
+        final long[] out = new long[n];
+        for (int i = 0; i < n; i++)
+        {
+            out[i] = all.get(i) * size;
+        }
+        return out;
+    }
+
+    private static void fill(final DeviceBuffer packed, final DeviceBuffer region, final int n, final long size,
+        final long[] offsets, final long seed)
+    {
+        final Random r = new Random(seed);
+        final byte[] b = new byte[(int) size];
+        for (int i = 0; i < n; i++)
+        {
+            r.nextBytes(b);
+            packed.write(i * size, b);
+            r.nextBytes(b);
+            region.write(offsets[i], b);
+        }
+    }
+
+    /** After a WRITE the region's blocks equal the packed ones; after a READ the packed equal the region's. */
+    private static String verify(final DeviceBuffer packed, final DeviceBuffer region, final int n, final long size,
+        final long[] offsets, final boolean write)
+    {
+        for (int i = 0; i < n; i++)
+        {
+            final byte[] a = packed.read(i * size, (int) size);
+            final byte[] b = region.read(offsets[i], (int) size);
+            if (!Arrays.equals(a, b))
+            {
+                return "block " + i + " differs after the " + (write ? "WRITE" : "READ");
+            }
+        }
+        return null;
+    }
+
+    private static String human(final long bytes)
+    {
+        return bytes >= 1 << 20 ? (bytes >> 20) + " MiB" : (bytes >> 10) + " KiB";
+    }
+}

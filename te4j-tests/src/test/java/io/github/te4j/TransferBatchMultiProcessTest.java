@@ -1,0 +1,60 @@
+package io.github.te4j;
+
+import io.github.te4j.launcher.RankProcesses;
+import java.time.Duration;
+import java.util.List;
+import org.testng.Assert;
+import org.testng.annotations.Test;
+
+/**
+ * Ranks as separate JVMs on the host platform publish their segments through the TCP rendezvous
+ * and run random batches of READ and WRITE to every rank (itself included), verified byte for
+ * byte against poisoned destinations ({@link TransferBatchWorker}); and a rank killed while
+ * batches address it.
+ */
+public class TransferBatchMultiProcessTest
+{
+    static void run(final int world, final String mode, final String... extra) throws InterruptedException
+    {
+        final int port = RankProcesses.freePort();
+        final long session = System.nanoTime();
+        try (RankProcesses ranks = new RankProcesses())
+        {
+            ranks.start(world, TransferBatchWorker.class.getName(), List.of("-Xmx1g"), r ->
+            {
+                final List<String> a = new java.util.ArrayList<>(List.of("rank=" + r, "world=" + world, "port=" + port,
+                    "session=" + session, "mode=" + mode));
+                a.addAll(List.of(extra));
+                return a;
+            });
+            final List<RankProcesses.Result> results = ranks.await(Duration.ofMinutes(4));
+            for (final RankProcesses.Result r : results)
+            {
+                System.out.println(r);
+            }
+            for (final RankProcesses.Result r : results)
+            {
+                Assert.assertEquals(r.exitCode, 0, "rank " + r.rank + " failed:\n" + r.output);
+                Assert.assertTrue(r.output.contains("OK rank " + r.rank + " done"), r.output);
+            }
+        }
+    }
+
+    @Test(groups = "host", timeOut = 300_000)
+    public void twoRanksRandomBatches() throws Exception
+    {
+        run(2, "random", "requests=96", "maxLength=" + (4 << 20), "slot=" + (16L << 20));
+    }
+
+    @Test(groups = "host", timeOut = 300_000)
+    public void fourRanksRandomBatches() throws Exception
+    {
+        run(4, "random", "requests=64", "maxLength=" + (1 << 20), "slot=" + (8L << 20));
+    }
+
+    @Test(groups = "host", timeOut = 300_000)
+    public void rankKilledMidBatch() throws Exception
+    {
+        run(3, "kill", "slot=" + (4L << 20));
+    }
+}

@@ -1,0 +1,190 @@
+package io.github.te4j;
+
+import java.util.Arrays;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A peer's segment opened by {@link TransferAgent#openSegment(String)}: its buffers mapped into
+ * this process, addressed by segment offset. Requests must lie inside one of its buffers.
+ * Closing it while batches still use it is allowed: the mappings go when the last one is done.
+ */
+public final class SegmentHandle extends NativeResource
+{
+    private static final int PID_WORD = 3;
+
+    private final TransferAgent agent;
+    private final String name;
+    private final int rank;
+    private final long[] offsets;   // segment offset of each part, ascending
+    private final long[] sizes;
+    private final long[] bases;     // this process's mapping of each part
+    private final int ownerPid;
+    private final long ownerStart;
+    private int users;              // batches in flight that address this segment, guarded by this
+    private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
+
+    SegmentHandle(final TransferAgent agent, final SegmentDescriptor d,
+        final long[] bases)
+    {
+        super("SegmentHandle '" + d.name() + "'");
+        this.agent = agent;
+        this.name = d.name();
+        this.rank = d.rank();
+        final int n = d.parts().size();
+        this.offsets = new long[n];
+        this.sizes = new long[n];
+        for (int i = 0; i < n; i++)
+        {
+            offsets[i] = d.parts().get(i).segmentOffset;
+            sizes[i] = d.parts().get(i).handle.bufferSize();
+        }
+        this.bases = bases.clone();
+        final int pid = n == 0 ? 0 : d.parts().get(0).handle.blob()[PID_WORD];
+        final boolean self = pid == ProcessHandle.current().pid();
+        this.ownerPid = self ? 0 : pid;
+        this.ownerStart = self || pid <= 0 ? -1 : PeerMonitor.startTime(pid);
+    }
+
+    /** The segment's name. */
+    public String segmentName()
+    {
+        return name;
+    }
+
+    /** The rank that published it, -1 when it was published outside a handle exchange. */
+    public int rank()
+    {
+        return rank;
+    }
+
+    /** The end of its last buffer: every offset a request may use is below it. */
+    public long size()
+    {
+        return offsets.length == 0 ? 0 : offsets[offsets.length - 1] + sizes[sizes.length - 1];
+    }
+
+    /** Its buffers' segment offsets, ascending. */
+    public long[] bufferOffsets()
+    {
+        return offsets.clone();
+    }
+
+    /** Its buffers' sizes, in the order of {@link #bufferOffsets()}. */
+    public long[] bufferSizes()
+    {
+        return sizes.clone();
+    }
+
+    TransferAgent agent()
+    {
+        return agent;
+    }
+
+    /**
+     * The mapped address of [offset, offset + length), or -1 when the range is not inside one of
+     * the segment's buffers.
+     */
+    long addressOf(final long offset, final long length)
+    {
+        int i = Arrays.binarySearch(offsets, offset);
+        if (i < 0)
+        {
+            i = -i - 2;  // the part that starts before offset
+        }
+        if (i < 0 || offset < 0 || length < 0)
+        {
+            return -1;
+        }
+        final long in = offset - offsets[i];
+        return in < sizes[i] && length <= sizes[i] - in ? bases[i] + in : -1;
+    }
+
+    /** Why [offset, offset + length) is not addressable, for an error message. */
+    String describeMiss(final long offset, final long length)
+    {
+        return "remote range [" + offset + ", " + offset + " + " + length + ") is not inside one buffer of segment '"
+            + name + "' (buffers at offsets " + Arrays.toString(offsets) + " of sizes " + Arrays.toString(sizes) + ")";
+    }
+
+    /** Whether the process that published it is gone (never true for this process's own). */
+    boolean ownerLost()
+    {
+        return ownerPid != 0 && PeerMonitor.startTime(ownerPid) != ownerStart;
+    }
+
+    String ownerLostMessage()
+    {
+        return "segment '" + name + "'" + (rank >= 0 ? " of rank " + rank : "") + ": its owner process " + ownerPid
+            + " has exited";
+    }
+
+    /** A batch starts using the mappings; throws {@link ClosedException} when closed. */
+    void acquire()
+    {
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                users++;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** A batch is done with the mappings; the last one after close() unmaps. */
+    void releaseUse()
+    {
+        final boolean unmap;
+        synchronized (this)
+        {
+            users--;
+            unmap = users == 0 && unmapPending;
+            if (unmap)
+            {
+                unmapPending = false;
+            }
+        }
+        if (unmap)
+        {
+            unmapAll();
+        }
+    }
+
+    private void unmapAll()
+    {
+        for (final long b : bases)
+        {
+            if (b != 0)
+            {
+                agent.unmap(b);
+            }
+        }
+    }
+
+    @Override
+    void release()
+    {
+        final boolean now;
+        synchronized (this)
+        {
+            now = users == 0;
+            unmapPending = !now;
+        }
+        if (now)
+        {
+            unmapAll();
+        }
+        agent.segmentClosed(this);
+    }
+
+    @Override
+    public String toString()
+    {
+        return "SegmentHandle['" + name + "'" + (rank >= 0 ? " of rank " + rank : "") + ", " + offsets.length
+            + " buffers]";
+    }
+}

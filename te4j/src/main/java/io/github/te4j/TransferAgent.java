@@ -1,0 +1,448 @@
+package io.github.te4j;
+
+import io.github.te4j.exchange.HandleExchange;
+import io.github.te4j.exchange.SegmentDirectory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * The transfer engine's host API, with Mooncake's concepts: register local memory, publish it as
+ * this rank's named segment, open other ranks' segments by name, and move bytes between the two
+ * in batches of READ and WRITE requests with a state per request ({@link TransferBatch}).
+ *
+ * <pre>{@code
+ * TransferAgent agent = engine.createTransferAgent(p2p, "rank" + rank);
+ * RegisteredMemory mine = agent.registerLocalMemory(p2p.allocateBuffer(1 << 30));
+ * agent.publishSegment(exchange, timeout);                  // every rank: all-gather descriptors
+ * SegmentHandle peer = agent.openSegment("rank1");
+ * try (TransferBatch batch = agent.allocateBatch(1024)) {
+ *     batch.submit(List.of(TransferRequest.write(mine, 0, peer, 4096, 16384)), timeout);
+ *     List<TransferStatus> done = batch.await(timeout);
+ * }
+ * }</pre>
+ *
+ * <p>A segment is the list of te4j buffers registered here, each at the segment offset
+ * {@link RegisteredMemory#segmentOffset()} (their sizes added up in registration order; an
+ * unregistered buffer leaves a hole). Peers see the list as of the last publish. Memory
+ * allocated elsewhere can be registered as the local side of requests only.
+ *
+ * <p>Platforms: the host platform (peers' segments are mapped into this process, so READ copies
+ * out of the mapping). Every argument is checked here before native code runs.
+ */
+public final class TransferAgent extends NativeResource
+{
+    private final TransferEngine engine;
+    private final P2pTransport p2p;
+    private final String segmentName;
+    private final List<RegisteredMemory> registered = new ArrayList<>();
+    private final List<SegmentHandle> segments = new ArrayList<>();
+    private final List<TransferBatch> batches = new ArrayList<>();
+    private final Map<String, byte[]> gathered = new HashMap<>();
+    private long nextSegmentOffset;
+    private int rank = -1;
+    private SegmentDirectory directory;
+
+    TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
+    {
+        super("TransferAgent '" + segmentName + "'");
+        this.engine = engine;
+        this.p2p = p2p;
+        this.segmentName = segmentName;
+    }
+
+    /** This rank's segment name. */
+    public String segmentName()
+    {
+        return segmentName;
+    }
+
+    public Platform platform()
+    {
+        return engine.platform();
+    }
+
+    /**
+     * Registers a te4j buffer of this agent's transport: the local side of requests, and part of
+     * this rank's segment from the next publish on.
+     */
+    public RegisteredMemory registerLocalMemory(final DeviceBuffer buffer)
+    {
+        Errors.checkArgument(buffer != null, "buffer is null");
+        Errors.checkArgument(buffer.owner() == p2p, buffer + " belongs to another transport than this agent's");
+        final Lock l = enter();
+        try
+        {
+            final Lock lb = buffer.enter();
+            try
+            {
+                synchronized (this)
+                {
+                    for (final RegisteredMemory m : registered)
+                    {
+                        Errors.checkArgument(m.buffer() != buffer, buffer + " is already registered");
+                    }
+                    final RegisteredMemory m = new RegisteredMemory(this, buffer, buffer.address(), buffer.size(),
+                        nextSegmentOffset);
+                    nextSegmentOffset += buffer.size();
+                    registered.add(m);
+                    return m;
+                }
+            }
+            finally
+            {
+                lb.unlock();
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Registers memory allocated elsewhere (host platform: this process's memory, e.g. a direct
+     * ByteBuffer's address) as the local side of requests; it is not part of the segment. The
+     * memory must stay valid until it is unregistered or this agent is closed.
+     */
+    public RegisteredMemory registerLocalMemory(final long address, final long bytes)
+    {
+        Errors.checkArgument(address != 0, "address is null");
+        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
+        Errors.checkArgument(address > 0 && bytes <= Long.MAX_VALUE - address,
+            "address 0x" + Long.toHexString(address) + " + " + bytes + " B wraps around");
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                for (final RegisteredMemory m : registered)
+                {
+                    Errors.checkArgument(m.buffer() != null || address >= m.address() + m.size()
+                        || m.address() >= address + bytes, "[0x" + Long.toHexString(address) + ", +" + bytes
+                        + ") overlaps " + m);
+                }
+                final RegisteredMemory m = new RegisteredMemory(this, null, address, bytes, -1);
+                registered.add(m);
+                return m;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Unregisters memory, after the batches that use it have finished (bounded: a batch that
+     * does not finish in time is cancelled first). Peers see it gone from the next publish on.
+     */
+    public void unregisterLocalMemory(final RegisteredMemory memory)
+    {
+        Errors.checkArgument(memory != null, "memory is null");
+        Errors.checkArgument(memory.agent() == this, memory + " is registered with another agent");
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                Errors.checkArgument(registered.contains(memory), memory + " is not registered");
+                registered.remove(memory);
+            }
+            memory.unregistered();
+            InFlightWork.drainBatchesUsing(memory);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** This rank's segment descriptor as peers will see it (the te4j buffers registered now). */
+    public byte[] segmentDescriptor()
+    {
+        final Lock l = enter();
+        try
+        {
+            final List<SegmentDescriptor.Part> parts = new ArrayList<>();
+            final List<RegisteredMemory> now;
+            synchronized (this)
+            {
+                now = new ArrayList<>(registered);
+            }
+            for (final RegisteredMemory m : now)
+            {
+                if (m.buffer() != null && m.isRegistered())
+                {
+                    parts.add(new SegmentDescriptor.Part(m.segmentOffset(), p2p.exportHandle(m.buffer())));
+                }
+            }
+            return new SegmentDescriptor(segmentName, rank, parts).toBytes();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Publishes this rank's segment and learns every other rank's: an all-gather of descriptors
+     * through {@code exchange}, then a barrier (nobody frees a buffer before every peer could map
+     * it). Every rank of the exchange calls it.
+     */
+    public void publishSegment(final HandleExchange exchange, final Duration timeout)
+    {
+        Errors.checkArgument(exchange != null, "exchange is null");
+        checkTimeout(timeout);
+        synchronized (this)
+        {
+            rank = exchange.rank();
+        }
+        final byte[] mine = segmentDescriptor();
+        final List<byte[]> all = exchange.allGather(mine, timeout);
+        final Map<String, byte[]> byName = new HashMap<>();
+        for (int r = 0; r < all.size(); r++)
+        {
+            final SegmentDescriptor d = SegmentDescriptor.fromBytes(all.get(r));
+            if (d.rank() != r)
+            {
+                throw new BadHandleException("rank " + r + " published a segment descriptor that names rank " + d.rank());
+            }
+            if (byName.put(d.name(), all.get(r)) != null)
+            {
+                throw new IllegalStateException("two ranks publish segment '" + d.name() + "': names must be unique");
+            }
+        }
+        synchronized (this)
+        {
+            gathered.putAll(byName);
+        }
+        exchange.barrier(timeout);
+    }
+
+    /**
+     * Publishes this rank's segment in {@code directory} under its name (replacing an earlier
+     * publish); {@link #openSegment(String, Duration)} of other agents that use the same
+     * directory finds it there.
+     */
+    public void publishSegment(final SegmentDirectory directory)
+    {
+        Errors.checkArgument(directory != null, "directory is null");
+        final byte[] mine = segmentDescriptor();
+        synchronized (this)
+        {
+            this.directory = directory;
+        }
+        directory.publish(segmentName, mine);
+    }
+
+    /**
+     * Opens a segment published through the handle exchange ({@link #publishSegment(HandleExchange, Duration)})
+     * or present in the directory this agent published to: maps its buffers here.
+     *
+     * @throws IllegalArgumentException when no segment of that name is known
+     */
+    public SegmentHandle openSegment(final String name)
+    {
+        SegmentDirectory.checkName(name);
+        final byte[] d;
+        final SegmentDirectory dir;
+        synchronized (this)
+        {
+            d = gathered.get(name);
+            dir = directory;
+        }
+        if (d != null)
+        {
+            return open(d);
+        }
+        final Optional<byte[]> found = dir == null ? Optional.empty() : dir.lookup(name);
+        if (found.isEmpty())
+        {
+            throw new IllegalArgumentException("unknown segment '" + name + "': no rank published it"
+                + (dir == null ? " through the handle exchange" : " here or in the directory"));
+        }
+        return open(found.get());
+    }
+
+    /** {@link #openSegment(String)} that waits up to {@code timeout} for the name to appear in {@code directory}. */
+    public SegmentHandle openSegment(final String name, final SegmentDirectory directory, final Duration timeout)
+    {
+        SegmentDirectory.checkName(name);
+        Errors.checkArgument(directory != null, "directory is null");
+        checkTimeout(timeout);
+        return open(directory.await(name, timeout));
+    }
+
+    private SegmentHandle open(final byte[] bytes)
+    {
+        final SegmentDescriptor d = SegmentDescriptor.fromBytes(bytes);
+        for (final SegmentDescriptor.Part p : d.parts())
+        {
+            if (p.handle.platform() != platform())
+            {
+                throw new BadHandleException("segment '" + d.name() + "' holds a " + p.handle.platform()
+                    + " buffer, this agent is " + platform());
+            }
+            if (!p.handle.isFromThisHost())
+            {
+                throw new BadHandleException("segment '" + d.name() + "' comes from another host: opening it needs"
+                    + " every rank on one host");
+            }
+        }
+        final Lock l = enter();
+        try
+        {
+            final long[] bases = new long[d.parts().size()];
+            try
+            {
+                for (int i = 0; i < bases.length; i++)
+                {
+                    bases[i] = map(d, i);
+                }
+            }
+            catch (final RuntimeException e)
+            {
+                for (final long b : bases)
+                {
+                    if (b != 0)
+                    {
+                        unmap(b);
+                    }
+                }
+                throw e;
+            }
+            final SegmentHandle h = new SegmentHandle(this, d, bases);
+            synchronized (this)
+            {
+                segments.add(h);
+            }
+            return h;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    private long map(final SegmentDescriptor d, final int part)
+    {
+        final IpcHandle h = d.parts().get(part).handle;
+        final int[] blob = h.blob();
+        final long[] base = new long[1];
+        final long[] bytes = new long[1];
+        final Lock l = p2p.enter();
+        try
+        {
+            Errors.check(p2p.nativePeer().mapSegment(blob, blob.length, base, bytes),
+                "openSegment('" + d.name() + "') buffer " + part, p2p.nativePeer()::lastError);
+        }
+        finally
+        {
+            l.unlock();
+        }
+        if (bytes[0] != h.bufferSize())
+        {
+            unmap(base[0]);
+            throw new BadHandleException("segment '" + d.name() + "' buffer " + part + ": mapped " + bytes[0]
+                + " B, its handle says " + h.bufferSize() + " B");
+        }
+        return base[0];
+    }
+
+    /** Unmaps one mapping; when the transport is already closed its native side unmapped everything. */
+    void unmap(final long base)
+    {
+        final Lock l = p2p.enterForDrain();
+        if (l == null)
+        {
+            return;
+        }
+        try
+        {
+            p2p.nativePeer().unmapSegment(base);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** A batch of at most {@code capacity} requests (1 to 2^20). */
+    public TransferBatch allocateBatch(final int capacity)
+    {
+        Errors.checkArgument(capacity >= 1 && capacity <= TransferBatch.MAX_CAPACITY,
+            "capacity=" + capacity + " must be in [1, " + TransferBatch.MAX_CAPACITY + "]");
+        final Lock l = enter();
+        try
+        {
+            final TransferBatch b = new TransferBatch(this, engine.platform(), engine.device(), capacity);
+            synchronized (this)
+            {
+                batches.add(b);
+            }
+            return b;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    P2pTransport transport()
+    {
+        return p2p;
+    }
+
+    /** Lock for a batch's submit: throws {@link ClosedException} when this agent is closed. */
+    Lock enterForSubmit()
+    {
+        return enter();
+    }
+
+    /** Unregistering clears the memory's own flag, so this needs no look-up (it runs per request). */
+    boolean isRegistered(final RegisteredMemory m)
+    {
+        return m.isRegistered();
+    }
+
+    synchronized void batchClosed(final TransferBatch b)
+    {
+        batches.remove(b);
+    }
+
+    synchronized void segmentClosed(final SegmentHandle s)
+    {
+        segments.remove(s);
+    }
+
+    private static void checkTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+    }
+
+    @Override
+    void release()
+    {
+        // Batches first (they use the segments' mappings and the local memory), then segments.
+        final List<TransferBatch> bs;
+        final List<SegmentHandle> ss;
+        synchronized (this)
+        {
+            bs = new ArrayList<>(batches);
+            ss = new ArrayList<>(segments);
+        }
+        bs.forEach(TransferBatch::close);
+        ss.forEach(SegmentHandle::close);
+        synchronized (this)
+        {
+            registered.forEach(RegisteredMemory::unregistered);
+            registered.clear();
+        }
+        engine.agentClosed(this);
+    }
+}
