@@ -114,7 +114,8 @@ import org.slf4j.LoggerFactory;
  * dropped for the new one). Other ranks use no threads of their own. {@link #close()} closes all
  * sockets and joins those threads.
  */
-public final class Rendezvous implements HandleExchange {
+public final class Rendezvous implements HandleExchange
+{
 
     /** Largest supported world size. */
     public static final int MAX_WORLD_SIZE = 64;
@@ -167,7 +168,8 @@ public final class Rendezvous implements HandleExchange {
     private final Root root;
     private final Member member;
 
-    private Rendezvous(Builder b, int port) {
+    private Rendezvous(final Builder b, final int port)
+    {
         this.rank = b.rank;
         this.worldSize = b.worldSize;
         this.host = b.host;
@@ -179,32 +181,39 @@ public final class Rendezvous implements HandleExchange {
         this.defaultTimeout = b.defaultTimeout;
         this.handshakeTimeout = b.handshakeTimeout;
         this.maxFrameBytes = b.maxFrameBytes;
-        if (rank == 0) {
+        if (rank == 0)
+        {
             this.member = null;
             this.root = new Root(port);
-        } else {
+        }
+        else
+        {
             this.root = null;
             this.member = new Member(port);
         }
     }
 
     /** @return a new builder */
-    public static Builder builder() {
+    public static Builder builder()
+    {
         return new Builder();
     }
 
     @Override
-    public int rank() {
+    public int rank()
+    {
         return rank;
     }
 
     @Override
-    public int worldSize() {
+    public int worldSize()
+    {
         return worldSize;
     }
 
     @Override
-    public Duration defaultTimeout() {
+    public Duration defaultTimeout()
+    {
         return defaultTimeout;
     }
 
@@ -212,20 +221,24 @@ public final class Rendezvous implements HandleExchange {
      * @return on rank 0 the port actually listened on (the ephemeral one when 0 was asked for); on
      *         other ranks the port of rank 0 they connected to
      */
-    public int port() {
+    public int port()
+    {
         return root != null ? root.port : member.port;
     }
 
     /** @return {@code host:port} that the other ranks connect to (with the actual port on rank 0) */
-    public String endpoint() {
+    public String endpoint()
+    {
         String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
         return h + ":" + port();
     }
 
     @Override
-    public List<byte[]> allGather(byte[] mine, Duration timeout) {
+    public List<byte[]> allGather(final byte[] mine, final Duration timeout)
+    {
         Objects.requireNonNull(mine, "mine");
-        if (mine.length > maxFrameBytes) {
+        if (mine.length > maxFrameBytes)
+        {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the frame limit of "
                     + maxFrameBytes + " bytes");
         }
@@ -233,7 +246,8 @@ public final class Rendezvous implements HandleExchange {
     }
 
     @Override
-    public void barrier(Duration timeout) {
+    public void barrier(final Duration timeout)
+    {
         collective(Frame.BARRIER, new byte[0], timeout);
     }
 
@@ -242,43 +256,57 @@ public final class Rendezvous implements HandleExchange {
      * fails with a {@link RendezvousException}. Idempotent.
      */
     @Override
-    public void close() {
-        if (!closed.compareAndSet(false, true)) {
+    public void close()
+    {
+        if (!closed.compareAndSet(false, true))
+        {
             return;
         }
-        if (root != null) {
+        if (root != null)
+        {
             root.close();
-        } else {
+        }
+        else
+        {
             member.close();
         }
         LOG.debug("rendezvous rank {} closed", rank);
     }
 
     @Override
-    public String toString() {
+    public String toString()
+    {
         return "Rendezvous[rank " + rank + "/" + worldSize + ", " + endpoint() + ", session " + session + "]";
     }
 
-    private List<byte[]> collective(byte type, byte[] mine, Duration timeout) {
+    private List<byte[]> collective(final byte type, final byte[] mine, final Duration timeout)
+    {
         long deadline = deadlineOf(timeout);
-        synchronized (opLock) {
-            if (closed.get()) {
+        synchronized (opLock)
+        {
+            if (closed.get())
+            {
                 throw new IllegalStateException("rendezvous is closed");
             }
             RendezvousException earlier = failure;
-            if (earlier != null) {
+            if (earlier != null)
+            {
                 throw new RendezvousException(null, "rendezvous is unusable after an earlier failure: "
                         + earlier.getMessage(), earlier);
             }
             int s = ++seq;
             String what = opName(type) + " #" + s;
-            try {
+            try
+            {
                 return root != null
                         ? root.collect(type, s, mine, deadline, timeout, what)
                         : member.collect(type, s, mine, deadline, timeout, what);
-            } catch (RendezvousException e) {
+            }
+            catch (RendezvousException e)
+            {
                 failure = e;
-                if (root != null && !closed.get()) {
+                if (root != null && !closed.get())
+                {
                     root.abortPeers(e);
                 }
                 throw e;
@@ -286,9 +314,11 @@ public final class Rendezvous implements HandleExchange {
         }
     }
 
-    private static long deadlineOf(Duration timeout) {
+    private static long deadlineOf(final Duration timeout)
+    {
         Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero()) {
+        if (timeout.isNegative() || timeout.isZero())
+        {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
         // Saturate so an absurdly long timeout cannot overflow nanoTime arithmetic.
@@ -296,20 +326,25 @@ public final class Rendezvous implements HandleExchange {
         return System.nanoTime() + nanos;
     }
 
-    private static String opName(byte type) {
+    private static String opName(final byte type)
+    {
         return type == Frame.BARRIER ? "barrier" : "allGather";
     }
 
-    private static int millisLeft(long deadline) {
+    private static int millisLeft(final long deadline)
+    {
         long left = deadline - System.nanoTime();
-        if (left <= 0) {
+        if (left <= 0)
+        {
             return 0;
         }
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left) + 1));
     }
 
-    private byte[] mac(byte[] label, byte[] serverNonce, byte[] clientNonce, int peerRank) {
-        try {
+    private byte[] mac(final byte[] label, final byte[] serverNonce, final byte[] clientNonce, final int peerRank)
+    {
+        try
+        {
             Mac m = Mac.getInstance("HmacSHA256");
             m.init(new SecretKeySpec(secret, "HmacSHA256"));
             m.update(label);
@@ -318,88 +353,111 @@ public final class Rendezvous implements HandleExchange {
             m.update(ByteBuffer.allocate(8).putInt(peerRank).putInt(worldSize).array());
             m.update(sessionBytes);
             return m.doFinal();
-        } catch (GeneralSecurityException e) {
+        }
+        catch (GeneralSecurityException e)
+        {
             throw new IllegalStateException("HmacSHA256 unavailable", e);
         }
     }
 
-    private static byte[] nonce() {
+    private static byte[] nonce()
+    {
         byte[] n = new byte[NONCE_BYTES];
         RANDOM.nextBytes(n);
         return n;
     }
 
-    private static Thread daemon(String name, Runnable body) {
+    private static Thread daemon(final String name, final Runnable body)
+    {
         Thread t = new Thread(body, THREAD_PREFIX + name);
         t.setDaemon(true);
         return t;
     }
 
-    private static void closeQuietly(Socket s) {
-        if (s == null) {
+    private static void closeQuietly(final Socket s)
+    {
+        if (s == null)
+        {
             return;
         }
-        try {
+        try
+        {
             s.close();
-        } catch (IOException ignored) {
+        }
+        catch (IOException ignored)
+        {
             // nothing useful to do: the socket is being discarded
         }
     }
 
-    private static String describe(Socket s) {
+    private static String describe(final Socket s)
+    {
         Object a = s.getRemoteSocketAddress();
         return a == null ? "unconnected socket" : a.toString();
     }
 
-    private static byte[] utf8(String s) {
+    private static byte[] utf8(final String s)
+    {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static String reasonOf(Frame f) {
+    private static String reasonOf(final Frame f)
+    {
         return new String(f.payload(), StandardCharsets.UTF_8);
     }
 
-    static byte[] encodeResult(byte[][] blobs) {
+    static byte[] encodeResult(final byte[][] blobs)
+    {
         long total = 4;
-        for (byte[] b : blobs) {
+        for (byte[] b : blobs)
+        {
             total += 4L + b.length;
         }
         ByteBuffer buf = ByteBuffer.allocate((int) total);
         buf.putInt(blobs.length);
-        for (byte[] b : blobs) {
+        for (byte[] b : blobs)
+        {
             buf.putInt(b.length).put(b);
         }
         return buf.array();
     }
 
-    static List<byte[]> decodeResult(byte[] payload, int expectedCount, String peer) {
+    static List<byte[]> decodeResult(final byte[] payload, final int expectedCount, final String peer)
+    {
         ByteBuffer buf = ByteBuffer.wrap(payload);
-        if (buf.remaining() < 4) {
+        if (buf.remaining() < 4)
+        {
             throw new RendezvousException(peer, "RESULT payload too short");
         }
         int count = buf.getInt();
-        if (count != expectedCount) {
+        if (count != expectedCount)
+        {
             throw new RendezvousException(peer, "RESULT carries " + count + " blobs, expected " + expectedCount);
         }
         byte[][] out = new byte[count][];
-        for (int i = 0; i < count; i++) {
-            if (buf.remaining() < 4) {
+        for (int i = 0; i < count; i++)
+        {
+            if (buf.remaining() < 4)
+            {
                 throw new RendezvousException(peer, "RESULT truncated at blob " + i);
             }
             int len = buf.getInt();
-            if (len < 0 || len > buf.remaining()) {
+            if (len < 0 || len > buf.remaining())
+            {
                 throw new RendezvousException(peer, "RESULT blob " + i + " has bad length " + len);
             }
             out[i] = new byte[len];
             buf.get(out[i]);
         }
-        if (buf.hasRemaining()) {
+        if (buf.hasRemaining())
+        {
             throw new RendezvousException(peer, "RESULT has " + buf.remaining() + " trailing bytes");
         }
         return Collections.unmodifiableList(Arrays.asList(out));
     }
 
-    private byte[] encodeHello(byte[] clientNonce) {
+    private byte[] encodeHello(final byte[] clientNonce)
+    {
         ByteBuffer b = ByteBuffer.allocate(4 + 1 + NONCE_BYTES + 2 + sessionBytes.length);
         b.putInt(worldSize).put(secret != null ? FLAG_SECRET : 0).put(clientNonce);
         b.putShort((short) sessionBytes.length).put(sessionBytes);
@@ -410,32 +468,38 @@ public final class Rendezvous implements HandleExchange {
     // Rank 0
 
     /** A joined rank's connection, as seen by rank 0. */
-    private static final class PeerConn {
+    private static final class PeerConn
+    {
         final int rank;
         final Socket socket;
         final DataOutputStream out;
         final String name;
 
-        PeerConn(int rank, Socket socket, DataOutputStream out) {
+        PeerConn(final int rank, final Socket socket, final DataOutputStream out)
+        {
             this.rank = rank;
             this.socket = socket;
             this.out = out;
             this.name = "rank " + rank + " (" + describe(socket) + ")";
         }
 
-        void send(Frame f) throws IOException {
-            synchronized (out) {
+        void send(final Frame f) throws IOException
+        {
+            synchronized (out)
+            {
                 Frame.write(out, f);
             }
         }
     }
 
     /** A contribution to the next collective that arrived before rank 0 collected it. */
-    private record Contribution(byte type, byte[] payload) {
+    private record Contribution(byte type, byte[] payload)
+    {
     }
 
     /** Rank 0: accepts connections, tracks the joined ranks, runs collectives as the hub. */
-    private final class Root {
+    private final class Root
+    {
         final ServerSocket server;
         final int port;
         final Thread acceptor;
@@ -453,18 +517,26 @@ public final class Rendezvous implements HandleExchange {
         final Set<Socket> sockets = new HashSet<>();
         final Set<Thread> threads = new HashSet<>();
 
-        Root(int requestedPort) {
+        Root(final int requestedPort)
+        {
             ServerSocket ss = null;
-            try {
+            try
+            {
                 ss = new ServerSocket();
                 // A restarted rank 0 must be able to rebind while old connections sit in TIME_WAIT.
                 ss.setReuseAddress(true);
                 ss.bind(new InetSocketAddress(InetAddress.getByName(bindAddress), requestedPort), 128);
-            } catch (IOException e) {
-                if (ss != null) {
-                    try {
+            }
+            catch (IOException e)
+            {
+                if (ss != null)
+                {
+                    try
+                    {
                         ss.close();
-                    } catch (IOException ignored) {
+                    }
+                    catch (IOException ignored)
+                    {
                         // already failing
                     }
                 }
@@ -478,15 +550,22 @@ public final class Rendezvous implements HandleExchange {
                     worldSize, session, secret != null ? "shared secret" : "no secret");
         }
 
-        private void acceptLoop() {
-            while (!closed.get()) {
+        private void acceptLoop()
+        {
+            while (!closed.get())
+            {
                 Socket s;
-                try {
+                try
+                {
                     s = server.accept();
-                } catch (IOException e) {
-                    if (!closed.get()) {
+                }
+                catch (IOException e)
+                {
+                    if (!closed.get())
+                    {
                         LOG.warn("rendezvous accept on port {} failed: {}", port, e.toString());
-                        if (server.isClosed()) {
+                        if (server.isClosed())
+                        {
                             return;
                         }
                         continue;
@@ -494,8 +573,10 @@ public final class Rendezvous implements HandleExchange {
                     return;
                 }
                 Thread t;
-                synchronized (lock) {
-                    if (closed.get()) {
+                synchronized (lock)
+                {
+                    if (closed.get())
+                    {
                         closeQuietly(s);
                         return;
                     }
@@ -517,13 +598,17 @@ public final class Rendezvous implements HandleExchange {
          * from the same source when that source is at its cap, else the oldest overall when all
          * slots are taken. Under lock.
          */
-        private void evictForNewHandshake(Socket s) {
+        private void evictForNewHandshake(final Socket s)
+        {
             InetAddress source = s.getInetAddress();
             Socket oldestSameSource = null;
             int sameSource = 0;
-            for (Socket p : handshaking) {
-                if (Objects.equals(p.getInetAddress(), source)) {
-                    if (oldestSameSource == null) {
+            for (Socket p : handshaking)
+            {
+                if (Objects.equals(p.getInetAddress(), source))
+                {
+                    if (oldestSameSource == null)
+                    {
                         oldestSameSource = p;
                     }
                     sameSource++;
@@ -531,7 +616,8 @@ public final class Rendezvous implements HandleExchange {
             }
             Socket victim = sameSource >= MAX_HANDSHAKING_PER_SOURCE ? oldestSameSource
                     : handshaking.size() >= MAX_HANDSHAKING ? handshaking.peekFirst() : null;
-            if (victim != null) {
+            if (victim != null)
+            {
                 handshaking.remove(victim);
                 evicted++;
                 LOG.warn("rendezvous dropped the pending handshake of {} for a new connection from {} ({} pending, {}"
@@ -541,11 +627,13 @@ public final class Rendezvous implements HandleExchange {
             }
         }
 
-        private void servePeer(Socket s) {
+        private void servePeer(final Socket s)
+        {
             String remote = describe(s);
             PeerConn conn = null;
             DataOutputStream out = null;
-            try {
+            try
+            {
                 s.setTcpNoDelay(true);
                 s.setKeepAlive(true);
                 DeadlineInput raw = new DeadlineInput(s);
@@ -554,71 +642,101 @@ public final class Rendezvous implements HandleExchange {
                 DataInputStream in = new DataInputStream(new BufferedInputStream(raw));
                 out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                 conn = handshake(s, in, out, remote);
-                synchronized (lock) {
+                synchronized (lock)
+                {
                     handshaking.remove(s);
                 }
                 Thread.currentThread().setName(THREAD_PREFIX + "rank-" + conn.rank);
                 raw.deadline(DeadlineInput.NONE);
                 readLoop(conn, in);
-            } catch (RendezvousException e) {
-                if (conn == null) {
+            }
+            catch (RendezvousException e)
+            {
+                if (conn == null)
+                {
                     LOG.warn("rendezvous rejected connection from {}: {}", remote, e.reason());
-                } else {
+                }
+                else
+                {
                     LOG.warn("rendezvous dropped {} after protocol error: {}", conn.name, e.reason());
                     markLost(conn.rank, "dropped after protocol error: " + e.reason());
                 }
                 sendErrorQuietly(conn, out, e.reason());
-            } catch (IOException e) {
-                if (conn == null) {
-                    if (!closed.get()) {
+            }
+            catch (IOException e)
+            {
+                if (conn == null)
+                {
+                    if (!closed.get())
+                    {
                         LOG.warn("rendezvous connection from {} failed during the handshake: {}", remote, e.toString());
                     }
-                } else {
+                }
+                else
+                {
                     markLost(conn.rank, "connection failed: " + e);
                 }
-            } catch (RuntimeException e) {
+            }
+            catch (RuntimeException e)
+            {
                 LOG.error("rendezvous connection from {} failed unexpectedly", remote, e);
-                if (conn != null) {
+                if (conn != null)
+                {
                     markLost(conn.rank, "internal error: " + e);
                 }
-            } finally {
+            }
+            finally
+            {
                 closeQuietly(s);
-                synchronized (lock) {
+                synchronized (lock)
+                {
                     handshaking.remove(s);
                     sockets.remove(s);
                 }
             }
         }
 
-        private void sendErrorQuietly(PeerConn conn, DataOutputStream out, String reason) {
-            if (out == null || closed.get()) {
+        private void sendErrorQuietly(final PeerConn conn, final DataOutputStream out, final String reason)
+        {
+            if (out == null || closed.get())
+            {
                 return;
             }
-            try {
+            try
+            {
                 Frame f = new Frame(Frame.ERROR, 0, 0, utf8(reason));
-                if (conn != null) {
+                if (conn != null)
+                {
                     conn.send(f);
-                } else {
+                }
+                else
+                {
                     Frame.write(out, f);
                 }
-            } catch (IOException ignored) {
+            }
+            catch (IOException ignored)
+            {
                 // the peer is being dropped anyway; telling it why is best effort
             }
         }
 
-        private PeerConn handshake(Socket s, DataInputStream in, DataOutputStream out, String remote)
-                throws IOException {
+        private PeerConn handshake(final Socket s, final DataInputStream in, final DataOutputStream out, final String remote)
+                throws IOException
+        {
             Frame hello = Frame.read(in, HANDSHAKE_MAX_FRAME, remote);
-            if (hello == null) {
+            if (hello == null)
+            {
                 throw new EOFException("closed before HELLO");
             }
-            if (hello.type() != Frame.HELLO) {
+            if (hello.type() != Frame.HELLO)
+            {
                 throw new RendezvousException(remote, "expected HELLO, got " + Frame.typeName(hello.type()));
             }
             int r = hello.rank();
             String who = "rank " + r + " (" + remote + ")";
             ByteBuffer p = ByteBuffer.wrap(hello.payload());
-            if (p.remaining() < 4 + 1 + NONCE_BYTES + 2) {
+            if (p.remaining() < 4 + 1 + NONCE_BYTES + 2)
+            {
                 throw new RendezvousException(who, "HELLO payload too short");
             }
             int peerWorld = p.getInt();
@@ -626,51 +744,63 @@ public final class Rendezvous implements HandleExchange {
             byte[] clientNonce = new byte[NONCE_BYTES];
             p.get(clientNonce);
             int sessionLen = p.getShort() & 0xffff;
-            if (sessionLen != p.remaining() || sessionLen > MAX_SESSION_BYTES) {
+            if (sessionLen != p.remaining() || sessionLen > MAX_SESSION_BYTES)
+            {
                 throw new RendezvousException(who, "HELLO session field malformed");
             }
             byte[] peerSession = new byte[sessionLen];
             p.get(peerSession);
-            if (r < 1 || r >= worldSize) {
+            if (r < 1 || r >= worldSize)
+            {
                 throw new RendezvousException(who, "rank " + r + " out of range 1.." + (worldSize - 1));
             }
-            if (peerWorld != worldSize) {
+            if (peerWorld != worldSize)
+            {
                 throw new RendezvousException(who, "worldSize mismatch: peer has " + peerWorld + ", rank 0 has "
                         + worldSize);
             }
-            if (!Arrays.equals(peerSession, sessionBytes)) {
+            if (!Arrays.equals(peerSession, sessionBytes))
+            {
                 throw new RendezvousException(who, "session mismatch: peer has '"
                         + new String(peerSession, StandardCharsets.UTF_8) + "'");
             }
             boolean peerHasSecret = (flags & FLAG_SECRET) != 0;
-            if (peerHasSecret != (secret != null)) {
+            if (peerHasSecret != (secret != null))
+            {
                 throw new RendezvousException(who, "authentication failed: shared secret configured on "
                         + (secret != null ? "rank 0 only" : "the peer only"));
             }
             byte[] serverNonce = nonce();
             Frame.write(out, new Frame(Frame.CHALLENGE, 0, 0, serverNonce));
             Frame auth = Frame.read(in, HANDSHAKE_MAX_FRAME, who);
-            if (auth == null) {
+            if (auth == null)
+            {
                 throw new EOFException("closed before AUTH");
             }
-            if (auth.type() != Frame.AUTH || auth.rank() != r) {
+            if (auth.type() != Frame.AUTH || auth.rank() != r)
+            {
                 throw new RendezvousException(who, "expected AUTH from rank " + r + ", got "
                         + Frame.typeName(auth.type()) + " from rank " + auth.rank());
             }
             byte[] expected = secret != null ? mac(CLIENT_LABEL, serverNonce, clientNonce, r) : new byte[0];
-            if (!MessageDigest.isEqual(expected, auth.payload())) {
+            if (!MessageDigest.isEqual(expected, auth.payload()))
+            {
                 throw new RendezvousException(who, "authentication failed (wrong shared secret)");
             }
             PeerConn conn = new PeerConn(r, s, out);
-            synchronized (lock) {
-                if (closed.get()) {
+            synchronized (lock)
+            {
+                if (closed.get())
+                {
                     throw new RendezvousException(who, "rank 0 is closing");
                 }
                 RendezvousException failed = failure;
-                if (failed != null) {
+                if (failed != null)
+                {
                     throw new RendezvousException(who, "the session already failed: " + failed.getMessage());
                 }
-                if (peers[r] != null) {
+                if (peers[r] != null)
+                {
                     throw new RendezvousException(who, lostReason[r] != null
                             ? "rank " + r + " already joined and was lost (" + lostReason[r] + ")"
                             : "duplicate rank " + r + ": already connected from " + describe(peers[r].socket));
@@ -684,18 +814,23 @@ public final class Rendezvous implements HandleExchange {
             return conn;
         }
 
-        private void readLoop(PeerConn conn, DataInputStream in) throws IOException {
-            while (true) {
+        private void readLoop(final PeerConn conn, final DataInputStream in) throws IOException
+        {
+            while (true)
+            {
                 Frame f = Frame.read(in, maxFrameBytes, conn.name);
-                if (f == null) {
+                if (f == null)
+                {
                     markLost(conn.rank, closed.get() ? "rank 0 closed" : "disconnected (EOF)");
                     return;
                 }
-                if (f.rank() != conn.rank) {
+                if (f.rank() != conn.rank)
+                {
                     throw new RendezvousException(conn.name, "frame claims rank " + f.rank()
                             + " on the connection of rank " + conn.rank);
                 }
-                switch (f.type()) {
+                switch (f.type())
+                {
                     case Frame.BYE:
                         LOG.debug("rendezvous {} said BYE", conn.name);
                         markLost(conn.rank, "closed its rendezvous (BYE)");
@@ -711,14 +846,18 @@ public final class Rendezvous implements HandleExchange {
             }
         }
 
-        private void contribute(PeerConn conn, Frame f) {
-            synchronized (lock) {
+        private void contribute(final PeerConn conn, final Frame f)
+        {
+            synchronized (lock)
+            {
                 int expected = completed + 1;
-                if (f.seq() != expected) {
+                if (f.seq() != expected)
+                {
                     throw new RendezvousException(conn.name, "sequence mismatch: got op #" + f.seq()
                             + ", expected #" + expected);
                 }
-                if (pending[conn.rank] != null) {
+                if (pending[conn.rank] != null)
+                {
                     throw new RendezvousException(conn.name, "second contribution to op #" + f.seq());
                 }
                 pending[conn.rank] = new Contribution(f.type(), f.payload());
@@ -726,60 +865,80 @@ public final class Rendezvous implements HandleExchange {
             }
         }
 
-        private void markLost(int r, String reason) {
-            synchronized (lock) {
-                if (lostReason[r] == null) {
+        private void markLost(final int r, final String reason)
+        {
+            synchronized (lock)
+            {
+                if (lostReason[r] == null)
+                {
                     lostReason[r] = reason;
                 }
                 lock.notifyAll();
             }
-            if (!closed.get()) {
+            if (!closed.get())
+            {
                 LOG.debug("rendezvous rank {} lost: {}", r, reason);
             }
         }
 
-        List<byte[]> collect(byte type, int s, byte[] mine, long deadline, Duration timeout, String what) {
+        List<byte[]> collect(final byte type, final int s, final byte[] mine, final long deadline, final Duration timeout, final String what)
+        {
             byte[][] gathered = new byte[worldSize][];
             PeerConn[] targets;
-            synchronized (lock) {
-                while (true) {
-                    if (closed.get()) {
+            synchronized (lock)
+            {
+                while (true)
+                {
+                    if (closed.get())
+                    {
                         throw new RendezvousException(null, "closed while waiting for " + what);
                     }
                     List<Integer> missing = new ArrayList<>();
-                    for (int r = 1; r < worldSize; r++) {
-                        if (lostReason[r] != null) {
+                    for (int r = 1; r < worldSize; r++)
+                    {
+                        if (lostReason[r] != null)
+                        {
                             throw new PeerLostException(r, lostReason[r] + " (during " + what + ")");
                         }
-                        if (pending[r] == null) {
+                        if (pending[r] == null)
+                        {
                             missing.add(r);
                         }
                     }
-                    if (missing.isEmpty()) {
+                    if (missing.isEmpty())
+                    {
                         break;
                     }
                     long left = deadline - System.nanoTime();
-                    if (left <= 0) {
+                    if (left <= 0)
+                    {
                         List<Integer> never = new ArrayList<>();
-                        for (int r : missing) {
-                            if (peers[r] == null) {
+                        for (int r : missing)
+                        {
+                            if (peers[r] == null)
+                            {
                                 never.add(r);
                             }
                         }
                         throw new RendezvousTimeoutException(null, what
                                 + (never.isEmpty() ? "" : " (never connected: " + never + ")"), missing, timeout);
                     }
-                    try {
+                    try
+                    {
                         TimeUnit.NANOSECONDS.timedWait(lock, left);
-                    } catch (InterruptedException e) {
+                    }
+                    catch (InterruptedException e)
+                    {
                         Thread.currentThread().interrupt();
                         throw new RendezvousException(null, "interrupted while waiting for " + what, e);
                     }
                 }
                 long total = 4;
-                for (int r = 1; r < worldSize; r++) {
+                for (int r = 1; r < worldSize; r++)
+                {
                     Contribution c = pending[r];
-                    if (c.type() != type) {
+                    if (c.type() != type)
+                    {
                         throw new RendezvousException("rank " + r, "called " + opName(c.type()) + " as op #" + s
                                 + " while rank 0 called " + opName(type));
                     }
@@ -788,7 +947,8 @@ public final class Rendezvous implements HandleExchange {
                 }
                 gathered[0] = mine.clone();
                 total += 4L + mine.length;
-                if (type == Frame.GATHER && total > maxFrameBytes) {
+                if (type == Frame.GATHER && total > maxFrameBytes)
+                {
                     throw new RendezvousException(null, "gathered result of " + total
                             + " bytes exceeds the frame limit of " + maxFrameBytes + " bytes in " + what);
                 }
@@ -799,11 +959,16 @@ public final class Rendezvous implements HandleExchange {
             }
             byte[] payload = type == Frame.GATHER ? encodeResult(gathered) : new byte[0];
             Frame result = new Frame(Frame.RESULT, 0, s, payload);
-            for (int r = 1; r < worldSize; r++) {
-                try {
+            for (int r = 1; r < worldSize; r++)
+            {
+                try
+                {
                     targets[r].send(result);
-                } catch (IOException e) {
-                    if (closed.get()) {
+                }
+                catch (IOException e)
+                {
+                    if (closed.get())
+                    {
                         throw new RendezvousException(null, "closed during " + what, e);
                     }
                     throw new PeerLostException(r, "sending the result of " + what + " failed: " + e);
@@ -813,53 +978,72 @@ public final class Rendezvous implements HandleExchange {
         }
 
         /** Tells every joined rank why the session failed, so they do not wait out their timeouts. */
-        void abortPeers(RendezvousException e) {
+        void abortPeers(final RendezvousException e)
+        {
             PeerConn[] targets;
-            synchronized (lock) {
+            synchronized (lock)
+            {
                 targets = peers.clone();
             }
             Frame err = new Frame(Frame.ERROR, 0, 0, utf8(e.getMessage()));
-            for (int r = 1; r < worldSize; r++) {
-                if (targets[r] == null) {
+            for (int r = 1; r < worldSize; r++)
+            {
+                if (targets[r] == null)
+                {
                     continue;
                 }
-                try {
+                try
+                {
                     targets[r].send(err);
-                } catch (IOException ignored) {
+                }
+                catch (IOException ignored)
+                {
                     // that rank is gone already; the others still get told
                 }
             }
         }
 
-        void close() {
+        void close()
+        {
             List<Socket> toClose;
             List<Thread> toJoin;
-            synchronized (lock) {
+            synchronized (lock)
+            {
                 lock.notifyAll();
                 toClose = new ArrayList<>(sockets);
                 toJoin = new ArrayList<>(threads);
             }
-            try {
+            try
+            {
                 server.close();
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 LOG.debug("closing the rendezvous listener failed: {}", e.toString());
             }
-            for (Socket s : toClose) {
+            for (Socket s : toClose)
+            {
                 closeQuietly(s);
             }
             toJoin.add(acceptor);
             long until = System.nanoTime() + JOIN_BUDGET_NANOS;
-            for (Thread t : toJoin) {
-                if (t == Thread.currentThread()) {
+            for (Thread t : toJoin)
+            {
+                if (t == Thread.currentThread())
+                {
                     continue;
                 }
-                try {
+                try
+                {
                     TimeUnit.NANOSECONDS.timedJoin(t, Math.max(1, until - System.nanoTime()));
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e)
+                {
                     Thread.currentThread().interrupt();
                     break;
                 }
-                if (t.isAlive()) {
+                if (t.isAlive())
+                {
                     LOG.warn("rendezvous thread {} did not stop", t.getName());
                 }
             }
@@ -870,7 +1054,8 @@ public final class Rendezvous implements HandleExchange {
     // Ranks 1..n-1
 
     /** A rank other than 0: one socket to rank 0, used synchronously by the calling thread. */
-    private final class Member {
+    private final class Member
+    {
         final int port;
         final String name;
         /** Guards writes; close() only tries it, so it never waits behind a large send. */
@@ -880,25 +1065,30 @@ public final class Rendezvous implements HandleExchange {
         volatile DataInputStream in;
         volatile DataOutputStream out;
 
-        Member(int port) {
+        Member(final int port)
+        {
             this.port = port;
             this.name = "rank 0 at " + host + ":" + port;
             connect();
         }
 
-        private void connect() {
+        private void connect()
+        {
             long deadline = System.nanoTime() + connectTimeout.toNanos();
             long backoffMs = 20;
             int attempts = 0;
             IOException last = null;
-            while (true) {
+            while (true)
+            {
                 // Read the clock once: a 0 passed to connect() or setSoTimeout() would mean "wait forever".
                 int left = millisLeft(deadline);
-                if (left <= 0) {
+                if (left <= 0)
+                {
                     break;
                 }
                 Socket s = new Socket();
-                try {
+                try
+                {
                     attempts++;
                     s.setTcpNoDelay(true);
                     s.setKeepAlive(true);
@@ -917,11 +1107,15 @@ public final class Rendezvous implements HandleExchange {
                     this.out = o;
                     LOG.info("rendezvous rank {} joined {} after {} attempt(s)", rank, name, attempts);
                     return;
-                } catch (RendezvousException e) {
+                }
+                catch (RendezvousException e)
+                {
                     // An explicit refusal (wrong secret, duplicate rank, ...) will not change on retry.
                     closeQuietly(s);
                     throw e;
-                } catch (IOException e) {
+                }
+                catch (IOException e)
+                {
                     closeQuietly(s);
                     last = e;
                     LOG.debug("rendezvous rank {}: attempt {} to reach {} failed: {}", rank, attempts, name,
@@ -929,12 +1123,16 @@ public final class Rendezvous implements HandleExchange {
                 }
                 long sleep = Math.min(backoffMs + ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1),
                         millisLeft(deadline));
-                if (sleep <= 0) {
+                if (sleep <= 0)
+                {
                     break;
                 }
-                try {
+                try
+                {
                     Thread.sleep(sleep);
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e)
+                {
                     Thread.currentThread().interrupt();
                     throw new RendezvousException(name, "interrupted while connecting", e);
                 }
@@ -944,11 +1142,13 @@ public final class Rendezvous implements HandleExchange {
                     + " attempts, last error: " + last + ")", List.of(0), connectTimeout);
         }
 
-        private void handshake(DataInputStream i, DataOutputStream o) throws IOException {
+        private void handshake(final DataInputStream i, final DataOutputStream o) throws IOException
+        {
             byte[] clientNonce = nonce();
             Frame.write(o, new Frame(Frame.HELLO, rank, 0, encodeHello(clientNonce)));
             Frame ch = expect(i, Frame.CHALLENGE);
-            if (ch.payload().length != NONCE_BYTES) {
+            if (ch.payload().length != NONCE_BYTES)
+            {
                 throw new RendezvousException(name, "CHALLENGE nonce has " + ch.payload().length + " bytes");
             }
             byte[] serverNonce = ch.payload();
@@ -956,80 +1156,109 @@ public final class Rendezvous implements HandleExchange {
                     secret != null ? mac(CLIENT_LABEL, serverNonce, clientNonce, rank) : new byte[0]));
             Frame welcome = expect(i, Frame.WELCOME);
             byte[] expected = secret != null ? mac(SERVER_LABEL, serverNonce, clientNonce, rank) : new byte[0];
-            if (!MessageDigest.isEqual(expected, welcome.payload())) {
+            if (!MessageDigest.isEqual(expected, welcome.payload()))
+            {
                 throw new RendezvousException(name, "authentication failed: rank 0 did not prove the shared secret");
             }
         }
 
-        private Frame expect(DataInputStream i, byte type) throws IOException {
+        private Frame expect(final DataInputStream i, final byte type) throws IOException
+        {
             Frame f = Frame.read(i, HANDSHAKE_MAX_FRAME, name);
-            if (f == null) {
+            if (f == null)
+            {
                 // Possibly a listener that is shutting down or full: worth another attempt.
                 throw new EOFException("rank 0 closed the connection during the handshake");
             }
-            if (f.type() == Frame.ERROR) {
+            if (f.type() == Frame.ERROR)
+            {
                 throw new RendezvousException(name, "rank 0 refused rank " + rank + ": " + reasonOf(f));
             }
-            if (f.type() != type) {
+            if (f.type() != type)
+            {
                 throw new RendezvousException(name, "expected " + Frame.typeName(type) + ", got "
                         + Frame.typeName(f.type()));
             }
             return f;
         }
 
-        List<byte[]> collect(byte type, int s, byte[] mine, long deadline, Duration timeout, String what) {
-            try {
+        List<byte[]> collect(final byte type, final int s, final byte[] mine, final long deadline, final Duration timeout, final String what)
+        {
+            try
+            {
                 writeLock.lock();
-                try {
+                try
+                {
                     Frame.write(out, new Frame(type, rank, s, mine));
-                } finally {
+                }
+                finally
+                {
                     writeLock.unlock();
                 }
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 throw lostOrClosed("sending " + what + " failed: " + e, e);
             }
-            while (true) {
+            while (true)
+            {
                 int left = millisLeft(deadline);
-                if (left <= 0) {
+                if (left <= 0)
+                {
                     throw timedOut(what, timeout);
                 }
                 Frame f;
-                try {
+                try
+                {
                     // The collective's deadline bounds the whole frame, not each read of it.
                     raw.deadline(deadline);
                     f = Frame.read(in, maxFrameBytes, name);
-                } catch (SocketTimeoutException e) {
+                }
+                catch (SocketTimeoutException e)
+                {
                     throw timedOut(what, timeout);
-                } catch (RendezvousException e) {
+                }
+                catch (RendezvousException e)
+                {
                     closeQuietly(socket);
                     throw e;
-                } catch (IOException e) {
+                }
+                catch (IOException e)
+                {
                     throw lostOrClosed("connection failed during " + what + ": " + e, e);
                 }
-                if (f == null) {
+                if (f == null)
+                {
                     throw lostOrClosed("rank 0 closed the connection (EOF) during " + what, null);
                 }
-                switch (f.type()) {
+                switch (f.type())
+                {
                     case Frame.ERROR:
                         throw new RendezvousException(name, "rank 0 aborted " + what + ": " + reasonOf(f));
                     case Frame.BYE:
                         throw new PeerLostException(0, "rank 0 closed its rendezvous during " + what);
                     case Frame.RESULT:
-                        if (f.seq() != s) {
+                        if (f.seq() != s)
+                        {
                             closeQuietly(socket);
                             throw new RendezvousException(name, "sequence mismatch: result for op #" + f.seq()
                                     + " while waiting for " + what);
                         }
-                        if (type == Frame.BARRIER) {
-                            if (f.payload().length != 0) {
+                        if (type == Frame.BARRIER)
+                        {
+                            if (f.payload().length != 0)
+                            {
                                 closeQuietly(socket);
                                 throw new RendezvousException(name, "barrier RESULT with a payload");
                             }
                             return List.of();
                         }
-                        try {
+                        try
+                        {
                             return decodeResult(f.payload(), worldSize, name);
-                        } catch (RendezvousException e) {
+                        }
+                        catch (RendezvousException e)
+                        {
                             closeQuietly(socket);
                             throw e;
                         }
@@ -1041,25 +1270,35 @@ public final class Rendezvous implements HandleExchange {
             }
         }
 
-        private RendezvousTimeoutException timedOut(String what, Duration timeout) {
+        private RendezvousTimeoutException timedOut(final String what, final Duration timeout)
+        {
             return new RendezvousTimeoutException(name, "the result of " + what
                     + " from rank 0 (rank 0 may itself be waiting for other ranks)", List.of(0), timeout);
         }
 
-        private Te4jException lostOrClosed(String reason, IOException cause) {
-            if (closed.get()) {
+        private Te4jException lostOrClosed(final String reason, final IOException cause)
+        {
+            if (closed.get())
+            {
                 return new RendezvousException(null, "closed: " + reason, cause);
             }
             return new PeerLostException(0, reason);
         }
 
-        void close() {
-            if (writeLock.tryLock()) {
-                try {
+        void close()
+        {
+            if (writeLock.tryLock())
+            {
+                try
+                {
                     Frame.write(out, new Frame(Frame.BYE, rank, 0, new byte[0]));
-                } catch (IOException ignored) {
+                }
+                catch (IOException ignored)
+                {
                     // rank 0 may be gone already; closing is all that is left
-                } finally {
+                }
+                finally
+                {
                     writeLock.unlock();
                 }
             }
@@ -1070,7 +1309,8 @@ public final class Rendezvous implements HandleExchange {
     // ---------------------------------------------------------------------------------------------
 
     /** Configuration of a {@link Rendezvous}; {@link #build()} starts it. Not thread-safe. */
-    public static final class Builder {
+    public static final class Builder
+    {
         private int rank = -1;
         private int worldSize = -1;
         private String host;
@@ -1083,14 +1323,16 @@ public final class Rendezvous implements HandleExchange {
         private Duration handshakeTimeout = Duration.ofSeconds(10);
         private int maxFrameBytes = DEFAULT_MAX_FRAME_BYTES;
 
-        private Builder() {
+        private Builder()
+        {
         }
 
         /**
          * @param rank this process's rank, {@code 0 <= rank < worldSize}; rank 0 listens
          * @return this builder
          */
-        public Builder rank(int rank) {
+        public Builder rank(final int rank)
+        {
             this.rank = rank;
             return this;
         }
@@ -1099,7 +1341,8 @@ public final class Rendezvous implements HandleExchange {
          * @param worldSize number of ranks, 1..{@value #MAX_WORLD_SIZE}
          * @return this builder
          */
-        public Builder worldSize(int worldSize) {
+        public Builder worldSize(final int worldSize)
+        {
             this.worldSize = worldSize;
             return this;
         }
@@ -1110,20 +1353,26 @@ public final class Rendezvous implements HandleExchange {
          *                 connect to host:port. Required on ranks other than 0.
          * @return this builder
          */
-        public Builder endpoint(String hostPort) {
+        public Builder endpoint(final String hostPort)
+        {
             Objects.requireNonNull(hostPort, "hostPort");
             int colon = hostPort.lastIndexOf(':');
-            if (colon <= 0 || colon == hostPort.length() - 1) {
+            if (colon <= 0 || colon == hostPort.length() - 1)
+            {
                 throw new IllegalArgumentException("endpoint must be host:port, got '" + hostPort + "'");
             }
             String h = hostPort.substring(0, colon);
-            if (h.startsWith("[") && h.endsWith("]")) {
+            if (h.startsWith("[") && h.endsWith("]"))
+            {
                 h = h.substring(1, h.length() - 1);
             }
             int p;
-            try {
+            try
+            {
                 p = Integer.parseInt(hostPort.substring(colon + 1));
-            } catch (NumberFormatException e) {
+            }
+            catch (NumberFormatException e)
+            {
                 throw new IllegalArgumentException("endpoint port is not a number: '" + hostPort + "'", e);
             }
             return endpoint(h, p);
@@ -1134,12 +1383,15 @@ public final class Rendezvous implements HandleExchange {
          * @param port rank 0's port (0 = ephemeral, rank 0 only)
          * @return this builder
          */
-        public Builder endpoint(String host, int port) {
+        public Builder endpoint(final String host, final int port)
+        {
             Objects.requireNonNull(host, "host");
-            if (host.isEmpty()) {
+            if (host.isEmpty())
+            {
                 throw new IllegalArgumentException("empty endpoint host");
             }
-            if (port < 0 || port > 65535) {
+            if (port < 0 || port > 65535)
+            {
                 throw new IllegalArgumentException("port out of range 0..65535: " + port);
             }
             this.host = host;
@@ -1152,7 +1404,8 @@ public final class Rendezvous implements HandleExchange {
          *                all interfaces, or e.g. a network namespace's veth address. Ignored on other ranks.
          * @return this builder
          */
-        public Builder bindAddress(String address) {
+        public Builder bindAddress(final String address)
+        {
             this.bindAddress = Objects.requireNonNull(address, "address");
             return this;
         }
@@ -1162,8 +1415,10 @@ public final class Rendezvous implements HandleExchange {
          *               All ranks must agree.
          * @return this builder
          */
-        public Builder secret(byte[] secret) {
-            if (secret != null && secret.length == 0) {
+        public Builder secret(final byte[] secret)
+        {
+            if (secret != null && secret.length == 0)
+            {
                 throw new IllegalArgumentException("empty secret: pass null for none");
             }
             this.secret = secret == null ? null : secret.clone();
@@ -1174,7 +1429,8 @@ public final class Rendezvous implements HandleExchange {
          * @param secret a shared secret, used as its UTF-8 bytes; null for none
          * @return this builder
          */
-        public Builder secret(String secret) {
+        public Builder secret(final String secret)
+        {
             return secret(secret == null ? null : utf8(secret));
         }
 
@@ -1183,9 +1439,11 @@ public final class Rendezvous implements HandleExchange {
          *                another session name is refused. At most 256 UTF-8 bytes.
          * @return this builder
          */
-        public Builder session(String session) {
+        public Builder session(final String session)
+        {
             Objects.requireNonNull(session, "session");
-            if (utf8(session).length > MAX_SESSION_BYTES) {
+            if (utf8(session).length > MAX_SESSION_BYTES)
+            {
                 throw new IllegalArgumentException("session name longer than " + MAX_SESSION_BYTES + " bytes");
             }
             this.session = session;
@@ -1196,7 +1454,8 @@ public final class Rendezvous implements HandleExchange {
          * @param timeout how long ranks other than 0 keep trying to reach rank 0 in {@link #build()} (default 60 s)
          * @return this builder
          */
-        public Builder connectTimeout(Duration timeout) {
+        public Builder connectTimeout(final Duration timeout)
+        {
             this.connectTimeout = positive(timeout, "connectTimeout");
             return this;
         }
@@ -1205,7 +1464,8 @@ public final class Rendezvous implements HandleExchange {
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
          */
-        public Builder defaultTimeout(Duration timeout) {
+        public Builder defaultTimeout(final Duration timeout)
+        {
             this.defaultTimeout = positive(timeout, "defaultTimeout");
             return this;
         }
@@ -1215,7 +1475,8 @@ public final class Rendezvous implements HandleExchange {
          *                bounds how long a silent stranger holds a thread
          * @return this builder
          */
-        public Builder handshakeTimeout(Duration timeout) {
+        public Builder handshakeTimeout(final Duration timeout)
+        {
             this.handshakeTimeout = positive(timeout, "handshakeTimeout");
             return this;
         }
@@ -1225,8 +1486,10 @@ public final class Rendezvous implements HandleExchange {
          *              (all blobs plus 4 bytes each) must fit too
          * @return this builder
          */
-        public Builder maxFrameBytes(int bytes) {
-            if (bytes < 1024) {
+        public Builder maxFrameBytes(final int bytes)
+        {
+            if (bytes < 1024)
+            {
                 throw new IllegalArgumentException("maxFrameBytes must be at least 1024: " + bytes);
             }
             this.maxFrameBytes = bytes;
@@ -1242,33 +1505,44 @@ public final class Rendezvous implements HandleExchange {
          * @throws RendezvousTimeoutException when rank 0 could not be reached in time
          * @throws RendezvousException when rank 0 cannot listen, or refused this rank
          */
-        public Rendezvous build() {
-            if (worldSize < 1 || worldSize > MAX_WORLD_SIZE) {
+        public Rendezvous build()
+        {
+            if (worldSize < 1 || worldSize > MAX_WORLD_SIZE)
+            {
                 throw new IllegalArgumentException("worldSize must be 1.." + MAX_WORLD_SIZE + ": " + worldSize);
             }
-            if (rank < 0 || rank >= worldSize) {
+            if (rank < 0 || rank >= worldSize)
+            {
                 throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
             }
             int p = port;
-            if (rank == 0) {
-                if (host == null) {
+            if (rank == 0)
+            {
+                if (host == null)
+                {
                     host = bindAddress;
                     p = 0;
                 }
-            } else {
-                if (host == null) {
+            }
+            else
+            {
+                if (host == null)
+                {
                     throw new IllegalArgumentException("rank " + rank + " needs rank 0's endpoint");
                 }
-                if (p == 0) {
+                if (p == 0)
+                {
                     throw new IllegalArgumentException("rank " + rank + " needs rank 0's actual port, not 0");
                 }
             }
             return new Rendezvous(this, p);
         }
 
-        private static Duration positive(Duration d, String what) {
+        private static Duration positive(final Duration d, final String what)
+        {
             Objects.requireNonNull(d, what);
-            if (d.isNegative() || d.isZero()) {
+            if (d.isNegative() || d.isZero())
+            {
                 throw new IllegalArgumentException(what + " must be positive: " + d);
             }
             return d;
