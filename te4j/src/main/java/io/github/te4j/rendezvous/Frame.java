@@ -50,6 +50,12 @@ record Frame(byte type, int rank, int seq, byte[] payload)
         }
     }
 
+    /** The collective a GATHER or BARRIER frame belongs to, as errors name it. */
+    static String opName(final byte type)
+    {
+        return type == Frame.BARRIER ? "barrier" : "allGather";
+    }
+
     /** Writes the frame and flushes. */
     static void write(final DataOutputStream out, final Frame f) throws IOException
     {

@@ -64,7 +64,7 @@ final class MemberLink implements StarRole
         while (true)
         {
             // Read the clock once: a 0 passed to connect() or setSoTimeout() would mean "wait forever".
-            final int left = Sockets.millisLeft(deadline);
+            final int left = Deadlines.millisLeft(deadline);
             if (left <= 0)
             {
                 break;
@@ -105,7 +105,7 @@ final class MemberLink implements StarRole
                         e.toString());
             }
             final long sleep = Math.min(backoffMs + ThreadLocalRandom.current().nextLong(backoffMs / 2 + 1),
-                    Sockets.millisLeft(deadline));
+                    Deadlines.millisLeft(deadline));
             if (sleep <= 0)
             {
                 break;
@@ -147,7 +147,7 @@ final class MemberLink implements StarRole
         }
         while (true)
         {
-            final int left = Sockets.millisLeft(deadline);
+            final int left = Deadlines.millisLeft(deadline);
             if (left <= 0)
             {
                 throw timedOut(what, timeout);

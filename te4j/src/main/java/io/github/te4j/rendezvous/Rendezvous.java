@@ -202,7 +202,7 @@ public final class Rendezvous implements HandleExchange
 
     private List<byte[]> collective(final byte type, final byte[] mine, final Duration timeout)
     {
-        final long deadline = Sockets.deadlineOf(timeout);
+        final long deadline = Deadlines.deadlineOf(timeout);
         synchronized (opLock)
         {
             if (state.closed())
@@ -216,7 +216,7 @@ public final class Rendezvous implements HandleExchange
                         + earlier.getMessage(), earlier);
             }
             final int s = ++seq;
-            final String what = Sockets.opName(type) + " #" + s;
+            final String what = Frame.opName(type) + " #" + s;
             try
             {
                 return role.collect(type, s, mine, deadline, timeout, what);

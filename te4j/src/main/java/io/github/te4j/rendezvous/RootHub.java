@@ -396,8 +396,8 @@ final class RootHub implements StarRole
                 final Contribution c = pending[r];
                 if (c.type() != type)
                 {
-                    throw new RendezvousException("rank " + r, "called " + Sockets.opName(c.type()) + " as op #" + s
-                            + " while rank 0 called " + Sockets.opName(type));
+                    throw new RendezvousException("rank " + r, "called " + Frame.opName(c.type()) + " as op #" + s
+                            + " while rank 0 called " + Frame.opName(type));
                 }
                 gathered[r] = c.payload();
                 total += 4L + c.payload().length;
