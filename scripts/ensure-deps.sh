@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, on Debian/Ubuntu, the build tools te4j needs that are missing: JDK 17, Maven, CMake,
-# g++, rdma-core's headers (libibverbs-dev), etcd (te4j-etcd's tests), iproute2 for the
-# network-namespace tests, and the newest kernel headers package,
+# g++, clang with libFuzzer and OpenSSL's headers (scripts/fuzz.sh), rdma-core's headers
+# (libibverbs-dev), etcd (te4j-etcd's tests), iproute2 for the network-namespace tests, and the
+# newest kernel headers package,
 # whose include/linux/mlx5/mlx5_ifc.h test_devx_layout checks the DevX command layout against.
 # nvcc is optional: with it (e.g. the CUDA toolkit in /usr/local/cuda) the CUDA platform is
 # built too.
@@ -19,6 +20,12 @@ command -v ip    >/dev/null || need+=(iproute2)
 [ -e /usr/include/infiniband/mlx5dv.h ] || need+=(libibverbs-dev)
 # etcd for te4j-etcd's tests, which start their own servers on free loopback ports.
 command -v etcd  >/dev/null || [ -x /usr/bin/etcd ] || need+=(etcd-server)
+# clang with compiler-rt's libFuzzer and sanitizers for scripts/fuzz.sh (its own build folder; te4j
+# itself builds with g++), and OpenSSL's headers for the target that checks the NIC's HMAC.
+command -v clang++ >/dev/null || need+=(clang)
+compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a" >/dev/null ||
+  compgen -G "/usr/lib/llvm-*/lib/clang/*/lib/x86_64-*/libclang_rt.fuzzer.a" >/dev/null || need+=(libclang-rt-dev)
+[ -e /usr/include/openssl/hmac.h ] || need+=(libssl-dev)
 # A header new enough to declare the DevX umem fields of create_qp_in (kernel 6.4 or so).
 ifc_ok() { grep -qs wq_umem_offset /usr/src/linux-headers-*/include/linux/mlx5/mlx5_ifc.h; }
 if [ ${#need[@]} -gt 0 ] || ! ifc_ok; then

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README: builds everything (CMake via Maven, JavaCPP glue), runs the
 # Java tests (unit, host-platform multi-process ranks; GPU and RDMA-hardware tests skip here with
-# their reason), then the native C++ test drivers, plain and under sanitizers (scripts/sanitize.sh).
+# their reason), then the native C++ test drivers, plain and under sanitizers (scripts/sanitize.sh),
+# then a bounded libFuzzer run of the native decoders (scripts/fuzz.sh, FUZZ_SECONDS per target).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -23,6 +24,9 @@ bash scripts/consumer-test.sh || failed=1
 
 echo "== native test drivers under ASan/UBSan and TSan (scripts/sanitize.sh)"
 if ! bash scripts/sanitize.sh; then echo "FAILED: scripts/sanitize.sh"; failed=1; fi
+
+echo "== libFuzzer on the native decoders (scripts/fuzz.sh, ${FUZZ_SECONDS:-30} s per target)"
+if ! bash scripts/fuzz.sh; then echo "FAILED: scripts/fuzz.sh"; failed=1; fi
 
 echo "== surefire summary"
 grep -h "Tests run" */target/surefire-reports/*.txt || true

@@ -130,6 +130,10 @@ void connectAll(Rank* ranks) {
   }
   for (int r = 0; r < kRanks; ++r) {
     const bool roce = ranks[r].meta[10] != 0;
+    // A mask naming a rank the job does not have is refused before any QP changes state.
+    CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3 | 1ull << kRanks) ==
+              te4j::kInvalidArgument,
+          "connectPeers rank %d took a mask with a bit past num_ranks", r);
     CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3) == 0,
           "connectPeers rank %d: %s", r, ranks[r].t->lastError());
     CHECK(ranks[r].t->fillIbgdaContext(&ranks[r].ctx) == 0, "fill: %s", ranks[r].t->lastError());

@@ -136,6 +136,13 @@ bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) {
   CHECK(t->authKey(auth[g_rank], 32) == 32, "authKey: %s", t->lastError());
   if (!sendAll(auth[g_rank], 32) || !recvAll(auth[1 - g_rank], 32)) return false;
   CHECK(t->setPeerKeys(&auth[0][0], 64) == 0, "setPeerKeys: %s", t->lastError());
+  // A mask naming a rank the job does not have is refused, not skipped (found by fuzz_rdma_metadata).
+  CHECK(t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3 | 1ull << kRanks) ==
+            te4j::kInvalidArgument,
+        "connectPeers took a mask with a bit past num_ranks");
+  CHECK(t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 1ull << 63) ==
+            te4j::kInvalidArgument,
+        "connectPeers took a mask with bit 63");
   const int s = t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3);
   CHECK(s == 0, "connectPeers: %s", t->lastError());
   barrier();  // both ends connected before anyone posts

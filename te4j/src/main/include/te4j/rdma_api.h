@@ -36,7 +36,7 @@ namespace te4j {
 
 enum RdmaBackend : int { kRdmaBackendAuto = 0, kRdmaBackendSoft = 1, kRdmaBackendMlx5 = 2 };
 
-constexpr int64_t kRdmaMetadataMagic = 0x54453452;  // "TE4R"
+constexpr int64_t kRdmaMetadataMagic = 0x5445344e;  // "TE4N" (native metadata; distinct from every wire magic)
 constexpr int64_t kRdmaMetadataVersion = 1;
 constexpr int kRdmaMetadataHeader = 12;
 

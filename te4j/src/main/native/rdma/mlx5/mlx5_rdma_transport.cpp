@@ -225,6 +225,9 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (qps_.empty()) return fail(kIllegalState, "connectPeers: createQueuePairs first");
     if (local_rank < 0 || local_rank >= num_ranks_)
       return fail(kInvalidArgument, "connectPeers: local_rank out of range");
+    // A bit for a rank the job does not have would be skipped, and the caller told it connected.
+    if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
+      return fail(kInvalidArgument, "connectPeers: active_ranks_mask names ranks at or above num_ranks");
     if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes || !interface_ids)
       return fail(kInvalidArgument, "connectPeers: a table is null");
     const PortInfo& port = device_->port();

@@ -41,7 +41,7 @@ public final class RdmaMetadata
     static final int MAX_QPN = 0xffffff;
 
     // Layout of te4j::RdmaTransport::localMetadata (te4j/rdma_api.h).
-    private static final long NATIVE_MAGIC = 0x54453452L;
+    private static final long NATIVE_MAGIC = 0x5445344eL;
     private static final long NATIVE_VERSION = 1;
     private static final int NATIVE_HEADER = 12;
 

@@ -62,7 +62,9 @@ final class SystemHeaderShims
             #define NULL 0
             #endif
             #ifndef offsetof
-            #define offsetof(type, member) __builtin_offsetof(type, member)
+            // NVRTC before 13.4 has no __builtin_offsetof; __INTADDR__ lets its front end fold the
+            // classic address-of-member form during constant evaluation (static_assert works).
+            #define offsetof(type, member) ((size_t)__INTADDR__(&(((type*)0)->member)))
             #endif
             """,
         "string.h", """
