@@ -236,7 +236,8 @@ public final class RdmaWorker
         final List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
         for (int t = 0; t < writers; t++)
         {
-            final Thread th = new Thread(() -> {
+            final Thread th = new Thread(() ->
+            {
                 try (OpStream s = engine.createStream())
                 {
                     for (int i = 0; i < writes; i++)

@@ -5,6 +5,7 @@ import io.github.te4j.internal.NativeRdmaTransport;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,9 +75,8 @@ public final class RdmaTransport extends NativeResource
     private final TransferEngine engine;
     private final NativeRdmaTransport peer;
     private final String deviceFilter;
-    // Lock order: this object's monitor (mutators), then enter()'s read lock, then contextsLock.
-    private final Object contextsLock = new Object();
-    private final List<CommContext> contexts = new ArrayList<>();
+    // Lock order: this object's monitor (mutators), then enter()'s read lock, then the contexts' lock.
+    private final AttachedContexts contexts = new AttachedContexts();
     private volatile int numRanks;
     private volatile int qpsPerRank;
     private volatile long registeredAddress;
@@ -151,16 +151,7 @@ public final class RdmaTransport extends NativeResource
      */
     public synchronized void initialize(final int numRanks, final int qpsPerRank, final int ringWqebbs)
     {
-        Errors.checkArgument(numRanks >= 1 && numRanks <= 64, "numRanks=" + numRanks + " must be in [1, 64]");
-        Errors.checkArgument(qpsPerRank >= 1 && qpsPerRank <= 1024, "qpsPerRank=" + qpsPerRank + " must be in [1, 1024]");
-        Errors.checkArgument(ringWqebbs == 0 || (ringWqebbs >= MIN_RING && ringWqebbs <= MAX_RING
-            && Integer.bitCount(ringWqebbs) == 1), "ringWqebbs=" + ringWqebbs + " must be 0 or a power of two in ["
-            + MIN_RING + ", " + MAX_RING + "]");
-        final long slots = (long)numRanks * qpsPerRank * (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs);
-        Errors.checkArgument(slots <= MAX_RING_SLOTS, numRanks + " ranks x " + qpsPerRank + " QPs x "
-            + (ringWqebbs == 0 ? DEFAULT_RING : ringWqebbs) + " ring slots = " + slots + " send-ring slots, over the cap of "
-            + MAX_RING_SLOTS + " (about " + (MAX_RING_SLOTS * 128 >> 20) + " MiB of NIC control memory; fix: fewer queue"
-            + " pairs per rank or a smaller ring, or raise -Dte4j.rdma.maxRingSlots)");
+        RdmaArguments.checkInitialize(numRanks, qpsPerRank, ringWqebbs);
         final Lock l = enter();
         try
         {
@@ -238,9 +229,7 @@ public final class RdmaTransport extends NativeResource
      */
     public synchronized void register(final long address, final long bytes)
     {
-        Errors.checkArgument(address != 0, "address is null");
-        Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
-        Errors.checkArgument(address + bytes > address, "address + bytes overflows");
+        RdmaArguments.checkMemoryRange(address, bytes);
         // Past the end of a te4j buffer (of any engine) the peers would write into whatever lies
         // behind it; a te4j buffer already freed is no memory at all. A range inside a live te4j
         // buffer is withdrawn from this NIC when that buffer is freed (LiveMemory.bufferFreeing).
@@ -385,19 +374,7 @@ public final class RdmaTransport extends NativeResource
         {
             throw new IllegalStateException("localMetadata: register a buffer first");
         }
-        final Lock l = enter();
-        try
-        {
-            final int n = peer.localMetadataLength();
-            final long[] v = new long[Math.max(n, 1)];
-            final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
-                peer::lastError);
-            return RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
-        }
-        finally
-        {
-            l.unlock();
-        }
+        return currentMetadata();
     }
 
     /**
@@ -422,88 +399,31 @@ public final class RdmaTransport extends NativeResource
     public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask,
         final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        RdmaArguments.checkTimeout(timeout);
         checkInitialized("connectPeers");
-        Errors.checkRank(localRank, numRanks);
-        Errors.checkArgument(all != null && all.size() == numRanks,
-            "metadata must hold one entry per rank: " + (all == null ? "null" : all.size() + " entries") + " for "
-                + numRanks + " ranks");
-        Errors.checkArgument(numRanks == 64 || (activeRanksMask >>> numRanks) == 0,
-            "activeRanksMask 0x" + Long.toHexString(activeRanksMask) + " has bits past " + numRanks + " ranks");
-        Errors.checkArgument((activeRanksMask & (1L << localRank)) != 0,
-            "activeRanksMask must include own rank " + localRank);
+        RdmaArguments.checkPeerList(localRank, all, activeRanksMask, numRanks);
         if (!queuePairs)
         {
             throw new IllegalStateException("connectPeers: call createQueuePairs first");
         }
-        final int total = numRanks * qpsPerRank;
-        final long[] addrs = new long[numRanks];
-        final int[] keys = new int[numRanks];
-        final int[] lids = new int[numRanks];
-        final long[] prefixes = new long[numRanks];
-        final long[] ifids = new long[numRanks];
-        final int[] qpns = new int[numRanks * total];
-        final byte[] nicKeys = new byte[numRanks * RdmaMetadata.KEY_BYTES];
         final RdmaMetadata mine = all.get(localRank);
         Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
-        checkOwn(localRank, mine);
-        final String[] where = new String[numRanks];
-        for (int r = 0; r < numRanks; r++)
-        {
-            if ((activeRanksMask & (1L << r)) == 0)
-            {
-                continue;
-            }
-            final RdmaMetadata m = all.get(r);
-            if (m == null)
-            {
-                throw new BadHandleException("RDMA metadata of active rank " + r + " is null");
-            }
-            if (m.numRanks() != numRanks || m.qpsPerRank() != qpsPerRank)
-            {
-                throw new BadHandleException("rank " + r + " has " + m.numRanks() + " ranks x " + m.qpsPerRank()
-                    + " QPs, this rank " + numRanks + " x " + qpsPerRank);
-            }
-            if (m.backend() != mine.backend() || m.isRoce() != mine.isRoce())
-            {
-                throw new BadHandleException("rank " + r + " uses " + m + ", this rank " + mine
-                    + " (every rank needs the same backend)");
-            }
-            where[r] = m.endpoint();
-            for (int o = 0; o < r; o++)
-            {
-                // Each software NIC listens on its own port: two ranks at one endpoint are one rank twice.
-                if (m.backend() == BACKEND_SOFT && where[r].equals(where[o]))
-                {
-                    throw new BadHandleException("ranks " + o + " and " + r + " name the same software NIC "
-                        + where[r] + " (a duplicated or misordered metadata list)");
-                }
-            }
-            addrs[r] = m.raddr();
-            keys[r] = m.rkey();
-            lids[r] = m.lid();
-            prefixes[r] = m.subnetPrefix();
-            ifids[r] = m.interfaceId();
-            System.arraycopy(m.qpns(), 0, qpns, r * total, total);
-            final byte[] key = m.authKey();
-            if (m.backend() == BACKEND_SOFT && key.length != RdmaMetadata.KEY_BYTES)
-            {
-                throw new BadHandleException("rank " + r + "'s metadata has no NIC key: its NIC would refuse the"
-                    + " connection (fix: use the metadata that rank's localMetadata() made)");
-            }
-            System.arraycopy(key, 0, nicKeys, r * RdmaMetadata.KEY_BYTES, key.length);
-        }
-        final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE, saturatedNanos(timeout) / 1_000_000));
+        RdmaPeerTable.checkOwn(localRank, mine, currentMetadata());
+        final RdmaPeerTable t = new RdmaPeerTable(numRanks, qpsPerRank, all, activeRanksMask, mine);
+        final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE,
+            ConnectDeadline.saturatedNanos(timeout) / 1_000_000));
         final Lock l = enter();
         try
         {
-            Errors.check(peer.setPeerKeys(nicKeys, nicKeys.length), "RdmaTransport.setPeerKeys", peer::lastError);
+            Errors.check(peer.setPeerKeys(t.nicKeys, t.nicKeys.length), "RdmaTransport.setPeerKeys", peer::lastError);
             Errors.check(peer.setConnectTimeoutMs(timeoutMs), "RdmaTransport.setConnectTimeoutMs", peer::lastError);
-            Errors.check(peer.connectPeers(localRank, mine.isRoce(), addrs, keys, qpns, lids, prefixes, ifids,
-                activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
-            this.endpoints = where;
+            Errors.check(peer.connectPeers(localRank, mine.isRoce(), t.addrs, t.keys, t.qpns, t.lids, t.prefixes,
+                t.ifids, activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
+            this.endpoints = t.where;
             this.localRank = localRank;
-            refreshContexts();
+            // The device tables keep their addresses across reconnects; filling again keeps the
+            // rank, raddr and rkey of the contexts current all the same.
+            contexts.refill(peer);
         }
         finally
         {
@@ -516,36 +436,23 @@ public final class RdmaTransport extends NativeResource
     {
         final byte[] k = new byte[RdmaMetadata.KEY_BYTES];
         final int n = Errors.check(peer.authKey(k, k.length), "RdmaTransport.authKey", peer::lastError);
-        return java.util.Arrays.copyOf(k, n);
+        return Arrays.copyOf(k, n);
     }
 
-    /**
-     * The list's own entry must be this rank's current metadata: a stale one (from before
-     * {@link #recreateQueuePairs}) or another rank's (a misordered list) would connect the
-     * peers' QPs to QPs this rank does not have.
-     */
-    private void checkOwn(final int localRank, final RdmaMetadata given)
+    /** This rank's metadata as the NIC has it now (queue pairs and a registration exist). */
+    private RdmaMetadata currentMetadata()
     {
         final Lock l = enter();
-        final RdmaMetadata own;
         try
         {
             final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
             final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
                 peer::lastError);
-            own = RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
+            return RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
         }
         finally
         {
             l.unlock();
-        }
-        if (!java.util.Arrays.equals(given.qpns(), own.qpns()) || given.lid() != own.lid()
-            || given.interfaceId() != own.interfaceId() || given.subnetPrefix() != own.subnetPrefix()
-            || given.raddr() != own.raddr() || given.rkey() != own.rkey()
-            || !java.util.Arrays.equals(given.authKey(), own.authKey()))
-        {
-            throw new BadHandleException("metadata entry " + localRank + " is not this rank's current metadata "
-                + own + " but " + given + " (a misordered list, or metadata from before recreateQueuePairs)");
         }
     }
 
@@ -558,8 +465,7 @@ public final class RdmaTransport extends NativeResource
      */
     public synchronized void peerTimeout(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && timeout.compareTo(Duration.ofSeconds(1)) >= 0
-            && timeout.compareTo(Duration.ofDays(1)) <= 0, "peer timeout " + timeout + " must be in [1 s, 1 day]");
+        RdmaArguments.checkPeerTimeout(timeout);
         final Lock l = enter();
         try
         {
@@ -589,13 +495,7 @@ public final class RdmaTransport extends NativeResource
      */
     public long lostPeers()
     {
-        final int[] causes = lostCauses(enter());
-        long mask = 0;
-        for (int r = 0; r < causes.length; r++)
-        {
-            mask |= causes[r] != 0 ? 1L << r : 0;
-        }
-        return mask;
+        return RdmaPeerLoss.mask(lostCauses(enter()));
     }
 
     /**
@@ -610,11 +510,7 @@ public final class RdmaTransport extends NativeResource
         {
             if (causes[r] != 0 && ctx.routesOverRdma(r))
             {
-                throw new PeerLostException("peer lost while waiting for " + waitingFor + ": rank " + r + " ("
-                    + (r < where.length && where[r] != null ? "NIC " + where[r] : "RDMA") + ") " + why(causes[r])
-                    + " (fix: close the streams and contexts that include rank " + r + ", then recreateQueuePairs,"
-                    + " exchange metadata among the remaining ranks and connectPeers with rank " + r
-                    + "'s bit cleared, or exit)");
+                throw RdmaPeerLoss.lost(r, causes[r], where, waitingFor, peerTimeoutMillis);
             }
         }
     }
@@ -642,21 +538,6 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    private String why(final int cause)
-    {
-        switch (cause)
-        {
-            case -1: return "closed its RDMA connection (its process exited or was killed, or it closed its transport)";
-            case 104: return "reset its RDMA connection (its process was killed or its NIC closed)";
-            case 110: return "did not answer within the peer timeout of " + peerTimeoutMillis
-                + " ms (its host or the network is gone)";
-            case 113: return "did not answer within the peer timeout of " + peerTimeoutMillis
-                + " ms (no route to its host: its host or the network is gone)";
-            case 71: return "answered out of protocol (connection dropped)";
-            default: return "lost its RDMA connection (errno " + cause + ")";
-        }
-    }
-
     /**
      * The whole handshake: creates the queue pairs if needed, all-gathers metadata through
      * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
@@ -666,7 +547,7 @@ public final class RdmaTransport extends NativeResource
     public void connect(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
-        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        RdmaArguments.checkTimeout(timeout);
         checkInitialized("connect");
         Errors.checkArgument(exchange.worldSize() == numRanks(),
             "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks());
@@ -677,16 +558,16 @@ public final class RdmaTransport extends NativeResource
                 createQueuePairs();
             }
         }
-        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
-        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), left(deadline, "allGather"));
+        final ConnectDeadline deadline = ConnectDeadline.after(timeout);
+        final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), deadline.left("allGather"));
         final List<RdmaMetadata> all = new ArrayList<>();
         for (final byte[] b : gathered)
         {
             all.add(RdmaMetadata.fromBytes(b));
         }
         final int n = numRanks();
-        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1, left(deadline, "connectPeers"));
-        exchange.barrier(left(deadline, "the barrier"));
+        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1, deadline.left("connectPeers"));
+        exchange.barrier(deadline.left("the barrier"));
     }
 
     /**
@@ -697,22 +578,22 @@ public final class RdmaTransport extends NativeResource
     public void reconnect(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
-        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        RdmaArguments.checkTimeout(timeout);
         // One deadline for the barrier, the recreation and the connect.
-        final long deadline = System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4);
+        final ConnectDeadline deadline = ConnectDeadline.after(timeout);
         exchange.barrier(timeout);
         recreateQueuePairs();
-        connect(exchange, left(deadline, "connect"));
+        connect(exchange, deadline.left("connect"));
     }
 
     /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
     public void deviceTimeout(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && !timeout.isNegative() && !timeout.isZero(), "timeout must be positive");
+        RdmaArguments.checkTimeout(timeout);
         final Lock l = enter();
         try
         {
-            Errors.check(peer.setDeviceTimeoutNs(saturatedNanos(timeout)), "RdmaTransport.setDeviceTimeoutNs",
+            Errors.check(peer.setDeviceTimeoutNs(ConnectDeadline.saturatedNanos(timeout)), "RdmaTransport.setDeviceTimeoutNs",
                 peer::lastError);
         }
         finally
@@ -725,7 +606,7 @@ public final class RdmaTransport extends NativeResource
     public RdmaQpState qpState(final int qpIndex)
     {
         final int total = numRanks() * qpsPerRank();
-        Errors.checkArgument(qpIndex >= 0 && qpIndex < total, "qpIndex=" + qpIndex + " outside [0, " + total + ")");
+        RdmaArguments.checkQpIndex(qpIndex, total);
         final Lock l = enter();
         try
         {
@@ -802,15 +683,7 @@ public final class RdmaTransport extends NativeResource
             {
                 throw new IllegalStateException("withRdma: " + this + " is not connected (call connect first)");
             }
-            synchronized (contextsLock)
-            {
-                Errors.check(peer.fillCommCtx(ctx.nativeCtx()), "RdmaTransport.fillCommCtx", peer::lastError);
-                if (!contexts.contains(ctx))
-                {
-                    contexts.add(ctx);
-                }
-                ctx.rdmaAttached(this);
-            }
+            contexts.attach(ctx, this, peer);
         }
         finally
         {
@@ -820,23 +693,7 @@ public final class RdmaTransport extends NativeResource
 
     void detach(final CommContext ctx)
     {
-        synchronized (contextsLock)
-        {
-            contexts.remove(ctx);
-        }
-    }
-
-    // The device tables keep their addresses across reconnects; filling again keeps the rank,
-    // raddr and rkey of the contexts current all the same.
-    private void refreshContexts()
-    {
-        synchronized (contextsLock)
-        {
-            for (final CommContext c : contexts)
-            {
-                peer.fillCommCtx(c.nativeCtx());
-            }
-        }
+        contexts.detach(ctx);
     }
 
     private void checkInitialized(final String what)
@@ -847,46 +704,10 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Time left until deadline (nanoTime); the timeout exception once none is left. */
-    private static Duration left(final long deadline, final String before)
-    {
-        final long nanos = deadline - System.nanoTime();
-        if (nanos <= 0)
-        {
-            throw new Te4jTimeoutException("RdmaTransport.connect: the timeout passed before " + before);
-        }
-        return Duration.ofNanos(nanos);
-    }
-
-    private static long saturatedNanos(final Duration d)
-    {
-        try
-        {
-            return d.toNanos();
-        }
-        catch (final ArithmeticException e)
-        {
-            return Long.MAX_VALUE;
-        }
-    }
-
-    /**
-     * Waits (bounded, {@link InFlightWork#DRAIN_NANOS}) for the operations queued on contexts
-     * attached to this transport: they copied its QP tables and poll its CQs, which recreating
-     * wipes and closing frees. False when a stream did not drain in time.
-     */
+    /** {@link AttachedContexts#drain()}, with a warning saying what follows when it ran out of time. */
     private boolean drainAttached(final String then)
     {
-        final List<CommContext> attached;
-        synchronized (contextsLock)
-        {
-            attached = new ArrayList<>(contexts);
-        }
-        boolean idle = true;
-        for (final CommContext c : attached)
-        {
-            idle &= InFlightWork.awaitUsersOf(c);
-        }
+        final boolean idle = contexts.drain();
         if (!idle)
         {
             LOG.warn("{}: a stream with work on its contexts did not drain in time; {}", this, then);
@@ -900,17 +721,7 @@ public final class RdmaTransport extends NativeResource
         // Freeing the tables under queued operations would be a use after free: if they do not
         // finish in time, the transport's native memory is kept instead (a logged leak).
         final boolean idle = drainAttached("its native memory and NIC are kept, not freed");
-        // Contexts forget the RDMA tables before they are freed: later ops report "no route".
-        // A listed context's native ctx is alive: CommContext.release detaches before freeing it.
-        synchronized (contextsLock)
-        {
-            for (final CommContext c : contexts)
-            {
-                NativeRdmaTransport.clearCommCtx(c.nativeCtx());
-                c.rdmaAttached(null);
-            }
-            contexts.clear();
-        }
+        contexts.clear();
         if (idle)
         {
             NativeApi.destroyObject(peer);

@@ -171,7 +171,8 @@ final class TargetReport
             return;
         }
         t.add(new String[] {"1", "bulk put 1 GiB on <= 16 SMs vs copy engine",
-            gbps(le16.get()) + " on " + engines(le16.get()) + where(le16.get()) + " vs " + gbps(ce.get()), ratio(le16.get().gbps() / ce.get().gbps()), ">= 0.98",
+            gbps(le16.get()) + " on " + engines(le16.get()) + where(le16.get()) + " vs " + gbps(ce.get()),
+            ratio(le16.get().gbps() / ce.get().gbps()), ">= 0.98",
             met(le16.get().gbps() / ce.get().gbps() >= 0.98)});
         final Optional<Row> sm = best(rows, is("cuda", Series.TE4J_PUT, gib)
             .and(r -> r.blocks() > 0 && r.blocks() <= 16 && !usesCopyEngine(r)));

@@ -20,7 +20,8 @@ import java.util.regex.Pattern;
  *   <tr><td>maxBlobBytes</td><td>largest blob or descriptor (default 1 MiB; etcd's default request limit is 1.5 MiB)</td></tr>
  *   <tr><td>user, password</td><td>etcd authentication, passed to jetcd</td></tr>
  *   <tr><td>tls</td><td>{@code true}: connect with TLS (implied by cacert)</td></tr>
- *   <tr><td>cacert, cert, key</td><td>PEM files: the CA that signed etcd's certificate, and this client's certificate and PKCS#8 key</td></tr>
+ *   <tr><td>cacert, cert, key</td><td>PEM files: the CA that signed etcd's certificate, and this client's
+ *       certificate and PKCS#8 key</td></tr>
  *   <tr><td>authority</td><td>the TLS server name to expect, when it is not the endpoint's host</td></tr>
  * </table>
  *

@@ -11,7 +11,6 @@ import io.github.te4j.check.Patterns;
 import io.github.te4j.exchange.Exchanges;
 import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.PeerLostException;
-import io.github.te4j.rendezvous.RendezvousException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;

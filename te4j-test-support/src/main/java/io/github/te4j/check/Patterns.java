@@ -16,11 +16,11 @@ public final class Patterns
     }
 
     /** SplitMix64 finaliser: good bit mixing, stateless. */
-    public static long mix(long z)
+    public static long mix(final long z)
     {
-        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
-        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
-        return z ^ (z >>> 31);
+        final long a = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        final long b = (a ^ (a >>> 27)) * 0x94d049bb133111ebL;
+        return b ^ (b >>> 31);
     }
 
     /** Fills {@code dst[0..len)} with stream {@code seed}'s bytes starting at stream position {@code position}. */

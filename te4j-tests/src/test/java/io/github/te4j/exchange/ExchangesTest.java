@@ -7,7 +7,6 @@ import static org.testng.Assert.expectThrows;
 import io.github.te4j.UnavailableException;
 import io.github.te4j.launcher.RankProcesses;
 import io.github.te4j.rendezvous.FileExchange;
-import io.github.te4j.exchange.HandleExchange;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -26,20 +26,24 @@ import org.testng.annotations.Test;
  * (slowloris: each is dropped at most handshakeTimeout after its accept, they cannot fill the
  * handshake slots, and the real rank joins at once).
  */
-public class RendezvousAdversaryTest {
+public class RendezvousAdversaryTest
+{
 
     /** What a deadline may overrun by: scheduling, one socket timeout rounding, the exception. */
     private static final long SLACK_MS = 2000;
     private static final long DRIP_MS = 400;
 
     @Test(timeOut = 60_000)
-    public void drippingRankZeroCannotStretchAllGather() throws Exception {
-        try (ServerSocket fake = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress())) {
+    public void drippingRankZeroCannotStretchAllGather() throws Exception
+    {
+        try (ServerSocket fake = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress()))
+        {
             Thread server = new Thread(() -> dripAfterHandshake(fake), "drip-result");
             server.setDaemon(true);
             server.start();
             try (Rendezvous member = Rendezvous.builder().rank(1).worldSize(2)
-                    .endpoint("127.0.0.1", fake.getLocalPort()).connectTimeout(Duration.ofSeconds(10)).build()) {
+                    .endpoint("127.0.0.1", fake.getLocalPort()).connectTimeout(Duration.ofSeconds(10)).build())
+            {
                 long t0 = System.nanoTime();
                 expectThrows(RendezvousTimeoutException.class,
                         () -> member.allGather(new byte[8], Duration.ofSeconds(3)));
@@ -52,8 +56,10 @@ public class RendezvousAdversaryTest {
     }
 
     @Test(timeOut = 60_000)
-    public void drippingRankZeroCannotStretchConnect() throws Exception {
-        try (ServerSocket fake = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress())) {
+    public void drippingRankZeroCannotStretchConnect() throws Exception
+    {
+        try (ServerSocket fake = new ServerSocket(0, 16, java.net.InetAddress.getLoopbackAddress()))
+        {
             Thread server = new Thread(() -> dripChallenges(fake), "drip-challenge");
             server.setDaemon(true);
             server.start();
@@ -70,15 +76,18 @@ public class RendezvousAdversaryTest {
     }
 
     @Test(timeOut = 120_000)
-    public void slowlorisStrangersCannotHoldRankZero() throws Exception {
+    public void slowlorisStrangersCannotHoldRankZero() throws Exception
+    {
         int strangers = 100;
         Duration handshake = Duration.ofSeconds(2);
         try (Rendezvous root = Rendezvous.builder().rank(0).worldSize(2).endpoint("127.0.0.1", 0)
-                .handshakeTimeout(handshake).build()) {
+                .handshakeTimeout(handshake).build())
+        {
             int port = Integer.parseInt(root.endpoint().substring(root.endpoint().lastIndexOf(':') + 1));
             List<Socket> held = new ArrayList<>();
             long[] connectedAt = new long[strangers];
-            for (int i = 0; i < strangers; i++) {
+            for (int i = 0; i < strangers; i++)
+            {
                 Socket s = new Socket();
                 s.connect(new InetSocketAddress("127.0.0.1", port), 2000);
                 connectedAt[i] = System.nanoTime();
@@ -94,41 +103,50 @@ public class RendezvousAdversaryTest {
                     threads + " rendezvous threads for " + strangers + " strangers");
             long t0 = System.nanoTime();
             CompletableFuture<Rendezvous> rank1 = new CompletableFuture<>();
-            Thread joiner = new Thread(() -> {
-                try {
+            Thread joiner = new Thread(() ->
+            {
+                try
+                {
                     Rendezvous m = Rendezvous.builder().rank(1).worldSize(2).endpoint("127.0.0.1", port)
                             .connectTimeout(Duration.ofSeconds(15)).build();
                     m.barrier(Duration.ofSeconds(15));
                     rank1.complete(m);
-                } catch (RuntimeException e) {
+                }
+                catch (RuntimeException e)
+                {
                     rank1.completeExceptionally(e);
                 }
             }, "rank-1");
             joiner.start();
             root.barrier(Duration.ofSeconds(15));
-            try (Rendezvous member = rank1.get(15, TimeUnit.SECONDS)) {
+            try (Rendezvous member = rank1.get(15, TimeUnit.SECONDS))
+            {
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
                 System.out.println("slowloris: rank 1 joined and passed a barrier after " + ms + " ms");
                 assertTrue(ms < 5000, "rank 1 needed " + ms + " ms among " + strangers + " strangers");
             }
             // Every stranger is gone by handshakeTimeout after its accept, however it paces its bytes.
             long longest = 0;
-            for (int i = 0; i < strangers; i++) {
+            for (int i = 0; i < strangers; i++)
+            {
                 longest = Math.max(longest, millisUntilClosed(held.get(i), connectedAt[i], 10_000));
             }
             System.out.println("slowloris: the last stranger was dropped " + longest + " ms after it connected");
             // The deadline runs from the accept, which trails the connect on a loaded machine: twice the slack.
             assertTrue(longest <= handshake.toMillis() + 2 * SLACK_MS, "a stranger stayed " + longest + " ms");
             dripper.interrupt();
-            for (Socket s : held) {
+            for (Socket s : held)
+            {
                 s.close();
             }
         }
     }
 
     /** Fake rank 0: completes the handshake (no secret), takes the GATHER, then drips a RESULT forever. */
-    private static void dripAfterHandshake(ServerSocket fake) {
-        try (Socket s = fake.accept()) {
+    private static void dripAfterHandshake(final ServerSocket fake)
+    {
+        try (Socket s = fake.accept())
+        {
             DataInputStream in = new DataInputStream(s.getInputStream());
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             Frame.read(in, 4096, "member");
@@ -137,43 +155,60 @@ public class RendezvousAdversaryTest {
             Frame.write(out, new Frame(Frame.WELCOME, 0, 0, new byte[0]));
             Frame.read(in, 1 << 20, "member");
             drip(out, bytesOf(new Frame(Frame.RESULT, 0, 1, new byte[4096])));
-        } catch (IOException | InterruptedException e) {
+        }
+        catch (IOException | InterruptedException e)
+        {
             // the member gave up, as it must
         }
     }
 
     /** Fake rank 0: on every connection, drips a CHALLENGE one byte at a time. */
-    private static void dripChallenges(ServerSocket fake) {
+    private static void dripChallenges(final ServerSocket fake)
+    {
         List<Thread> conns = new ArrayList<>();
-        try {
+        try
+        {
             serveDrips(fake, conns);
-        } finally {
+        }
+        finally
+        {
             conns.forEach(Thread::interrupt);
         }
     }
 
-    private static void serveDrips(ServerSocket fake, List<Thread> conns) {
-        while (!fake.isClosed()) {
-            try {
+    private static void serveDrips(final ServerSocket fake, final List<Thread> conns)
+    {
+        while (!fake.isClosed())
+        {
+            try
+            {
                 Socket s = fake.accept();
-                Thread t = new Thread(() -> {
-                    try (s) {
+                Thread t = new Thread(() ->
+                {
+                    try (s)
+                    {
                         drip(s.getOutputStream(), bytesOf(new Frame(Frame.CHALLENGE, 0, 0, new byte[16])));
-                    } catch (IOException | InterruptedException e) {
+                    }
+                    catch (IOException | InterruptedException e)
+                    {
                         // the member gave up
                     }
                 }, "drip-conn");
                 t.setDaemon(true);
                 t.start();
                 conns.add(t);
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 return;
             }
         }
     }
 
-    private static void drip(OutputStream out, byte[] bytes) throws IOException, InterruptedException {
-        for (byte b : bytes) {
+    private static void drip(final OutputStream out, final byte[] bytes) throws IOException, InterruptedException
+    {
+        for (byte b : bytes)
+        {
             out.write(b);
             out.flush();
             Thread.sleep(DRIP_MS);
@@ -182,7 +217,8 @@ public class RendezvousAdversaryTest {
         Thread.sleep(60_000);
     }
 
-    private static byte[] bytesOf(Frame f) throws IOException {
+    private static byte[] bytesOf(final Frame f) throws IOException
+    {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         DataOutputStream d = new DataOutputStream(bytes);
         Frame.write(d, f);
@@ -191,49 +227,71 @@ public class RendezvousAdversaryTest {
     }
 
     /** A valid HELLO's bytes, one byte per socket every periodMs, until interrupted. */
-    private static void dripOneByteEach(List<Socket> sockets, long periodMs) {
+    private static void dripOneByteEach(final List<Socket> sockets, final long periodMs)
+    {
         byte[] hello;
-        try {
+        try
+        {
             hello = bytesOf(new Frame(Frame.HELLO, 1, 0, new byte[64]));
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             return;
         }
-        for (int i = 0; !Thread.currentThread().isInterrupted(); i++) {
-            for (Socket s : sockets) {
-                try {
+        for (int i = 0; !Thread.currentThread().isInterrupted(); i++)
+        {
+            for (Socket s : sockets)
+            {
+                try
+                {
                     s.getOutputStream().write(hello[i % hello.length]);
-                } catch (IOException e) {
+                }
+                catch (IOException e)
+                {
                     // dropped by rank 0, as it must be
                 }
             }
-            try {
+            try
+            {
                 Thread.sleep(periodMs);
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 return;
             }
         }
     }
 
     /** Milliseconds from {@code since} until {@code s} reads EOF or fails (rank 0 dropped it). */
-    private static long millisUntilClosed(Socket s, long since, int waitMs) throws IOException {
+    private static long millisUntilClosed(final Socket s, final long since, final int waitMs) throws IOException
+    {
         s.setSoTimeout(waitMs);
         InputStream in = s.getInputStream();
-        try {
-            while (in.read() >= 0) {
+        try
+        {
+            while (in.read() >= 0)
+            {
                 // rank 0 may send an ERROR frame before closing
             }
-        } catch (SocketTimeoutException e) {
+        }
+        catch (SocketTimeoutException e)
+        {
             return Long.MAX_VALUE;
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             // reset: dropped
         }
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - since);
     }
 
-    private static int rendezvousThreads() {
+    private static int rendezvousThreads()
+    {
         int n = 0;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().startsWith(Rendezvous.THREAD_PREFIX) && t.isAlive()) {
+        for (Thread t : Thread.getAllStackTraces().keySet())
+        {
+            if (t.getName().startsWith(Rendezvous.THREAD_PREFIX) && t.isAlive())
+            {
                 n++;
             }
         }

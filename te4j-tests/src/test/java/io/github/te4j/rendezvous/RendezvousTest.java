@@ -31,29 +31,35 @@ import java.util.stream.Stream;
 import org.testng.annotations.DataProvider;
 import org.testng.annotations.Test;
 
-public class RendezvousTest {
+public class RendezvousTest
+{
 
     private static final Duration LONG = Ranks.LONG;
     private static final String SECRET = "correct horse battery staple";
 
-    private static Rendezvous.Builder builder(int rank, int n, int port) {
+    private static Rendezvous.Builder builder(final int rank, final int n, final int port)
+    {
         return Rendezvous.builder().rank(rank).worldSize(n).endpoint("127.0.0.1", port)
                 .connectTimeout(LONG).defaultTimeout(LONG);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress()))
+        {
             return s.getLocalPort();
         }
     }
 
-    private static long rendezvousThreads() {
+    private static long rendezvousThreads()
+    {
         return Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.isAlive() && t.getName().startsWith(Rendezvous.THREAD_PREFIX))
                 .count();
     }
 
-    private static <T extends Throwable> T failureOf(List<Throwable> failures, int rank, Class<T> type) {
+    private static <T extends Throwable> T failureOf(final List<Throwable> failures, final int rank, final Class<T> type)
+    {
         Throwable t = failures.get(rank);
         assertNotNull(t, "rank " + rank + " should have failed");
         assertTrue(type.isInstance(t), "rank " + rank + " threw " + t + ", expected " + type.getSimpleName());
@@ -64,12 +70,14 @@ public class RendezvousTest {
     // Happy paths
 
     @DataProvider
-    public Object[][] worldSizes() {
+    public Object[][] worldSizes()
+    {
         return new Object[][] {{2}, {4}, {8}};
     }
 
     @Test(dataProvider = "worldSizes", timeOut = 120_000)
-    public void allGatherBarrierBroadcast(int n) throws Exception {
+    public void allGatherBarrierBroadcast(final int n) throws Exception
+    {
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
         assertTrue(port > 0);
@@ -77,7 +85,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 60_000)
-    public void allGatherWithSharedSecretAndSession() throws Exception {
+    public void allGatherWithSharedSecretAndSession() throws Exception
+    {
         int n = 3;
         Rendezvous root = builder(0, n, 0).secret(SECRET).session("job-42").build();
         int port = root.port();
@@ -86,8 +95,10 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void worldSizeOneNeedsNoPeers() {
-        try (Rendezvous rv = builder(0, 1, 0).build()) {
+    public void worldSizeOneNeedsNoPeers()
+    {
+        try (Rendezvous rv = builder(0, 1, 0).build())
+        {
             List<byte[]> all = rv.allGather(new byte[] {1, 2, 3}, LONG);
             assertEquals(all.size(), 1);
             assertEquals(all.get(0), new byte[] {1, 2, 3});
@@ -97,15 +108,21 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 60_000)
-    public void ranksMayConnectBeforeRankZeroListens() throws Exception {
+    public void ranksMayConnectBeforeRankZeroListens() throws Exception
+    {
         int n = 4;
         int port = freePort();
-        Ranks.runAll(n, r -> {
-            if (r == 0) {
+        Ranks.runAll(n, r ->
+        {
+            if (r == 0)
+            {
                 // Give the others a head start so they go through their retry loop.
-                try {
+                try
+                {
                     Thread.sleep(300);
-                } catch (InterruptedException e) {
+                }
+                catch (InterruptedException e)
+                {
                     Thread.currentThread().interrupt();
                 }
                 return builder(0, n, port).build();
@@ -118,20 +135,28 @@ public class RendezvousTest {
     // Timeouts
 
     @Test(timeOut = 60_000)
-    public void timeoutNamesTheMissingRank() throws Exception {
+    public void timeoutNamesTheMissingRank() throws Exception
+    {
         int n = 3;
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
         Rendezvous one = builder(1, n, port).build();
-        List<Throwable> failures = Ranks.runCollect(2, r -> r == 0 ? root : one, x -> {
-            if (x.rank() == 0) {
-                try {
+        List<Throwable> failures = Ranks.runCollect(2, r -> r == 0 ? root : one, x ->
+        {
+            if (x.rank() == 0)
+            {
+                try
+                {
                     x.allGather(new byte[] {0}, Duration.ofMillis(800));
-                } finally {
+                }
+                finally
+                {
                     RendezvousException later = expectThrows(RendezvousException.class, () -> x.barrier(LONG));
                     assertTrue(later.getMessage().contains("unusable"), later.getMessage());
                 }
-            } else {
+            }
+            else
+            {
                 x.allGather(new byte[] {1}, LONG);
             }
         });
@@ -145,7 +170,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void connectTimesOutWhenRankZeroNeverListens() throws Exception {
+    public void connectTimesOutWhenRankZeroNeverListens() throws Exception
+    {
         int port = freePort();
         RendezvousTimeoutException e = expectThrows(RendezvousTimeoutException.class,
                 () -> builder(1, 2, port).connectTimeout(Duration.ofMillis(500)).build());
@@ -154,9 +180,11 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void memberTimeoutNamesRankZero() {
+    public void memberTimeoutNamesRankZero()
+    {
         try (Rendezvous root = builder(0, 2, 0).build();
-             Rendezvous one = builder(1, 2, root.port()).build()) {
+             Rendezvous one = builder(1, 2, root.port()).build())
+        {
             RendezvousTimeoutException e = expectThrows(RendezvousTimeoutException.class,
                     () -> one.barrier(Duration.ofMillis(300)));
             assertEquals(e.missingRanks(), List.of(0));
@@ -168,7 +196,8 @@ public class RendezvousTest {
     // Authentication and strangers
 
     @Test(timeOut = 60_000)
-    public void wrongSecretIsRejectedAndTheSessionGoesOn() throws Exception {
+    public void wrongSecretIsRejectedAndTheSessionGoesOn() throws Exception
+    {
         int n = 2;
         Rendezvous root = builder(0, n, 0).secret(SECRET).build();
         int port = root.port();
@@ -182,8 +211,10 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void mismatchedWorldSizeAndSessionAreRejected() {
-        try (Rendezvous root = builder(0, 3, 0).build()) {
+    public void mismatchedWorldSizeAndSessionAreRejected()
+    {
+        try (Rendezvous root = builder(0, 3, 0).build())
+        {
             RendezvousException world = expectThrows(RendezvousException.class,
                     () -> builder(1, 4, root.port()).build());
             assertTrue(world.getMessage().contains("worldSize mismatch"), world.getMessage());
@@ -194,7 +225,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 60_000)
-    public void duplicateRankIsRejected() throws Exception {
+    public void duplicateRankIsRejected() throws Exception
+    {
         int n = 3;
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
@@ -205,12 +237,14 @@ public class RendezvousTest {
     }
 
     @DataProvider
-    public Object[][] secrets() {
+    public Object[][] secrets()
+    {
         return new Object[][] {{null}, {SECRET}};
     }
 
     @Test(dataProvider = "secrets", timeOut = 90_000)
-    public void strangersCannotBreakTheSession(String secret) throws Exception {
+    public void strangersCannotBreakTheSession(final String secret) throws Exception
+    {
         int n = 3;
         Rendezvous root = builder(0, n, 0).secret(secret).handshakeTimeout(Duration.ofSeconds(20)).build();
         int port = root.port();
@@ -219,7 +253,8 @@ public class RendezvousTest {
              RawPeer noise = RawPeer.connect(port);
              RawPeer outOfRange = RawPeer.connect(port);
              RawPeer huge = RawPeer.connect(port);
-             RawPeer badVersion = RawPeer.connect(port)) {
+             RawPeer badVersion = RawPeer.connect(port))
+        {
             http.sendRaw("GET /index HTTP/1.0\n".getBytes(StandardCharsets.US_ASCII)); // one header's worth
             byte[] random = new byte[4096];
             new Random(7).nextBytes(random);
@@ -244,7 +279,8 @@ public class RendezvousTest {
     // Malformed frames
 
     @DataProvider
-    public Object[][] badHeaders() {
+    public Object[][] badHeaders()
+    {
         return new Object[][] {
             {RawPeer.header(0x12345678, Frame.VERSION, Frame.GATHER, 1, 1, 0), "bad magic"},
             {RawPeer.header(Frame.MAGIC, (short) 2, Frame.GATHER, 1, 1, 0), "unsupported protocol version 2"},
@@ -257,13 +293,15 @@ public class RendezvousTest {
         };
     }
 
-    private static byte[] withFlags(byte[] header) {
+    private static byte[] withFlags(final byte[] header)
+    {
         header[7] = 1;
         return header;
     }
 
     @Test(dataProvider = "badHeaders", timeOut = 10_000)
-    public void codecRejectsMalformedFrames(byte[] bytes, String reason) {
+    public void codecRejectsMalformedFrames(final byte[] bytes, final String reason)
+    {
         DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes));
         RendezvousException e = expectThrows(RendezvousException.class, () -> Frame.read(in, 1024, "peer-x"));
         assertEquals(e.peer(), "peer-x");
@@ -271,7 +309,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 10_000)
-    public void codecRoundTripsAndReportsCleanEof() throws IOException {
+    public void codecRoundTripsAndReportsCleanEof() throws IOException
+    {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         Frame.write(new DataOutputStream(bytes), new Frame(Frame.RESULT, 3, 17, new byte[] {5, 6}));
         byte[] wire = bytes.toByteArray();
@@ -287,7 +326,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 10_000)
-    public void resultDecodingRejectsBadPayloads() {
+    public void resultDecodingRejectsBadPayloads()
+    {
         byte[] good = Rendezvous.encodeResult(new byte[][] {{1}, {}, {2, 3}});
         assertEquals(Rendezvous.decodeResult(good, 3, "p").get(2), new byte[] {2, 3});
         assertThrows(RendezvousException.class, () -> Rendezvous.decodeResult(good, 4, "p"));
@@ -298,7 +338,8 @@ public class RendezvousTest {
     }
 
     @DataProvider
-    public Object[][] badFramesAfterJoining() {
+    public Object[][] badFramesAfterJoining()
+    {
         return new Object[][] {
             {RawPeer.frameBytes(new Frame(Frame.GATHER, 1, 5, new byte[] {1})), "sequence mismatch"},
             {RawPeer.frameBytes(new Frame(Frame.GATHER, 2, 1, new byte[] {1})), "claims rank 2"},
@@ -309,9 +350,11 @@ public class RendezvousTest {
     }
 
     @Test(dataProvider = "badFramesAfterJoining", timeOut = 30_000)
-    public void joinedRankSendingABadFrameIsDropped(byte[] bad, String reason) throws Exception {
+    public void joinedRankSendingABadFrameIsDropped(final byte[] bad, final String reason) throws Exception
+    {
         try (Rendezvous root = builder(0, 2, 0).maxFrameBytes(1024).build();
-             RawPeer peer = RawPeer.connect(root.port())) {
+             RawPeer peer = RawPeer.connect(root.port()))
+        {
             peer.joinWithoutSecret(1, 2, Rendezvous.DEFAULT_SESSION);
             peer.sendRaw(bad);
             assertTrue(peer.drainUntilClosed().contains(reason));
@@ -322,7 +365,8 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void oversizeResultIsRejected() throws Exception {
+    public void oversizeResultIsRejected() throws Exception
+    {
         int n = 2;
         Rendezvous root = builder(0, n, 0).maxFrameBytes(1024).build();
         int port = root.port();
@@ -330,20 +374,26 @@ public class RendezvousTest {
                 .build(), x -> x.allGather(new byte[600], LONG));
         assertTrue(failureOf(failures, 0, RendezvousException.class).getMessage().contains("exceeds the frame limit"));
         assertTrue(failureOf(failures, 1, RendezvousException.class).getMessage().contains("exceeds the frame limit"));
-        try (Rendezvous solo = builder(0, 1, 0).maxFrameBytes(1024).build()) {
+        try (Rendezvous solo = builder(0, 1, 0).maxFrameBytes(1024).build())
+        {
             assertThrows(IllegalArgumentException.class, () -> solo.allGather(new byte[1025], LONG));
         }
     }
 
     @Test(timeOut = 30_000)
-    public void mismatchedOperationsAreReported() throws Exception {
+    public void mismatchedOperationsAreReported() throws Exception
+    {
         int n = 2;
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
-        List<Throwable> failures = Ranks.runCollect(n, r -> r == 0 ? root : builder(1, n, port).build(), x -> {
-            if (x.rank() == 0) {
+        List<Throwable> failures = Ranks.runCollect(n, r -> r == 0 ? root : builder(1, n, port).build(), x ->
+        {
+            if (x.rank() == 0)
+            {
                 x.allGather(new byte[] {1}, LONG);
-            } else {
+            }
+            else
+            {
                 x.barrier(LONG);
             }
         });
@@ -357,11 +407,13 @@ public class RendezvousTest {
     // Lost peers
 
     @Test(timeOut = 30_000)
-    public void disconnectingRankIsReportedAsLost() throws Exception {
+    public void disconnectingRankIsReportedAsLost() throws Exception
+    {
         int n = 3;
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
-        try (RawPeer two = RawPeer.connect(port)) {
+        try (RawPeer two = RawPeer.connect(port))
+        {
             two.joinWithoutSecret(2, n, Rendezvous.DEFAULT_SESSION);
             Rendezvous one = builder(1, n, port).build();
             two.close();
@@ -378,8 +430,10 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void closedRankIsReportedAsLost() {
-        try (Rendezvous root = builder(0, 2, 0).build()) {
+    public void closedRankIsReportedAsLost()
+    {
+        try (Rendezvous root = builder(0, 2, 0).build())
+        {
             builder(1, 2, root.port()).build().close();
             PeerLostException lost = expectThrows(PeerLostException.class, () -> root.barrier(LONG));
             assertEquals(lost.rank(), 1);
@@ -388,9 +442,11 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 30_000)
-    public void losingRankZeroIsReportedOnMembers() throws Exception {
+    public void losingRankZeroIsReportedOnMembers() throws Exception
+    {
         Rendezvous root = builder(0, 2, 0).build();
-        try (Rendezvous one = builder(1, 2, root.port()).build()) {
+        try (Rendezvous one = builder(1, 2, root.port()).build())
+        {
             root.close();
             PeerLostException lost = expectThrows(PeerLostException.class, () -> one.allGather(new byte[] {1}, LONG));
             assertEquals(lost.rank(), 0);
@@ -401,45 +457,56 @@ public class RendezvousTest {
     // Resources and arguments
 
     @Test(timeOut = 120_000)
-    public void closeReleasesThreadsAndSockets() throws Exception {
+    public void closeReleasesThreadsAndSockets() throws Exception
+    {
         Path fds = Path.of("/proc/self/fd");
         oneSession(4); // warm up class loading, logging, thread pools
         long fdBefore = Files.isDirectory(fds) ? countFds(fds) : -1;
         int port = -1;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 3; i++)
+        {
             port = oneSession(4);
             assertEquals(rendezvousThreads(), 0L, "rendezvous threads left after close");
         }
-        if (fdBefore >= 0) {
+        if (fdBefore >= 0)
+        {
             long fdAfter = countFds(fds);
             // Each session opens 7 sockets (plus a stranger's); a leak would show as several per round.
             assertTrue(fdAfter <= fdBefore + 2, "file descriptors grew from " + fdBefore + " to " + fdAfter);
         }
-        try (ServerSocket again = new ServerSocket()) {
+        try (ServerSocket again = new ServerSocket())
+        {
             again.setReuseAddress(true);
             again.bind(new java.net.InetSocketAddress(InetAddress.getByName("127.0.0.1"), port));
         }
     }
 
-    private static long countFds(Path fds) throws IOException {
-        try (Stream<Path> s = Files.list(fds)) {
+    private static long countFds(final Path fds) throws IOException
+    {
+        try (Stream<Path> s = Files.list(fds))
+        {
             return s.count();
         }
     }
 
-    private static int oneSession(int n) throws Exception {
+    private static int oneSession(final int n) throws Exception
+    {
         Rendezvous root = builder(0, n, 0).build();
         int port = root.port();
-        try (RawPeer stranger = RawPeer.connect(port)) {
+        try (RawPeer stranger = RawPeer.connect(port))
+        {
             Ranks.runAll(n, r -> r == 0 ? root : builder(r, n, port).build(), Ranks::exercise);
-        } finally {
+        }
+        finally
+        {
             root.close();
         }
         return port;
     }
 
     @Test(timeOut = 10_000)
-    public void invalidArgumentsAreRefused() {
+    public void invalidArgumentsAreRefused()
+    {
         assertThrows(IllegalArgumentException.class, () -> Rendezvous.builder().rank(0).worldSize(0).build());
         assertThrows(IllegalArgumentException.class, () -> Rendezvous.builder().rank(0).worldSize(65).build());
         assertThrows(IllegalArgumentException.class, () -> Rendezvous.builder().rank(-1).worldSize(2).build());
@@ -464,8 +531,10 @@ public class RendezvousTest {
     }
 
     @Test(timeOut = 10_000)
-    public void listeningOnABusyPortFails() throws IOException {
-        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+    public void listeningOnABusyPortFails() throws IOException
+    {
+        try (ServerSocket busy = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1")))
+        {
             RendezvousException e = expectThrows(RendezvousException.class,
                     () -> builder(0, 2, busy.getLocalPort()).build());
             assertTrue(e.getMessage().contains("cannot listen"), e.getMessage());
@@ -475,82 +544,104 @@ public class RendezvousTest {
     // ---------------------------------------------------------------------------------------------
 
     /** A hand-driven client, to play strangers and misbehaving ranks. */
-    static final class RawPeer implements Closeable {
+    static final class RawPeer implements Closeable
+    {
         final Socket socket;
         final DataInputStream in;
         final DataOutputStream out;
 
-        private RawPeer(Socket socket) throws IOException {
+        private RawPeer(final Socket socket) throws IOException
+        {
             this.socket = socket;
             socket.setSoTimeout(20_000);
             this.in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
             this.out = new DataOutputStream(socket.getOutputStream());
         }
 
-        static RawPeer connect(int port) throws IOException {
+        static RawPeer connect(final int port) throws IOException
+        {
             return new RawPeer(new Socket(InetAddress.getByName("127.0.0.1"), port));
         }
 
-        static byte[] hello(int worldSize, boolean secret, String session) {
+        static byte[] hello(final int worldSize, final boolean secret, final String session)
+        {
             byte[] s = session.getBytes(StandardCharsets.UTF_8);
             return ByteBuffer.allocate(4 + 1 + 16 + 2 + s.length).putInt(worldSize).put((byte) (secret ? 1 : 0))
                     .put(new byte[16]).putShort((short) s.length).put(s).array();
         }
 
-        static byte[] header(int magic, short version, byte type, int rank, int seq, int length) {
+        static byte[] header(final int magic, final short version, final byte type, final int rank, final int seq, final int length)
+        {
             return ByteBuffer.allocate(Frame.HEADER_BYTES).putInt(magic).putShort(version).put(type).put((byte) 0)
                     .putInt(rank).putInt(seq).putInt(length).array();
         }
 
-        static byte[] frameBytes(Frame f) {
-            try {
+        static byte[] frameBytes(final Frame f)
+        {
+            try
+            {
                 ByteArrayOutputStream b = new ByteArrayOutputStream();
                 Frame.write(new DataOutputStream(b), f);
                 return b.toByteArray();
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 throw new AssertionError(e);
             }
         }
 
-        void joinWithoutSecret(int rank, int worldSize, String session) throws IOException {
+        void joinWithoutSecret(final int rank, final int worldSize, final String session) throws IOException
+        {
             send(new Frame(Frame.HELLO, rank, 0, hello(worldSize, false, session)));
             assertEquals(Frame.read(in, 4096, "root").type(), Frame.CHALLENGE);
             send(new Frame(Frame.AUTH, rank, 0, new byte[0]));
             assertEquals(Frame.read(in, 4096, "root").type(), Frame.WELCOME);
         }
 
-        void send(Frame f) throws IOException {
+        void send(final Frame f) throws IOException
+        {
             Frame.write(out, f);
         }
 
-        void sendRaw(byte[] bytes) throws IOException {
+        void sendRaw(final byte[] bytes) throws IOException
+        {
             out.write(bytes);
             out.flush();
         }
 
         /** Reads until rank 0 closes the connection; returns the ERROR reasons it sent, joined. */
-        String drainUntilClosed() throws IOException {
+        String drainUntilClosed() throws IOException
+        {
             StringBuilder reasons = new StringBuilder();
-            try {
-                while (true) {
+            try
+            {
+                while (true)
+                {
                     Frame f = Frame.read(in, 1 << 20, "root");
-                    if (f == null) {
+                    if (f == null)
+                    {
                         return reasons.toString();
                     }
-                    if (f.type() == Frame.ERROR) {
+                    if (f.type() == Frame.ERROR)
+                    {
                         reasons.append(new String(f.payload(), StandardCharsets.UTF_8)).append('\n');
                     }
                 }
-            } catch (SocketTimeoutException e) {
+            }
+            catch (SocketTimeoutException e)
+            {
                 throw new AssertionError("rank 0 did not close the connection", e);
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 // a reset also counts as closed
                 return reasons.toString();
             }
         }
 
         @Override
-        public void close() throws IOException {
+        public void close() throws IOException
+        {
             socket.close();
         }
     }

@@ -13,7 +13,8 @@ import java.util.Objects;
  * missing ranks. After any failure the exchange is unusable (the ranks no longer agree on where
  * they are); later calls throw. Calls on one instance are serialized.
  */
-public interface HandleExchange extends AutoCloseable {
+public interface HandleExchange extends AutoCloseable
+{
 
     /** @return this process's rank, {@code 0 <= rank < worldSize} */
     int rank();
@@ -42,7 +43,8 @@ public interface HandleExchange extends AutoCloseable {
      * @param mine this rank's blob
      * @return the blobs indexed by rank
      */
-    default List<byte[]> allGather(byte[] mine) {
+    default List<byte[]> allGather(final byte[] mine)
+    {
         return allGather(mine, defaultTimeout());
     }
 
@@ -56,7 +58,8 @@ public interface HandleExchange extends AutoCloseable {
     void barrier(Duration timeout);
 
     /** {@link #barrier(Duration)} with {@link #defaultTimeout()}. */
-    default void barrier() {
+    default void barrier()
+    {
         barrier(defaultTimeout());
     }
 
@@ -69,8 +72,10 @@ public interface HandleExchange extends AutoCloseable {
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
      */
-    default byte[] broadcast(int root, byte[] data, Duration timeout) {
-        if (root < 0 || root >= worldSize()) {
+    default byte[] broadcast(final int root, final byte[] data, final Duration timeout)
+    {
+        if (root < 0 || root >= worldSize())
+        {
             throw new IllegalArgumentException("root " + root + " out of range 0.." + (worldSize() - 1));
         }
         byte[] mine = rank() == root ? Objects.requireNonNull(data, "data on the root rank") : new byte[0];

@@ -56,7 +56,8 @@ import org.slf4j.LoggerFactory;
  * <p>This exchange cannot notice a rank that died: a missing rank shows as a
  * {@link RendezvousTimeoutException} naming it.
  */
-public final class FileExchange implements HandleExchange {
+public final class FileExchange implements HandleExchange
+{
 
     /** "TE4F". */
     static final int FILE_MAGIC = 0x54453446;
@@ -81,50 +82,61 @@ public final class FileExchange implements HandleExchange {
     private volatile RendezvousException failure;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    private FileExchange(Builder b) {
+    private FileExchange(final Builder b)
+    {
         this.rank = b.rank;
         this.worldSize = b.worldSize;
         this.base = b.session == null ? b.directory : b.directory.resolve(b.session);
         this.defaultTimeout = b.defaultTimeout;
         this.maxPollNanos = b.pollInterval.toNanos();
         this.maxBlobBytes = b.maxBlobBytes;
-        try {
+        try
+        {
             Files.createDirectories(base);
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             throw new RendezvousException(base.toString(), "cannot create the exchange directory: " + e, e);
         }
         LOG.debug("file exchange rank {}/{} in {}", rank, worldSize, base);
     }
 
     /** @return a new builder */
-    public static Builder builder() {
+    public static Builder builder()
+    {
         return new Builder();
     }
 
     @Override
-    public int rank() {
+    public int rank()
+    {
         return rank;
     }
 
     @Override
-    public int worldSize() {
+    public int worldSize()
+    {
         return worldSize;
     }
 
     @Override
-    public Duration defaultTimeout() {
+    public Duration defaultTimeout()
+    {
         return defaultTimeout;
     }
 
     /** @return the directory this exchange's collectives live in (the session subdirectory if one is set) */
-    public Path directory() {
+    public Path directory()
+    {
         return base;
     }
 
     @Override
-    public List<byte[]> allGather(byte[] mine, Duration timeout) {
+    public List<byte[]> allGather(final byte[] mine, final Duration timeout)
+    {
         Objects.requireNonNull(mine, "mine");
-        if (mine.length > maxBlobBytes) {
+        if (mine.length > maxBlobBytes)
+        {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the limit of "
                     + maxBlobBytes + " bytes");
         }
@@ -132,49 +144,60 @@ public final class FileExchange implements HandleExchange {
     }
 
     @Override
-    public void barrier(Duration timeout) {
+    public void barrier(final Duration timeout)
+    {
         collective(KIND_BARRIER, new byte[0], timeout);
     }
 
     /** Marks this exchange closed. Files are left in place: other ranks may still read them. */
     @Override
-    public void close() {
+    public void close()
+    {
         closed.set(true);
     }
 
     @Override
-    public String toString() {
+    public String toString()
+    {
         return "FileExchange[rank " + rank + "/" + worldSize + ", " + base + "]";
     }
 
-    static String opDirName(int seq, byte kind) {
+    static String opDirName(final int seq, final byte kind)
+    {
         return String.format("op-%06d-%s", seq, kind == KIND_BARRIER ? "barrier" : "gather");
     }
 
-    static String fileName(int r, byte kind) {
+    static String fileName(final int r, final byte kind)
+    {
         return "rank-" + r + (kind == KIND_BARRIER ? ".done" : ".bin");
     }
 
-    private List<byte[]> collective(byte kind, byte[] mine, Duration timeout) {
+    private List<byte[]> collective(final byte kind, final byte[] mine, final Duration timeout)
+    {
         Objects.requireNonNull(timeout, "timeout");
-        if (timeout.isNegative() || timeout.isZero()) {
+        if (timeout.isNegative() || timeout.isZero())
+        {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
         long nanos = timeout.compareTo(Duration.ofDays(10_000)) > 0 ? TimeUnit.DAYS.toNanos(10_000) : timeout.toNanos();
         long deadline = System.nanoTime() + nanos;
-        synchronized (opLock) {
-            if (closed.get()) {
+        synchronized (opLock)
+        {
+            if (closed.get())
+            {
                 throw new IllegalStateException("file exchange is closed");
             }
             RendezvousException earlier = failure;
-            if (earlier != null) {
+            if (earlier != null)
+            {
                 throw new RendezvousException(null, "file exchange is unusable after an earlier failure: "
                         + earlier.getMessage(), earlier);
             }
             int s = ++seq;
             String what = (kind == KIND_BARRIER ? "barrier" : "allGather") + " #" + s;
             Path opDir = base.resolve(opDirName(s, kind));
-            try {
+            try
+            {
                 Files.createDirectories(opDir);
                 Path own = opDir.resolve(fileName(rank, kind));
                 publish(own, encode(kind, s, mine));
@@ -182,18 +205,23 @@ public final class FileExchange implements HandleExchange {
                 List<byte[]> result = kind == KIND_BLOB ? readAll(opDir, s) : List.of();
                 collectGarbage(own);
                 return result;
-            } catch (IOException e) {
+            }
+            catch (IOException e)
+            {
                 RendezvousException re = new RendezvousException(opDir.toString(), what + " failed: " + e, e);
                 failure = re;
                 throw re;
-            } catch (RendezvousException e) {
+            }
+            catch (RendezvousException e)
+            {
                 failure = e;
                 throw e;
             }
         }
     }
 
-    private byte[] encode(byte kind, int s, byte[] blob) {
+    private byte[] encode(final byte kind, final int s, final byte[] blob)
+    {
         ByteBuffer b = ByteBuffer.allocate(FILE_HEADER_BYTES + blob.length);
         b.putInt(FILE_MAGIC).putShort(FILE_VERSION).put(kind).put((byte) 0);
         b.putInt(rank).putInt(s).putInt(worldSize).putInt(blob.length).put(blob);
@@ -201,47 +229,64 @@ public final class FileExchange implements HandleExchange {
     }
 
     /** Writes to a hidden temporary file, forces it, then renames: readers never see a partial file. */
-    private void publish(Path target, byte[] content) throws IOException {
-        if (Files.exists(target)) {
+    private void publish(final Path target, final byte[] content) throws IOException
+    {
+        if (Files.exists(target))
+        {
             throw new RendezvousException(target.toString(), "already exists: a stale file from an earlier run, "
                     + "or another process claims rank " + rank + "; use a fresh directory or session");
         }
         Path tmp = target.resolveSibling("." + target.getFileName() + "." + ProcessHandle.current().pid() + "."
                 + System.nanoTime() + ".tmp");
-        try {
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        try
+        {
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE))
+            {
                 ByteBuffer buf = ByteBuffer.wrap(content);
-                while (buf.hasRemaining()) {
+                while (buf.hasRemaining())
+                {
                     ch.write(buf);
                 }
                 ch.force(true);
             }
             Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE);
-        } catch (AtomicMoveNotSupportedException e) {
+        }
+        catch (AtomicMoveNotSupportedException e)
+        {
             throw new RendezvousException(target.toString(), "the file system cannot rename atomically", e);
-        } finally {
+        }
+        finally
+        {
             Files.deleteIfExists(tmp);
         }
     }
 
-    private void awaitAll(Path opDir, byte kind, long deadline, Duration timeout, String what) {
+    private void awaitAll(final Path opDir, final byte kind, final long deadline, final Duration timeout, final String what)
+    {
         List<Integer> missing = new ArrayList<>();
-        for (int r = 0; r < worldSize; r++) {
+        for (int r = 0; r < worldSize; r++)
+        {
             missing.add(r);
         }
         long pollNanos = TimeUnit.MILLISECONDS.toNanos(1);
-        while (true) {
+        while (true)
+        {
             missing.removeIf(r -> Files.isRegularFile(opDir.resolve(fileName(r, kind))));
-            if (missing.isEmpty()) {
+            if (missing.isEmpty())
+            {
                 return;
             }
             long left = deadline - System.nanoTime();
-            if (left <= 0) {
+            if (left <= 0)
+            {
                 throw new RendezvousTimeoutException(opDir.toString(), what, missing, timeout);
             }
-            try {
+            try
+            {
                 TimeUnit.NANOSECONDS.sleep(Math.min(pollNanos, left));
-            } catch (InterruptedException e) {
+            }
+            catch (InterruptedException e)
+            {
                 Thread.currentThread().interrupt();
                 throw new RendezvousException(opDir.toString(), "interrupted while waiting for " + what, e);
             }
@@ -250,12 +295,15 @@ public final class FileExchange implements HandleExchange {
         }
     }
 
-    private List<byte[]> readAll(Path opDir, int s) throws IOException {
+    private List<byte[]> readAll(final Path opDir, final int s) throws IOException
+    {
         byte[][] out = new byte[worldSize][];
-        for (int r = 0; r < worldSize; r++) {
+        for (int r = 0; r < worldSize; r++)
+        {
             Path f = opDir.resolve(fileName(r, KIND_BLOB));
             long size = Files.size(f);
-            if (size < FILE_HEADER_BYTES || size > FILE_HEADER_BYTES + (long) maxBlobBytes) {
+            if (size < FILE_HEADER_BYTES || size > FILE_HEADER_BYTES + (long) maxBlobBytes)
+            {
                 throw new RendezvousException("rank " + r + " (" + f + ")", "file size " + size
                         + " out of bounds (header " + FILE_HEADER_BYTES + ", blob limit " + maxBlobBytes + ")");
             }
@@ -264,39 +312,48 @@ public final class FileExchange implements HandleExchange {
         return Collections.unmodifiableList(Arrays.asList(out));
     }
 
-    private byte[] decode(byte[] content, int r, int s, byte kind, String peer) {
-        if (content.length < FILE_HEADER_BYTES) {
+    private byte[] decode(final byte[] content, final int r, final int s, final byte kind, final String peer)
+    {
+        if (content.length < FILE_HEADER_BYTES)
+        {
             throw new RendezvousException(peer, "file shorter than its header");
         }
         ByteBuffer b = ByteBuffer.wrap(content);
         int magic = b.getInt();
-        if (magic != FILE_MAGIC) {
+        if (magic != FILE_MAGIC)
+        {
             throw new RendezvousException(peer, String.format("bad magic 0x%08x (expected 0x%08x)", magic, FILE_MAGIC));
         }
         short version = b.getShort();
-        if (version != FILE_VERSION) {
+        if (version != FILE_VERSION)
+        {
             throw new RendezvousException(peer, "unsupported file version " + version);
         }
         byte k = b.get();
         byte reserved = b.get();
-        if (k != kind || reserved != 0) {
+        if (k != kind || reserved != 0)
+        {
             throw new RendezvousException(peer, "wrong kind " + k + " or reserved byte " + reserved);
         }
         int fileRank = b.getInt();
         int fileSeq = b.getInt();
         int fileWorld = b.getInt();
         int length = b.getInt();
-        if (fileRank != r) {
+        if (fileRank != r)
+        {
             throw new RendezvousException(peer, "file claims rank " + fileRank);
         }
-        if (fileSeq != s) {
+        if (fileSeq != s)
+        {
             throw new RendezvousException(peer, "sequence mismatch: file is for op #" + fileSeq + ", expected #" + s);
         }
-        if (fileWorld != worldSize) {
+        if (fileWorld != worldSize)
+        {
             throw new RendezvousException(peer, "worldSize mismatch: file says " + fileWorld + ", this rank has "
                     + worldSize);
         }
-        if (length != b.remaining()) {
+        if (length != b.remaining())
+        {
             throw new RendezvousException(peer, "length field " + length + " but " + b.remaining() + " blob bytes");
         }
         byte[] blob = new byte[length];
@@ -305,24 +362,32 @@ public final class FileExchange implements HandleExchange {
     }
 
     /** Deletes this rank's file of the previous collective, which every rank has finished reading. */
-    private void collectGarbage(Path ownCurrent) {
+    private void collectGarbage(final Path ownCurrent)
+    {
         Path prev = previousOwnFile;
         previousOwnFile = ownCurrent;
-        if (prev == null) {
+        if (prev == null)
+        {
             return;
         }
-        try {
+        try
+        {
             Files.deleteIfExists(prev);
             Files.delete(prev.getParent());
-        } catch (DirectoryNotEmptyException | NoSuchFileException e) {
+        }
+        catch (DirectoryNotEmptyException | NoSuchFileException e)
+        {
             // other ranks' files are still there, or another rank removed the directory first
-        } catch (IOException e) {
+        }
+        catch (IOException e)
+        {
             LOG.debug("file exchange rank {} could not clean {}: {}", rank, prev, e.toString());
         }
     }
 
     /** Configuration of a {@link FileExchange}. Not thread-safe. */
-    public static final class Builder {
+    public static final class Builder
+    {
         private Path directory;
         private int rank = -1;
         private int worldSize = -1;
@@ -331,14 +396,16 @@ public final class FileExchange implements HandleExchange {
         private Duration pollInterval = Duration.ofMillis(50);
         private int maxBlobBytes = Rendezvous.DEFAULT_MAX_FRAME_BYTES;
 
-        private Builder() {
+        private Builder()
+        {
         }
 
         /**
          * @param directory the directory shared by all ranks (created if missing)
          * @return this builder
          */
-        public Builder directory(Path directory) {
+        public Builder directory(final Path directory)
+        {
             this.directory = Objects.requireNonNull(directory, "directory");
             return this;
         }
@@ -347,7 +414,8 @@ public final class FileExchange implements HandleExchange {
          * @param rank this process's rank, {@code 0 <= rank < worldSize}
          * @return this builder
          */
-        public Builder rank(int rank) {
+        public Builder rank(final int rank)
+        {
             this.rank = rank;
             return this;
         }
@@ -356,7 +424,8 @@ public final class FileExchange implements HandleExchange {
          * @param worldSize number of ranks, 1..{@value Rendezvous#MAX_WORLD_SIZE}
          * @return this builder
          */
-        public Builder worldSize(int worldSize) {
+        public Builder worldSize(final int worldSize)
+        {
             this.worldSize = worldSize;
             return this;
         }
@@ -366,8 +435,10 @@ public final class FileExchange implements HandleExchange {
          *                or null to use the directory itself
          * @return this builder
          */
-        public Builder session(String session) {
-            if (session != null && !SESSION_NAME.matcher(session).matches()) {
+        public Builder session(final String session)
+        {
+            if (session != null && !SESSION_NAME.matcher(session).matches())
+            {
                 throw new IllegalArgumentException("session must match " + SESSION_NAME + ": '" + session + "'");
             }
             this.session = session;
@@ -378,9 +449,11 @@ public final class FileExchange implements HandleExchange {
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
          */
-        public Builder defaultTimeout(Duration timeout) {
+        public Builder defaultTimeout(final Duration timeout)
+        {
             Objects.requireNonNull(timeout, "timeout");
-            if (timeout.isNegative() || timeout.isZero()) {
+            if (timeout.isNegative() || timeout.isZero())
+            {
                 throw new IllegalArgumentException("defaultTimeout must be positive: " + timeout);
             }
             this.defaultTimeout = timeout;
@@ -392,9 +465,11 @@ public final class FileExchange implements HandleExchange {
          *                 at 1 ms and backs off to this
          * @return this builder
          */
-        public Builder pollInterval(Duration interval) {
+        public Builder pollInterval(final Duration interval)
+        {
             Objects.requireNonNull(interval, "interval");
-            if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(10)) > 0) {
+            if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(10)) > 0)
+            {
                 throw new IllegalArgumentException("pollInterval must be 1 ms..10 s: " + interval);
             }
             this.pollInterval = interval;
@@ -405,8 +480,10 @@ public final class FileExchange implements HandleExchange {
          * @param bytes the largest blob accepted (default 64 MiB)
          * @return this builder
          */
-        public Builder maxBlobBytes(int bytes) {
-            if (bytes < 0) {
+        public Builder maxBlobBytes(final int bytes)
+        {
+            if (bytes < 0)
+            {
                 throw new IllegalArgumentException("maxBlobBytes must not be negative: " + bytes);
             }
             this.maxBlobBytes = bytes;
@@ -418,15 +495,19 @@ public final class FileExchange implements HandleExchange {
          * @throws IllegalArgumentException on an invalid configuration
          * @throws RendezvousException when the directory cannot be created
          */
-        public FileExchange build() {
-            if (directory == null) {
+        public FileExchange build()
+        {
+            if (directory == null)
+            {
                 throw new IllegalArgumentException("directory is required");
             }
-            if (worldSize < 1 || worldSize > Rendezvous.MAX_WORLD_SIZE) {
+            if (worldSize < 1 || worldSize > Rendezvous.MAX_WORLD_SIZE)
+            {
                 throw new IllegalArgumentException("worldSize must be 1.." + Rendezvous.MAX_WORLD_SIZE + ": "
                         + worldSize);
             }
-            if (rank < 0 || rank >= worldSize) {
+            if (rank < 0 || rank >= worldSize)
+            {
                 throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
             }
             return new FileExchange(this);

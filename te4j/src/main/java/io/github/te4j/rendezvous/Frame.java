@@ -10,7 +10,8 @@ import java.nio.ByteBuffer;
  * One frame of the rendezvous wire protocol, and its codec. The layout is documented on
  * {@link Rendezvous}; all integers are big-endian.
  */
-record Frame(byte type, int rank, int seq, byte[] payload) {
+record Frame(byte type, int rank, int seq, byte[] payload)
+{
 
     /** "TE4R". */
     static final int MAGIC = 0x54453452;
@@ -27,12 +28,15 @@ record Frame(byte type, int rank, int seq, byte[] payload) {
     static final byte RESULT = 8;
     static final byte BYE = 9;
 
-    Frame {
+    Frame
+    {
         payload = payload == null ? new byte[0] : payload;
     }
 
-    static String typeName(byte type) {
-        switch (type) {
+    static String typeName(final byte type)
+    {
+        switch (type)
+        {
             case HELLO: return "HELLO";
             case CHALLENGE: return "CHALLENGE";
             case AUTH: return "AUTH";
@@ -46,8 +50,15 @@ record Frame(byte type, int rank, int seq, byte[] payload) {
         }
     }
 
+    /** The collective a GATHER or BARRIER frame belongs to, as errors name it. */
+    static String opName(final byte type)
+    {
+        return type == Frame.BARRIER ? "barrier" : "allGather";
+    }
+
     /** Writes the frame and flushes. */
-    static void write(DataOutputStream out, Frame f) throws IOException {
+    static void write(final DataOutputStream out, final Frame f) throws IOException
+    {
         out.writeInt(MAGIC);
         out.writeShort(VERSION);
         out.writeByte(f.type);
@@ -69,48 +80,61 @@ record Frame(byte type, int rank, int seq, byte[] payload) {
      * @throws RendezvousException on a malformed or truncated frame
      * @throws IOException on a socket failure (including a read timeout)
      */
-    static Frame read(DataInputStream in, int maxLength, String peer) throws IOException {
+    static Frame read(final DataInputStream in, final int maxLength, final String peer) throws IOException
+    {
         int first = in.read();
-        if (first < 0) {
+        if (first < 0)
+        {
             return null;
         }
         byte[] header = new byte[HEADER_BYTES];
         header[0] = (byte) first;
-        try {
+        try
+        {
             in.readFully(header, 1, HEADER_BYTES - 1);
-        } catch (EOFException e) {
+        }
+        catch (EOFException e)
+        {
             throw new RendezvousException(peer, "truncated frame header (connection ended mid-frame)");
         }
         ByteBuffer h = ByteBuffer.wrap(header);
         int magic = h.getInt();
-        if (magic != MAGIC) {
+        if (magic != MAGIC)
+        {
             throw new RendezvousException(peer, String.format(
                     "bad magic 0x%08x (expected 0x%08x): not a te4j rendezvous peer", magic, MAGIC));
         }
         short version = h.getShort();
-        if (version != VERSION) {
+        if (version != VERSION)
+        {
             throw new RendezvousException(peer, "unsupported protocol version " + version
                     + " (this side speaks " + VERSION + ")");
         }
         byte type = h.get();
-        if (type < HELLO || type > BYE) {
+        if (type < HELLO || type > BYE)
+        {
             throw new RendezvousException(peer, "unknown frame " + typeName(type));
         }
         byte flags = h.get();
-        if (flags != 0) {
+        if (flags != 0)
+        {
             throw new RendezvousException(peer, "reserved flags byte is " + (flags & 0xff) + ", must be 0");
         }
         int rank = h.getInt();
         int seq = h.getInt();
         int length = h.getInt();
-        if (length < 0 || length > maxLength) {
+        if (length < 0 || length > maxLength)
+        {
             throw new RendezvousException(peer, "frame length " + (length & 0xffffffffL)
                     + " out of bounds (limit " + maxLength + " bytes) in " + typeName(type));
         }
         byte[] payload = new byte[length];
-        try {
+        try
+        {
             in.readFully(payload);
-        } catch (EOFException e) {
+        }
+        catch (EOFException e)
+        {
             throw new RendezvousException(peer, "truncated " + typeName(type) + " payload (expected "
                     + length + " bytes)");
         }

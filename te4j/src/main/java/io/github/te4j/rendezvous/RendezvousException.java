@@ -4,10 +4,12 @@ import io.github.te4j.Te4jException;
 
 /**
  * A handle exchange failed: a peer broke the protocol, was rejected, a wait ran out or a peer was
- * lost. Part of te4j's {@link Te4jException} family. {@link #peer()} names the other side when one is known (a rank such as {@code "rank 2"},
- * a socket address or a file), {@link #reason()} says what went wrong.
+ * lost. Part of te4j's {@link Te4jException} family. {@link #peer()} names the other side when one
+ * is known (a rank such as {@code "rank 2"}, a socket address or a file), {@link #reason()} says what
+ * went wrong.
  */
-public class RendezvousException extends Te4jException {
+public class RendezvousException extends Te4jException
+{
     private static final long serialVersionUID = 1L;
 
     /** The other side, or null. */
@@ -19,7 +21,8 @@ public class RendezvousException extends Te4jException {
      * @param peer the other side (rank, address or file), or {@code null} when there is none
      * @param reason what went wrong
      */
-    public RendezvousException(String peer, String reason) {
+    public RendezvousException(final String peer, final String reason)
+    {
         this(peer, reason, null);
     }
 
@@ -28,24 +31,28 @@ public class RendezvousException extends Te4jException {
      * @param reason what went wrong
      * @param cause the underlying failure, or {@code null}
      */
-    public RendezvousException(String peer, String reason, Throwable cause) {
+    public RendezvousException(final String peer, final String reason, final Throwable cause)
+    {
         this(Code.SYSTEM_ERROR, peer, reason, cause);
     }
 
     /** For the subclasses: timeouts and lost peers carry te4j's matching {@link Code}. */
-    protected RendezvousException(Code code, String peer, String reason, Throwable cause) {
+    protected RendezvousException(final Code code, final String peer, final String reason, final Throwable cause)
+    {
         super(code, peer == null ? reason : peer + ": " + reason, cause);
         this.peer = peer;
         this.reason = reason;
     }
 
     /** @return the other side (rank, socket address or file), or {@code null} when none applies */
-    public String peer() {
+    public String peer()
+    {
         return peer;
     }
 
     /** @return what went wrong, without the peer prefix */
-    public String reason() {
+    public String reason()
+    {
         return reason;
     }
 }

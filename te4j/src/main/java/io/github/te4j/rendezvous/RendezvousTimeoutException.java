@@ -7,7 +7,8 @@ import java.util.List;
  * A bounded wait of the handle exchange ran out: it says what it waited for and which ranks had
  * not arrived.
  */
-public final class RendezvousTimeoutException extends RendezvousException {
+public final class RendezvousTimeoutException extends RendezvousException
+{
     private static final long serialVersionUID = 1L;
 
     /** What the wait was for. */
@@ -23,8 +24,9 @@ public final class RendezvousTimeoutException extends RendezvousException {
      * @param missingRanks the ranks that had not arrived when the wait ended
      * @param timeout the limit that ran out
      */
-    public RendezvousTimeoutException(String peer, String waitingFor, List<Integer> missingRanks,
-                                      Duration timeout) {
+    public RendezvousTimeoutException(final String peer, final String waitingFor, final List<Integer> missingRanks,
+                                      final Duration timeout)
+    {
         super(Code.TIMEOUT, peer, "timed out after " + timeout + " waiting for " + waitingFor
                 + "; missing ranks " + missingRanks, null);
         this.waitingFor = waitingFor;
@@ -33,17 +35,20 @@ public final class RendezvousTimeoutException extends RendezvousException {
     }
 
     /** @return what the wait was for */
-    public String waitingFor() {
+    public String waitingFor()
+    {
         return waitingFor;
     }
 
     /** @return the ranks that had not arrived, ascending */
-    public List<Integer> missingRanks() {
+    public List<Integer> missingRanks()
+    {
         return missingRanks;
     }
 
     /** @return the limit that ran out */
-    public Duration timeout() {
+    public Duration timeout()
+    {
         return timeout;
     }
 }

@@ -1,0 +1,36 @@
+package io.github.te4j.rendezvous;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Whether a rendezvous is closed and the failure that made it unusable: written by the collectives
+ * and by close(), read by rank 0's connection threads, which must refuse late joiners and stop
+ * quietly once the instance is closing.
+ */
+final class SessionState
+{
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile RendezvousException failure;
+
+    boolean closed()
+    {
+        return closed.get();
+    }
+
+    /** @return true for the one caller that closes, false when already closed */
+    boolean close()
+    {
+        return closed.compareAndSet(false, true);
+    }
+
+    /** @return the failure that ended the session, or null while it is usable */
+    RendezvousException failure()
+    {
+        return failure;
+    }
+
+    void fail(final RendezvousException e)
+    {
+        failure = e;
+    }
+}
