@@ -322,7 +322,8 @@ public class TransferBatchTest
         expectNamed(IllegalArgumentException.class, "segment name", () -> a0.openSegment("bad name"));
         expectNamed(io.github.te4j.rendezvous.RendezvousTimeoutException.class, "nobody",
             () -> a0.openSegment("nobody", dir0, Duration.ofMillis(50)));
-        expectNamed(BadHandleException.class, "magic", () -> {
+        expectNamed(BadHandleException.class, "magic", () ->
+        {
             dir1.publish("forged", new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14});
             a0.openSegment("forged");
         });
