@@ -1,6 +1,7 @@
 package io.github.te4j.bench;
 
 import io.github.te4j.DeviceBuffer;
+import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.RegisteredMemory;
@@ -69,7 +70,10 @@ final class BatchBench
             ownerAgent.publishSegment(dir1);
             final SegmentHandle seg = agent.openSegment("bench-owner", dir0, TIMEOUT);
             final long regionBase = region.address();
-            final NativeBench.CopyBaseline baseline = NativeBench.CopyBaseline.create(platform.nativeId(), 0, 0);
+            // The baselines run on a stream of their own (CUDA refuses the legacy default stream).
+            final OpStream baselineStream = initiator.createStream();
+            final NativeBench.CopyBaseline baseline = NativeBench.CopyBaseline.create(platform.nativeId(), 0,
+                baselineStream.nativeHandle());
             if (baseline == null || baseline.status() != 0)
             {
                 err.println("te4j-bench: batch baselines unavailable: " + (baseline == null ? "null" : baseline.lastError()));
