@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.examples.TwoRankExample;
+import io.github.te4j.launcher.EtcdServer;
 import io.github.te4j.launcher.RankProcesses;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,7 +11,7 @@ import java.util.List;
 import org.testng.Assert;
 import org.testng.annotations.Test;
 
-/** The README's two-rank example, on the host platform, with both handle exchanges. */
+/** The README's two-rank example, on the host platform, with every kind of handle exchange (a real etcd included). */
 public class TwoRankExampleTest
 {
     private static void runBoth(final java.util.function.IntFunction<List<String>> args) throws Exception
@@ -33,6 +34,16 @@ public class TwoRankExampleTest
     {
         final int port = RankProcesses.freePort();
         runBoth(r -> new ArrayList<>(List.of("--platform", "host", "--rank", "" + r, "--rendezvous", "127.0.0.1:" + port)));
+    }
+
+    @Test(timeOut = 180_000)
+    public void etcdRendezvous() throws Exception
+    {
+        try (EtcdServer etcd = EtcdServer.start())
+        {
+            final String job = "etcd://" + etcd.endpoint() + "/example-" + ProcessHandle.current().pid();
+            runBoth(r -> new ArrayList<>(List.of("--platform", "host", "--rank", "" + r, "--rendezvous", job)));
+        }
     }
 
     @Test(timeOut = 180_000)
