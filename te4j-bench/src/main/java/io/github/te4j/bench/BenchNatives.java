@@ -28,6 +28,8 @@ final class BenchNatives implements AutoCloseable
     private final NativeBench.LaunchLoop launchLoop;
     private final long peerBase;
     private final long[] out = new long[1];
+    /** The stop mark comes after synchronize: host streams, and ops that only post on the device (RDMA). */
+    private final boolean syncBeforeStop;
     /** The raw-TCP baseline, made at its first use (RDMA runs only). */
     private NativeBench.TcpBaseline tcp;
 
@@ -35,11 +37,14 @@ final class BenchNatives implements AutoCloseable
      * @param ctx      the window (its peer tables are read here)
      * @param stream   the stream te4j's Java-launched ops use: the timer and the copy baselines run on it
      * @param partner  the rank measured against, or -1 for a rank that only joins
+     * @param overRdma whether the timed ops go over RDMA: a CUDA kernel then only posts them, and
+     *                 they are delivered by the quiet at synchronize, which the timing must include
      */
     BenchNatives(final Platform platform, final int device, final CommContext ctx, final OpStream stream,
-        final int partner, final long timeoutNs)
+        final int partner, final long timeoutNs, final boolean overRdma)
     {
         this.platform = platform;
+        this.syncBeforeStop = platform == Platform.HOST || overRdma;
         this.device = device;
         this.peerTable = ctx.peerPtrsTablePtr();
         this.timeoutNs = timeoutNs;
@@ -121,7 +126,7 @@ final class BenchNatives implements AutoCloseable
     {
         timerStart();
         enqueue.run();
-        if (platform == Platform.HOST)
+        if (syncBeforeStop)
         {
             stream.synchronize(timeout);
         }

@@ -84,7 +84,7 @@ final class BenchRank
                 }
                 // Over RDMA the natives get no partner: their loops need a P2P mapping of it.
                 try (BenchNatives natives = new BenchNatives(platform, device, ctx, stream, rdma ? -1 : partner,
-                    config.timeout.toNanos()))
+                    config.timeout.toNanos(), rdma))
                 {
                     final CaseRunner runner = new CaseRunner(config, platform, rv, ctx, stream, natives, layout, session);
                     runner.writeSource();
