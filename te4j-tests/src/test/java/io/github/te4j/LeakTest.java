@@ -47,7 +47,8 @@ public class LeakTest
         System.gc();
         final ResourceCounts after = ResourceCounts.settled();
         Assert.assertEquals(after.fds, before.fds, "open fds: " + before + " -> " + after);
-        Assert.assertEquals(after.threads, before.threads, "threads: " + before + " -> " + after);
+        // Threads that earlier tests of this JVM started may end meanwhile; a leak is growth.
+        Assert.assertTrue(after.threads <= before.threads, "threads grew: " + before + " -> " + after);
         Assert.assertEquals(after.te4jMaps, before.te4jMaps, "te4j mappings: " + before + " -> " + after);
         Assert.assertEquals(after.shmEntries, before.shmEntries, "/dev/shm: " + before + " -> " + after);
         return before + " -> " + after;
