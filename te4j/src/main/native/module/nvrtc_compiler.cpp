@@ -170,11 +170,17 @@ int nvrtcLoad(const char* candidates) {
   if (!probe && g_api.handle != nullptr) return g_api.version;
   if (!probe) names = defaultCandidates();
   std::string tried;
+  std::string absent;
   for (const std::string& name : names) {
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      const char* why = dlerror();
-      tried += "\n  " + name + ": " + (why != nullptr ? why : "not found");
+      const char* err = dlerror();
+      const std::string why = err != nullptr ? err : "";
+      if (why.empty() || why.find("No such file") != std::string::npos) {
+        absent += (absent.empty() ? "" : ", ") + name;  // the common case, listed on one line
+      } else {
+        tried += "\n  " + why;  // dlerror names the library itself
+      }
       continue;
     }
     NvrtcApi api;
@@ -212,6 +218,7 @@ int nvrtcLoad(const char* candidates) {
     }
     return api.version;
   }
+  if (!absent.empty()) tried = "\n  not found: " + absent + tried;
   return moduleFail(kUnavailable,
                     "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" +
                         tried +
