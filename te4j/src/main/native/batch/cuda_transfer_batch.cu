@@ -80,12 +80,13 @@ class CudaTransferBatch final : public TransferBatch {
     try {
       copies.resize((size_t)count);
       progress.resize((size_t)count);
+      batch::DescriptorProblem problem;
+      const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
+      if (bad >= 0) {
+        return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
+                                          batch::describe(problem));
+      }
       for (int i = 0; i < count; ++i) {
-        if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
-            remote[i] == 0) {
-          return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                            " has a bad opcode, a null address or length 0");
-        }
         const bool read = opcodes[i] == kBatchRead;
         copies[(size_t)i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
       }
