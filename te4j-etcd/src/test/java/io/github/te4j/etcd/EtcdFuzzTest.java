@@ -276,8 +276,8 @@ public class EtcdFuzzTest
                 // RendezvousException (a refused value, the deadline), or PeerLostException when the
                 // other rank, refused first, closed its exchange.
                 final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
-                assertTrue(ms <= deadlineMs + SLACK_MS, where(round) + ": rank " + rank + " failed after " + ms + " ms, deadline " + deadlineMs
-                    + " ms: " + e);
+                assertTrue(ms <= deadlineMs + SLACK_MS, where(round) + ": rank " + rank + " failed after " + ms
+                    + " ms, deadline " + deadlineMs + " ms: " + e);
                 return e;
             }
         }
