@@ -556,6 +556,11 @@ void batchSeeds() {
     s.back() = 150;  // max_chunks: one short
     save(t, "chunks_at_the_limits", s);
     save(t, "chunks_exact", batchHeader(0, 0, 8, 0));
+    // A raw length of 2^64 - 1: the sums of the chunk arithmetic would wrap (a division by zero).
+    std::vector<uint8_t> huge{0, 0, 1, 5};
+    le64(&huge, ~0ull);
+    huge.push_back(0);
+    save(t, "chunk_length_2_64_minus_1", huge);
   }
   // Batches that refuse everything: CUDA in a host-only build, an unknown platform, bad capacities.
   save(t, "cuda_unavailable", batchHeader(2, 0, 0, 0));
