@@ -294,8 +294,11 @@ public class DeviceModuleFuzzTest
                     : randomArgs(rnd, buf, where);
                 final LaunchConfig shape = rnd.nextBoolean() ? LaunchConfig.of(1 + rnd.nextInt(64), 32 * (1 + rnd.nextInt(32)))
                     : randomShape(rnd, where);
-                if (shape == null)
+                if (shape == null || (!right && args.count() == 3 && args.sizeOf(0) == 8 && args.sizeOf(1) == 8
+                    && args.sizeOf(2) == 4))
                 {
+                    // A random list that matches fill's signature could carry a wild pointer: that is
+                    // a faulting kernel (sticky for the context, UserKernelCudaTest's subject), not a refusal.
                     continue;
                 }
                 try
