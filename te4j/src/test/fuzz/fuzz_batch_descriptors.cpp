@@ -154,8 +154,13 @@ void fuzzChunking(fz::Bytes& in) {
     while (covered < len) {
       FUZZ_ASSERT(k < got);
       const bt::BatchChunk& c = out[k++];
-      FUZZ_ASSERT(c.copy == i && c.offset == covered && c.length > 0 && c.length <= piece);
-      covered += c.length;
+      // A chunk names its copy and piece; the kernel derives its bytes as below.
+      FUZZ_ASSERT(c.copy == i && c.piece == pieces);
+      const uint64_t offset = (uint64_t)c.piece * piece;
+      FUZZ_ASSERT(offset == covered && offset < len);
+      const uint64_t bytes = len - offset < piece ? len - offset : piece;
+      FUZZ_ASSERT(bytes > 0);
+      covered += bytes;
       ++pieces;
     }
     FUZZ_ASSERT(covered == len && pieces <= bt::kMaxChunksPerCopy);

@@ -12,6 +12,13 @@
 
 #include <stdint.h>
 
+// The chunk arithmetic runs in the batch kernel too.
+#ifdef __CUDACC__
+#define TE4J_BATCH_HOST_DEVICE __host__ __device__
+#else
+#define TE4J_BATCH_HOST_DEVICE
+#endif
+
 namespace te4j {
 namespace batch {
 
@@ -63,7 +70,7 @@ inline int firstBadDescriptor(int count, const int32_t* opcodes, const uint64_t*
   return -1;
 }
 
-constexpr uint64_t kBatchChunkBytes = 64 * 1024;
+constexpr uint64_t kBatchChunkBytes = 32 * 1024;
 
 /// One copy of a batch, as the host resolved it from the request (READ: remote -> local).
 struct BatchCopy {
@@ -72,15 +79,13 @@ struct BatchCopy {
   uint64_t length;
 };
 
-/// A piece of a copy: bytes [offset, offset + length) of copies[copy].
+/// A piece of a copy: bytes [piece * chunkBytesOf(length), ...) of copies[copy].
 struct BatchChunk {
   uint32_t copy;
-  uint32_t reserved;
-  uint64_t offset;
-  uint64_t length;
+  uint32_t piece;
 };
 
-/// Per-copy bookkeeping in device memory, zeroed except `chunks_left` (its chunk count).
+/// Per-copy bookkeeping in device memory: `chunks_left` starts at the copy's chunk count.
 struct BatchProgress {
   unsigned int chunks_left;
   unsigned int decision;  // 0 undecided, 1 run, 2 skip
@@ -89,41 +94,37 @@ struct BatchProgress {
 /// How a copy of `len` bytes is cut: pieces of kBatchChunkBytes, or for copies of more than
 /// kMaxChunksPerCopy of those, kMaxChunksPerCopy equal pieces (16-byte multiples), so that the
 /// chunk array of even a 2^40-byte request stays small. `len` is 1 .. kMaxRequestBytes
-/// (checkDescriptor): the sums below cannot overflow.
-constexpr uint64_t kMaxChunksPerCopy = 4096;
-inline uint64_t chunkBytesOf(uint64_t len) {
+/// (checkDescriptor): the sums below cannot wrap (at 2^64 - 1 they would, to a division by zero).
+constexpr uint64_t kMaxChunksPerCopy = 1u << 16;
+TE4J_BATCH_HOST_DEVICE inline uint64_t chunkBytesOf(uint64_t len) {
   if (len <= kBatchChunkBytes * kMaxChunksPerCopy) return kBatchChunkBytes;
   const uint64_t per = (len + kMaxChunksPerCopy - 1) / kMaxChunksPerCopy;
   return (per + 15) & ~(uint64_t)15;
 }
-inline uint64_t piecesOf(uint64_t len) {
+TE4J_BATCH_HOST_DEVICE inline uint64_t piecesOf(uint64_t len) {
   const uint64_t c = chunkBytesOf(len);
   return (len + c - 1) / c;
 }
 
-/// Chunks a batch of copies needs.
+/// Chunks a batch of copies needs; every length 1 .. kMaxRequestBytes.
 inline uint64_t chunkCount(const BatchCopy* copies, uint32_t num_copies) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < num_copies; ++i) n += piecesOf(copies[i].length);
   return n;
 }
 
-/// Splits copies into chunks (the host side of the kernel's contract); progress[i] gets copy
-/// i's chunk count. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
+/// Cuts copies into chunks (the host side of the kernel's contract); progress[i] gets copy i's
+/// chunk count. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
 /// when a copy is empty or longer than kMaxRequestBytes, or they do not fit.
-inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out,
-                                uint64_t max_chunks, BatchProgress* progress) {
+inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out, uint64_t max_chunks,
+                                BatchProgress* progress) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < num_copies; ++i) {
     const uint64_t len = copies[i].length;
     if (len == 0 || len > kMaxRequestBytes) return 0;
-    const uint64_t piece = chunkBytesOf(len);
     const uint64_t pieces = piecesOf(len);
     if (pieces > max_chunks - n) return 0;
-    for (uint64_t p = 0; p < pieces; ++p) {
-      const uint64_t off = p * piece;
-      out[n++] = BatchChunk{i, 0, off, len - off < piece ? len - off : piece};
-    }
+    for (uint64_t p = 0; p < pieces; ++p) out[n++] = BatchChunk{i, (uint32_t)p};
     progress[i].chunks_left = (unsigned int)pieces;
     progress[i].decision = 0;
   }

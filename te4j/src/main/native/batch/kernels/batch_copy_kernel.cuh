@@ -1,19 +1,22 @@
 // batch/kernels/batch_copy_kernel.cuh — one kernel for a whole transfer batch: a chunk array in
-// device memory, one warp per chunk, many chunks per descriptor.
+// device memory, one thread block per chunk, many chunks per large copy.
 //
 // Why chunks: a batch is many small blocks (KV-cache pages), where one launch per block costs
-// microseconds each, and a few large ones, which a warp per descriptor would leave to a handful
-// of SMs. The host splits every descriptor into chunks of at most kBatchChunkBytes, so the
-// grid always has enough independent work, and the chunks of a descriptor finish it together:
-// the last chunk to finish (a counter per descriptor) writes the descriptor's state.
+// microseconds each, and a few large ones, which one block per copy would leave to a handful
+// of SMs. The host cuts every copy into chunks of at most kBatchChunkBytes, so the grid always
+// has enough independent work; the chunks of a copy finish it together: the last chunk to
+// finish (a counter per copy) writes the copy's state. A copy of one chunk needs no counter.
 //
-// Deadline: a descriptor is decided once, by its first chunk to run: "run" unless the batch's
-// cancel word is set, then "skip". Every chunk follows that decision, so a descriptor either
-// copies all of its bytes (COMPLETED) or none of them (TIMEOUT), never part.
+// Why a block per chunk, with four 16-byte loads in flight per thread: a copy is bound by the
+// latency of its loads, so each thread keeps several of them outstanding before it stores.
+//
+// Deadline: a copy is decided once, by its first chunk to run: "run" unless the batch's cancel
+// word is set, then "skip". Every chunk follows that decision, so a copy either moves all of
+// its bytes (COMPLETED) or none of them (TIMEOUT), never part.
 //
 // States live in host memory mapped into the device (the host polls them without a CUDA call):
-// each is written after a system-scope fence that orders the descriptor's bytes before it.
-// The chunk arithmetic and structs are host code in batch/batch_descriptors.h.
+// each is written after a system-scope fence that orders the copy's bytes before it.
+// The structs and the chunk arithmetic are in batch/batch_descriptors.h (host code too).
 // Header-only: libte4j's CUDA batch and the native test driver launch the same kernel.
 #pragma once
 
@@ -25,71 +28,99 @@
 namespace te4j {
 namespace batch {
 
-constexpr int kBatchThreads = 256;  // 8 warps per block
+constexpr int kBatchThreads = 256;
 
 // The state values of te4j/batch_api.h's RequestState.
 constexpr int32_t kStateCompleted = 1;
 constexpr int32_t kStateTimeout = 2;
 
-/// Copies one chunk with the 32 lanes of a warp: 16-byte vectors where source and destination
-/// share their alignment, else bytes.
-__device__ inline void warpCopy(unsigned char* dst, const unsigned char* src, uint64_t n, int lane) {
+/// Copies n bytes with the threads of a block: 16-byte vectors where source and destination
+/// share their alignment (four loads in flight per thread), else bytes.
+__device__ inline void blockCopy(unsigned char* dst, const unsigned char* src, uint64_t n) {
+  const uint64_t tid = threadIdx.x;
+  const uint64_t threads = blockDim.x;
   uint64_t head = 0;
   if ((((uintptr_t)src ^ (uintptr_t)dst) & 15) == 0) {
     head = (16 - ((uintptr_t)dst & 15)) & 15;
     if (head > n) head = n;
-    for (uint64_t i = lane; i < head; i += 32) dst[i] = src[i];
+    for (uint64_t i = tid; i < head; i += threads) dst[i] = src[i];
     const uint64_t vectors = (n - head) / 16;
     const uint4* s = (const uint4*)(src + head);
     uint4* d = (uint4*)(dst + head);
-    for (uint64_t i = lane; i < vectors; i += 32) d[i] = s[i];
+    constexpr int kInFlight = 4;
+    for (uint64_t base = tid; base < vectors; base += kInFlight * threads) {
+      uint4 v[kInFlight];
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) {
+        const uint64_t i = base + k * threads;
+        if (i < vectors) v[k] = s[i];
+      }
+#pragma unroll
+      for (int k = 0; k < kInFlight; ++k) {
+        const uint64_t i = base + k * threads;
+        if (i < vectors) d[i] = v[k];
+      }
+    }
     head += vectors * 16;
   }
-  for (uint64_t i = head + lane; i < n; i += 32) dst[i] = src[i];
+  for (uint64_t i = head + tid; i < n; i += threads) dst[i] = src[i];
 }
 
-/// The batch kernel: grid-stride over chunks, one warp each.
-__global__ void batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks,
-                                BatchProgress* progress, volatile int32_t* states, uint32_t state_base,
-                                const volatile int32_t* cancel) {
-  const int lane = threadIdx.x & 31;
-  const uint64_t warps_per_block = blockDim.x / 32;
-  const uint64_t warp = blockIdx.x * warps_per_block + threadIdx.x / 32;
-  const uint64_t stride = (uint64_t)gridDim.x * warps_per_block;
-  for (uint64_t c = warp; c < num_chunks; c += stride) {
+/// The batch kernel: grid-stride over chunks, one block each. `copies`, `progress` and the
+/// state index `state_base` start at the part's first request; chunk copy indices count from there.
+__global__ void __launch_bounds__(kBatchThreads)
+    batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks, BatchProgress* progress,
+                    volatile int32_t* states, uint32_t state_base, const volatile int32_t* cancel) {
+  __shared__ unsigned int decision_of_chunk;
+  for (uint64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
     const BatchChunk ch = chunks[c];
-    unsigned int decision = 0;
-    if (lane == 0) {
-      decision = *(volatile unsigned int*)&progress[ch.copy].decision;
-      if (decision == 0) {
-        const unsigned int want = *cancel != 0 ? 2u : 1u;
-        const unsigned int old = atomicCAS(&progress[ch.copy].decision, 0u, want);
-        decision = old == 0 ? want : old;
+    const BatchCopy cp = copies[ch.copy];
+    const uint64_t pieces = piecesOf(cp.length);
+    if (threadIdx.x == 0) {
+      unsigned int decision;
+      if (pieces == 1) {
+        decision = *cancel != 0 ? 2u : 1u;
+      } else {
+        decision = *(volatile unsigned int*)&progress[ch.copy].decision;
+        if (decision == 0) {
+          const unsigned int want = *cancel != 0 ? 2u : 1u;
+          const unsigned int old = atomicCAS(&progress[ch.copy].decision, 0u, want);
+          decision = old == 0 ? want : old;
+        }
       }
+      decision_of_chunk = decision;
     }
-    decision = __shfl_sync(0xffffffffu, decision, 0);
+    __syncthreads();
+    const unsigned int decision = decision_of_chunk;
     if (decision == 1) {
-      const BatchCopy cp = copies[ch.copy];
-      warpCopy((unsigned char*)(uintptr_t)(cp.dst + ch.offset),
-               (const unsigned char*)(uintptr_t)(cp.src + ch.offset), ch.length, lane);
+      const uint64_t piece = chunkBytesOf(cp.length);
+      const uint64_t offset = (uint64_t)ch.piece * piece;
+      const uint64_t length = cp.length - offset < piece ? cp.length - offset : piece;
+      blockCopy((unsigned char*)(uintptr_t)(cp.dst + offset), (const unsigned char*)(uintptr_t)(cp.src + offset),
+                length);
     }
-    __syncwarp();
-    if (lane == 0) {
-      // Every lane's stores of this chunk before the count: the last chunk publishes them all.
-      __threadfence();
-      if (atomicSub(&progress[ch.copy].chunks_left, 1u) == 1u) {
+    // Every thread's stores of this chunk happen before thread 0's fence (the barrier), and the
+    // shared decision word is not rewritten before all threads have read it.
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const int32_t state = decision == 1 ? kStateCompleted : kStateTimeout;
+      if (pieces == 1) {
         __threadfence_system();
-        states[state_base + ch.copy] = decision == 1 ? kStateCompleted : kStateTimeout;
+        states[state_base + ch.copy] = state;
+      } else {
+        __threadfence();
+        if (atomicSub(&progress[ch.copy].chunks_left, 1u) == 1u) {
+          __threadfence_system();
+          states[state_base + ch.copy] = state;
+        }
       }
     }
   }
 }
 
-/// A grid for `num_chunks` chunks: one warp each, at most `max_blocks` blocks.
+/// A grid for `num_chunks` chunks: one block each, at most `max_blocks` blocks.
 inline int batchBlocks(uint64_t num_chunks, int max_blocks) {
-  const uint64_t warps = kBatchThreads / 32;
-  uint64_t blocks = (num_chunks + warps - 1) / warps;
-  if (blocks < 1) blocks = 1;
+  uint64_t blocks = num_chunks < 1 ? 1 : num_chunks;
   if (blocks > (uint64_t)max_blocks) blocks = (uint64_t)max_blocks;
   return (int)blocks;
 }
