@@ -85,9 +85,8 @@ struct BatchChunk {
   uint32_t piece;
 };
 
-/// Per-copy bookkeeping in device memory: `chunks_left` starts at the copy's chunk count.
+/// Per-copy bookkeeping in device memory: whether its chunks copy (decided by the first to run).
 struct BatchProgress {
-  unsigned int chunks_left;
   unsigned int decision;  // 0 undecided, 1 run, 2 skip
 };
 
@@ -113,8 +112,8 @@ inline uint64_t chunkCount(const BatchCopy* copies, uint32_t num_copies) {
   return n;
 }
 
-/// Cuts copies into chunks (the host side of the kernel's contract); progress[i] gets copy i's
-/// chunk count. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
+/// Cuts copies into chunks (the host side of the kernel's contract); progress[i] starts
+/// undecided. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
 /// when a copy is empty or longer than kMaxRequestBytes, or they do not fit.
 inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out, uint64_t max_chunks,
                                 BatchProgress* progress) {
@@ -125,7 +124,6 @@ inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, Ba
     const uint64_t pieces = piecesOf(len);
     if (pieces > max_chunks - n) return 0;
     for (uint64_t p = 0; p < pieces; ++p) out[n++] = BatchChunk{i, (uint32_t)p};
-    progress[i].chunks_left = (unsigned int)pieces;
     progress[i].decision = 0;
   }
   return n;
