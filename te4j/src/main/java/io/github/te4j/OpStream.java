@@ -27,6 +27,7 @@ public final class OpStream extends NativeResource
 
     private final TransferEngine engine;
     private final NativeOpStream peer;
+    private final long handle;  // the stream's handle does not change while it is open
     private volatile int blocks = DEFAULT_BLOCKS;
     private volatile int threads = 0;
     /** Windows and buffers that enqueued operations may still touch (see InFlightWork). */
@@ -55,6 +56,7 @@ public final class OpStream extends NativeResource
             throw e;
         }
         this.peer = peer;
+        this.handle = peer.nativeHandle();
         InFlightWork.opened(this);
     }
 
@@ -312,7 +314,7 @@ public final class OpStream extends NativeResource
     /** {@link #nativeHandle()} for a caller that has entered this stream. */
     long nativeHandleEntered()
     {
-        return peer.nativeHandle();
+        return handle;
     }
 
     /** The CUDA device of this stream (0 on the host platform). */
