@@ -35,7 +35,7 @@ import java.util.Random;
  */
 final class BatchBench
 {
-    static final long[][] SHAPES = {{1024, 16 << 10}, {256, 64 << 10}, {64, 1 << 20}};
+    static final long[][] SHAPES = {{4096, 4 << 10}, {1024, 16 << 10}, {256, 64 << 10}, {64, 1 << 20}};
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final int LOOP = NativeBench.CopyBaselineModes.LOOP;
 
@@ -125,8 +125,13 @@ final class BatchBench
                         row(out, label, op, "cudaMemcpyBatchAsync",
                             baselineMedian(baseline, NativeBench.CopyBaselineModes.BATCH_ASYNC, dst, src, len, iterations),
                             total, base, null);
+                        // From the start of each region: the blocks' own first offset plus the
+                        // total may run past the end of the region.
+                        final long[] oneDst = {write ? regionBase : packed.address()};
+                        final long[] oneSrc = {write ? packed.address() : regionBase};
                         row(out, label, op, "one contiguous copy",
-                            baselineMedian(baseline, NativeBench.CopyBaselineModes.CONTIGUOUS, dst, src, len, iterations),
+                            baselineMedian(baseline, NativeBench.CopyBaselineModes.CONTIGUOUS, oneDst, oneSrc,
+                                new long[] {total}, iterations),
                             total, base, null);
                     }
                 }
