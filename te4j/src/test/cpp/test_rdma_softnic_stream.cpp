@@ -1,8 +1,9 @@
 // test_rdma_softnic_stream.cpp — the host OpStream over the software NIC: two host-platform
 // ranks (fork) joined over TCP play a put+signal ping-pong through their OpStreams, as the Java
-// API and te4j-bench do. The waiting stream serves its NIC's incoming requests itself
-// (SoftNic::serveWhileWaiting) while the responder thread stands aside, so this is where that
-// hand-over runs under the sanitizers: sizes that the waiter takes from its receive buffer
+// API and te4j-bench do. With TE4J_SOFTNIC_SERVE=waiter (set here unless the caller set it;
+// =responder runs the default path) the waiting stream serves its NIC's incoming requests
+// itself (SoftNic::serveWhileWaiting) while the responder thread stands aside, so this is where
+// that hand-over runs under the sanitizers: sizes that the waiter takes from its receive buffer
 // (8 B .. 16 KiB) alternate with payloads larger than that buffer (96 KiB, 1 MiB), which it
 // hands back to the responder thread. Every round lands in fresh bytes (softnic_pair.h) and is
 // checked byte for byte with the signal count; at the end no error CQE, no contract violation.
@@ -143,4 +144,8 @@ int runRank(int rank) {
 
 }  // namespace
 
-int main() { return softnic_pair::runPair("test_rdma_softnic_stream", runRank); }
+int main() {
+  // The waiter serving is opt-in; this driver is where it runs (unless the caller chose).
+  setenv("TE4J_SOFTNIC_SERVE", "waiter", 0);
+  return softnic_pair::runPair("test_rdma_softnic_stream", runRank);
+}

@@ -10,10 +10,11 @@
 //              values, writes CQEs (soft_qp.h).
 //   responder  one per authenticated incoming connection (at most kMaxResponders): checks each
 //              request's QP, rkey and bounds (region_table.h), applies WRITEs and masked FAs in
-//              arrival order through the MemoryPort, answers with a syndrome. A thread of the
-//              process that waits for a signal word (the host op stream's waitSignal) serves
-//              the requests that are wholly received itself meanwhile (serveWhileWaiting), the
-//              responder standing aside, so a request costs one wake-up, not two.
+//              arrival order through the MemoryPort, answers with a syndrome. With
+//              TE4J_SOFTNIC_SERVE=waiter, a thread of the process that waits for a signal word
+//              (the host op stream's waitSignal) serves the wholly received requests itself
+//              meanwhile (serveWhileWaiting), the responder standing aside: one wake-up per
+//              request, not two.
 //   acceptor   accepts incoming connections and runs every pending handshake itself, polling
 //              them together (no thread per stranger): each must prove the NIC's key
 //              (wire_format.h) within the handshake timeout, at most kMaxPending at once and
@@ -107,7 +108,7 @@ class SoftNic {
   /// takes the doorbell; the caller hints it, doorbell_hint.h).
   static bool runDoorbellsHere();
   /// Called by a thread about to park until the 32-bit word changes from `seen` (a signal
-  /// word): it serves the requests arriving on this process's incoming connections itself,
+  /// word); only with TE4J_SOFTNIC_SERVE=waiter (else it returns false at once): it serves the requests arriving on this process's incoming connections itself,
   /// up to timeout_ns, returning once the word changed, the time is up or a request needs the
   /// responder thread. False at once when there is no incoming connection to serve (then the
   /// caller parks on the word as before). Another writer of the word (not a NIC) is seen
