@@ -81,13 +81,15 @@ class CudaTransferBatch final : public TransferBatch {
     if (*cancel_ != 0) return fail(kIllegalState, "submit: the batch was cancelled");
     BatchCopy* copies = stage_.copies + first;
     BatchProgress* progress = stage_.progress + first;
+    // Checked first: a length over 2^40 would wrap the chunk arithmetic below.
+    batch::DescriptorProblem problem;
+    const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
+    if (bad >= 0) {
+      return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
+                                        batch::describe(problem));
+    }
     uint64_t n = 0;
     for (int i = 0; i < count; ++i) {
-      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
-          remote[i] == 0) {
-        return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                          " has a bad opcode, a null address or length 0");
-      }
       const bool read = opcodes[i] == kBatchRead;
       copies[i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
       n += batch::piecesOf(lengths[i]);

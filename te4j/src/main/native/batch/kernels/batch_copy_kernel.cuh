@@ -16,54 +16,23 @@
 //
 // States live in host memory mapped into the device (the host polls them without a CUDA call):
 // each is written after a system-scope fence that orders the copy's bytes before it.
+// The structs and the chunk arithmetic are in batch/batch_descriptors.h (host code too).
 // Header-only: libte4j's CUDA batch and the native test driver launch the same kernel.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include "batch/batch_descriptors.h"
+
 namespace te4j {
 namespace batch {
 
-constexpr uint64_t kBatchChunkBytes = 32 * 1024;
 constexpr int kBatchThreads = 256;
-
-/// One copy of a batch, as the host resolved it from the request (READ: remote -> local).
-struct BatchCopy {
-  uint64_t src;
-  uint64_t dst;
-  uint64_t length;
-};
-
-/// A piece of a copy: bytes [piece * chunkBytesOf(length), ...) of copies[copy].
-struct BatchChunk {
-  uint32_t copy;
-  uint32_t piece;
-};
-
-/// Per-copy bookkeeping in device memory: `chunks_left` starts at the copy's chunk count.
-struct BatchProgress {
-  unsigned int chunks_left;
-  unsigned int decision;  // 0 undecided, 1 run, 2 skip
-};
 
 // The state values of te4j/batch_api.h's RequestState.
 constexpr int32_t kStateCompleted = 1;
 constexpr int32_t kStateTimeout = 2;
-
-/// How a copy of `len` bytes is cut: pieces of kBatchChunkBytes, or for copies of more than
-/// kMaxChunksPerCopy of those, kMaxChunksPerCopy equal pieces (16-byte multiples), so that the
-/// chunk array of even a 2^40-byte request stays small.
-constexpr uint64_t kMaxChunksPerCopy = 1u << 16;
-__host__ __device__ inline uint64_t chunkBytesOf(uint64_t len) {
-  if (len <= kBatchChunkBytes * kMaxChunksPerCopy) return kBatchChunkBytes;
-  const uint64_t per = (len + kMaxChunksPerCopy - 1) / kMaxChunksPerCopy;
-  return (per + 15) & ~(uint64_t)15;
-}
-__host__ __device__ inline uint64_t piecesOf(uint64_t len) {
-  const uint64_t c = chunkBytesOf(len);
-  return (len + c - 1) / c;
-}
 
 /// Copies n bytes with the threads of a block: 16-byte vectors where source and destination
 /// share their alignment (four loads in flight per thread), else bytes.
@@ -154,29 +123,6 @@ inline int batchBlocks(uint64_t num_chunks, int max_blocks) {
   uint64_t blocks = num_chunks < 1 ? 1 : num_chunks;
   if (blocks > (uint64_t)max_blocks) blocks = (uint64_t)max_blocks;
   return (int)blocks;
-}
-
-/// Chunks a batch of copies needs.
-inline uint64_t chunkCount(const BatchCopy* copies, uint32_t num_copies) {
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < num_copies; ++i) n += piecesOf(copies[i].length);
-  return n;
-}
-
-/// Cuts copies into chunks (the host side of the kernel's contract); progress[i] gets copy i's
-/// chunk count. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
-/// when a copy is empty or they do not fit.
-inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out, uint64_t max_chunks,
-                                BatchProgress* progress) {
-  uint64_t n = 0;
-  for (uint32_t i = 0; i < num_copies; ++i) {
-    const uint64_t pieces = piecesOf(copies[i].length);
-    if (pieces == 0 || n + pieces > max_chunks) return 0;
-    for (uint64_t p = 0; p < pieces; ++p) out[n++] = BatchChunk{i, (uint32_t)p};
-    progress[i].chunks_left = (unsigned int)pieces;
-    progress[i].decision = 0;
-  }
-  return n;
 }
 
 }  // namespace batch
