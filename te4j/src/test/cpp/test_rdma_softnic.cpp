@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "softnic_pair.h"
 #include "te4j/rdma_api.h"
 #include "transport/device/ibgda_device.cuh"
 
@@ -56,98 +57,20 @@ size_t dstOf(int i) {
 }
 static_assert(kDst + 82 * kMiB <= kDstWrap, "phase-1 destinations overlap phase 3");
 
-// Bounds scaled by TE4J_TIMEOUT_SCALE (sanitizers slow everything several times).
-int timeoutScale() {
-  const char* v = std::getenv("TE4J_TIMEOUT_SCALE");
-  const int s = v != nullptr ? std::atoi(v) : 1;
-  return s >= 1 ? s : 1;
-}
-int seconds(int base) { return base * timeoutScale(); }
-
-int g_fd = -1;  // socket to the other rank
-int g_rank = -1;
-int g_fail = 0;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      std::printf("FAIL rank %d line %d: ", g_rank, __LINE__);   \
-      std::printf(__VA_ARGS__);                                  \
-      std::printf("\n");                                         \
-      std::fflush(stdout);                                       \
-      ++g_fail;                                                  \
-    }                                                            \
-  } while (0)
-
-// MSG_NOSIGNAL: a rank that died is reported by the barrier, not by SIGPIPE.
-bool sendAll(const void* p, size_t n) { return send(g_fd, p, n, MSG_NOSIGNAL) == (ssize_t)n; }
-bool recvAll(void* p, size_t n) {
-  uint8_t* b = (uint8_t*)p;
-  while (n > 0) {
-    const ssize_t r = read(g_fd, b, n);
-    if (r <= 0) return false;
-    b += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-void barrier() {
-  int x = g_fail;
-  int y = 0;
-  if (!sendAll(&x, 4) || !recvAll(&y, 4)) {
-    std::printf("FAIL rank %d: barrier lost the other rank\n", g_rank);
-    std::exit(2);
-  }
-}
+using namespace softnic_pair;
 
 uint32_t* sigWord(uint8_t* base, int i) { return (uint32_t*)(base + kSig + 4 * i); }
 
-bool waitValue(const uint32_t* word, uint32_t expected, int seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while ((int32_t)(__atomic_load_n(word, __ATOMIC_ACQUIRE) - expected) < 0) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 // Exchanges metadata and connects; returns the filled context.
 bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) {
-  const int n = t->localMetadataLength();
-  std::vector<int64_t> mine(n), other(n);
-  if (t->localMetadata(mine.data(), n) != n) { CHECK(false, "metadata: %s", t->lastError()); return false; }
-  if (!sendAll(mine.data(), 8 * n) || !recvAll(other.data(), 8 * n)) return false;
-  const int64_t* row[2] = {g_rank == 0 ? mine.data() : other.data(), g_rank == 0 ? other.data() : mine.data()};
-  uint64_t addrs[2], prefixes[2], ifids[2];
-  uint32_t keys[2], lids[2];
-  std::vector<uint32_t> qpns(2 * kRanks * kQpsPerRank);
-  for (int r = 0; r < 2; ++r) {
-    CHECK(row[r][0] == te4j::kRdmaMetadataMagic && row[r][1] == te4j::kRdmaMetadataVersion, "metadata header");
-    addrs[r] = (uint64_t)row[r][5];
-    keys[r] = (uint32_t)row[r][6];
-    prefixes[r] = (uint64_t)row[r][7];
-    ifids[r] = (uint64_t)row[r][8];
-    lids[r] = (uint32_t)row[r][9];
-    for (int q = 0; q < kRanks * kQpsPerRank; ++q)
-      qpns[r * kRanks * kQpsPerRank + q] = (uint32_t)row[r][te4j::kRdmaMetadataHeader + q];
-  }
-  // The NICs' keys travel with the metadata: a connection must prove the listener's key.
-  uint8_t auth[2][32];
-  CHECK(t->authKey(auth[g_rank], 32) == 32, "authKey: %s", t->lastError());
-  if (!sendAll(auth[g_rank], 32) || !recvAll(auth[1 - g_rank], 32)) return false;
-  CHECK(t->setPeerKeys(&auth[0][0], 64) == 0, "setPeerKeys: %s", t->lastError());
+  PeerTables tables;
+  if (!exchangeMetadata(t, kQpsPerRank, &tables)) return false;
+  CHECK(tables.header_ok, "metadata header");
   // A mask naming a rank the job does not have is refused, not skipped (found by fuzz_rdma_metadata).
-  CHECK(t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3 | 1ull << kRanks) ==
-            te4j::kInvalidArgument,
+  CHECK(connectWith(t, tables, 3 | 1ull << kRanks) == te4j::kInvalidArgument,
         "connectPeers took a mask with a bit past num_ranks");
-  CHECK(t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 1ull << 63) ==
-            te4j::kInvalidArgument,
-        "connectPeers took a mask with bit 63");
-  const int s = t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3);
-  CHECK(s == 0, "connectPeers: %s", t->lastError());
-  barrier();  // both ends connected before anyone posts
-  CHECK(t->fillIbgdaContext(ctx) == 0, "fillIbgdaContext: %s", t->lastError());
-  return s == 0;
+  CHECK(connectWith(t, tables, 1ull << 63) == te4j::kInvalidArgument, "connectPeers took a mask with bit 63");
+  return connectBoth(t, tables, ctx);
 }
 
 void fillPattern(uint8_t* p, size_t n, uint32_t seed) {
@@ -385,27 +308,4 @@ int runRank(int rank) {
 
 }  // namespace
 
-int main() {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) { std::perror("socketpair"); return 1; }
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child < 0) { std::perror("fork"); return 1; }
-  if (child == 0) {
-    close(sv[0]);
-    g_fd = sv[1];
-    alarm(300 * timeoutScale());  // a hung child dies instead of hanging CI
-    const int rc = runRank(1);
-    std::fflush(stdout);
-    _exit(rc);
-  }
-  close(sv[1]);
-  g_fd = sv[0];
-  const int mine = runRank(0);
-  int status = 0;
-  waitpid(child, &status, 0);
-  const bool child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  const bool ok = mine == 0 && child_ok;
-  std::printf("%s test_rdma_softnic\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
-}
+int main() { return softnic_pair::runPair("test_rdma_softnic", runRank); }

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "softnic_pair.h"
 #include "te4j/rdma_api.h"
 #include "transport/device/ibgda_device.cuh"
 
@@ -28,70 +29,11 @@ constexpr size_t kDst = 32 * kMiB;       // rank 0's destinations
 constexpr size_t kBytes = 64 * kMiB;
 constexpr uint8_t kPoison = 0xa5;
 
-int g_fd = -1;
-int g_rank = -1;
-int g_fail = 0;
-
-#define CHECK(cond, ...)                                         \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      std::printf("FAIL rank %d line %d: ", g_rank, __LINE__);   \
-      std::printf(__VA_ARGS__);                                  \
-      std::printf("\n");                                         \
-      std::fflush(stdout);                                       \
-      ++g_fail;                                                  \
-    }                                                            \
-  } while (0)
-
-bool sendAll(const void* p, size_t n) { return send(g_fd, p, n, MSG_NOSIGNAL) == (ssize_t)n; }
-bool recvAll(void* p, size_t n) {
-  uint8_t* b = (uint8_t*)p;
-  while (n > 0) {
-    const ssize_t r = read(g_fd, b, n);
-    if (r <= 0) return false;
-    b += r;
-    n -= (size_t)r;
-  }
-  return true;
-}
-void barrier() {
-  int x = g_fail, y = 0;
-  if (!sendAll(&x, 4) || !recvAll(&y, 4)) {
-    std::printf("FAIL rank %d: barrier lost the other rank\n", g_rank);
-    std::exit(2);
-  }
-}
+using namespace softnic_pair;
 
 uint8_t patternAt(size_t i) { return (uint8_t)((i * 2654435761u) >> 13); }
 
-bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) {
-  const int n = t->localMetadataLength();
-  std::vector<int64_t> mine(n), other(n);
-  if (t->localMetadata(mine.data(), n) != n) { CHECK(false, "metadata: %s", t->lastError()); return false; }
-  if (!sendAll(mine.data(), 8 * n) || !recvAll(other.data(), 8 * n)) return false;
-  const int64_t* row[2] = {g_rank == 0 ? mine.data() : other.data(), g_rank == 0 ? other.data() : mine.data()};
-  uint64_t addrs[2], prefixes[2], ifids[2];
-  uint32_t keys[2], lids[2];
-  std::vector<uint32_t> qpns(2 * kRanks * kQpsPerRank);
-  for (int r = 0; r < 2; ++r) {
-    addrs[r] = (uint64_t)row[r][5];
-    keys[r] = (uint32_t)row[r][6];
-    prefixes[r] = (uint64_t)row[r][7];
-    ifids[r] = (uint64_t)row[r][8];
-    lids[r] = (uint32_t)row[r][9];
-    for (int q = 0; q < kRanks * kQpsPerRank; ++q)
-      qpns[r * kRanks * kQpsPerRank + q] = (uint32_t)row[r][te4j::kRdmaMetadataHeader + q];
-  }
-  uint8_t auth[2][32];
-  CHECK(t->authKey(auth[g_rank], 32) == 32, "authKey: %s", t->lastError());
-  if (!sendAll(auth[g_rank], 32) || !recvAll(auth[1 - g_rank], 32)) return false;
-  CHECK(t->setPeerKeys(&auth[0][0], 64) == 0, "setPeerKeys: %s", t->lastError());
-  const int s = t->connectPeers(g_rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids, 3);
-  CHECK(s == 0, "connectPeers: %s", t->lastError());
-  barrier();
-  CHECK(t->fillIbgdaContext(ctx) == 0, "fillIbgdaContext: %s", t->lastError());
-  return s == 0;
-}
+bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) { return connectPair(t, kQpsPerRank, ctx); }
 
 // Checks [at, at + n) holds the source pattern from src and the 64 bytes after it the poison.
 bool checkRead(const uint8_t* base, size_t at, size_t src, size_t n) {
@@ -190,26 +132,4 @@ int runRank(int rank) {
 
 }  // namespace
 
-int main() {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) { std::perror("socketpair"); return 1; }
-  std::fflush(stdout);
-  const pid_t child = fork();
-  if (child < 0) { std::perror("fork"); return 1; }
-  if (child == 0) {
-    close(sv[0]);
-    g_fd = sv[1];
-    alarm(300);
-    const int rc = runRank(1);
-    std::fflush(stdout);
-    _exit(rc);
-  }
-  close(sv[1]);
-  g_fd = sv[0];
-  const int mine = runRank(0);
-  int status = 0;
-  waitpid(child, &status, 0);
-  const bool ok = mine == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  std::printf("%s test_rdma_softnic_read\n", ok ? "PASS" : "FAIL");
-  return ok ? 0 : 1;
-}
+int main() { return softnic_pair::runPair("test_rdma_softnic_read", runRank); }

@@ -83,6 +83,8 @@ constexpr uint64_t kPauseSpinNs = 2000;
 // A parked waitSignal re-reads its word at least this often: writers that do not wake it (the
 // soft NIC, a user kernel on the host platform) are seen this late at most, as before the futex.
 constexpr int64_t kMaxParkNs = 100000;
+// waitSignal's longest stretch serving a software NIC's requests between looks at stop_.
+constexpr int64_t kMaxServeNs = 10000000;
 // A parked executor or synchronize re-checks at least this often (a safety net only: every
 // state change that matters wakes them).
 constexpr int64_t kIdleParkNs = 1000000000;
@@ -693,7 +695,11 @@ class HostOpStream final : public OpStream {
       // Parks on the word itself (a shared futex): a software NIC that adds to it, or a te4j
       // writer that sees a parked waiter in the segment's control page, wakes this at once;
       // other writers (plain stores, user kernels) are seen at the end of the park.
-      futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
+      // A software NIC of this process: the request that raises the word is served by this
+      // thread itself while it waits (no responder wake-up in between); a stretch of that is
+      // bounded so that stop_ and the deadline are looked at.
+      if (!te4j::rdma::softNicServeWhileWaiting(op.sig_ptr, seen, std::min<int64_t>(left, kMaxServeNs)))
+        futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
       park_ns = std::min(park_ns * 2, kMaxParkNs);
     }
     if (control != nullptr) __atomic_fetch_sub(&control->waiters, 1u, __ATOMIC_SEQ_CST);

@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -137,6 +138,8 @@ int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, BeforeSleep
 }
 
 constexpr size_t kRxBufferBytes = 64 * 1024;
+// How long a responder thread stays parked after the last waiter serving its connection left.
+constexpr int64_t kStandAsideNs = 1000000;
 constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
 
 // A peer host that vanishes without a FIN or RST (power loss, cable, firewall) is noticed by
@@ -302,6 +305,10 @@ void softNicDoorbellHint() {
   if (!SoftNic::runDoorbellsHere()) wakeProgressThreads();
 }
 
+bool softNicServeWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns) {
+  return SoftNic::serveWhileWaiting(word, seen, timeout_ns);
+}
+
 void SoftNic::stop() {
   if (listen_fd_ < 0) return;
   {
@@ -317,17 +324,22 @@ void SoftNic::stop() {
   if (progress_.joinable()) progress_.join();
   {
     std::lock_guard<std::mutex> lock(in_mu_);
-    for (auto& c : in_) shutdown(c->fd, SHUT_RDWR);
+    for (auto& c : in_) {
+      shutdown(c->fd, SHUT_RDWR);
+      wakeWordWaiters(&c->drivers);  // a responder standing aside for a waiter
+    }
   }
-  std::vector<std::unique_ptr<InConn>> incoming;
+  // No waiter starts serving this NIC once it left g_nics; those serving now leave within a
+  // slice (they watch stopping_, and the shut sockets end any I/O they are in), and must have
+  // before the NIC goes.
+  while (waiters_serving_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+  std::vector<std::shared_ptr<InConn>> incoming;
   {
     std::lock_guard<std::mutex> lock(in_mu_);
     incoming.swap(in_);
   }
-  for (auto& c : incoming) {
+  for (auto& c : incoming)
     if (c->thread.joinable()) c->thread.join();
-    close(c->fd);
-  }
   close(listen_fd_);
   listen_fd_ = -1;
 }
@@ -962,8 +974,7 @@ void SoftNic::reapResponders() {
   for (auto it = in_.begin(); it != in_.end();) {
     if ((*it)->done.load()) {
       (*it)->thread.join();
-      close((*it)->fd);
-      it = in_.erase(it);
+      it = in_.erase(it);  // the fd closes with the last owner (a waiter may still hold it)
     } else {
       ++it;
     }
@@ -975,49 +986,89 @@ bool SoftNic::serve(int fd, int src_rank) {
   // Reap responders whose peer went away, so reconnects do not accumulate threads.
   reapResponders();
   if (in_.size() >= kMaxResponders) return false;
-  auto conn = std::make_unique<InConn>();
+  auto conn = std::make_shared<InConn>();
   conn->fd = fd;
   conn->src_rank = src_rank;
+  conn->state = std::make_unique<ResponderState>(fd);
   InConn* raw = conn.get();
   try {
     conn->thread = std::thread([this, raw] { nameThread("te4j-nic-respond"); responderLoop(raw); });
   } catch (const std::system_error&) {
-    return false;  // no thread to be had: refused like a connection over the cap
+    conn->fd = -1;  // the caller closes it
+    return false;   // no thread to be had: refused like a connection over the cap
   }
   in_.push_back(std::move(conn));
   return true;
 }
 
-void SoftNic::responderLoop(InConn* conn) {
-  const int fd = conn->fd;
-  const int src_rank = conn->src_rank;
-  const char* why = "";
-  std::map<uint32_t, bool> errored;  // requester QPs whose requests are flushed from now on
-  std::vector<uint8_t> staging;
-  RxBuffer rx(fd, kRxBufferBytes);
+// What a responder keeps between requests: the buffered receive side, the answers not yet sent
+// and the requester QPs whose requests are flushed from now on.
+struct ResponderState {
+  explicit ResponderState(int fd) : rx(fd, kRxBufferBytes) { answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes); }
+  RxBuffer rx;
   // Answers in arrival order, sent together when no request is waiting (or when many are
   // held): a burst of requests is answered with a few sends, not one per request.
   std::vector<uint8_t> answers;
-  answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes);
+  std::map<uint32_t, bool> errored;
+  std::vector<uint8_t> staging;
+  bool ended = false;  // the stream can no longer be followed; the thread shuts the connection
+};
+
+SoftNic::InConn::~InConn() {
+  if (fd >= 0) close(fd);
+}
+
+int SoftNic::serveFrames(InConn* conn, bool whole_only) {
+  ResponderState& st = *conn->state;
+  if (st.ended) return kServeEnded;
+  const int src_rank = conn->src_rank;
+  const char* why = "";
+  RxBuffer& rx = st.rx;
+  std::vector<uint8_t>& staging = st.staging;
+  std::map<uint32_t, bool>& errored = st.errored;
+  std::vector<uint8_t>& answers = st.answers;
   auto sendAnswers = [&]() -> int {
     if (answers.empty()) return 0;
-    const int rc = writeFull(fd, answers.data(), answers.size(), kIoTimeoutMs);
+    const int rc = writeFull(conn->fd, answers.data(), answers.size(), kIoTimeoutMs);
     answers.clear();
     return rc;
   };
+  auto ended = [&]() -> int {
+    // What was answered before the connection ended still goes out (best effort).
+    (void)sendAnswers();
+    st.ended = true;
+    return kServeEnded;
+  };
   for (;;) {
-    if (awaitHeader(&rx, fd, stopping_, sendAnswers) != 0) break;
+    if (rx.available() < kFrameHeaderBytes) {
+      errno = 0;
+      const long got = rx.fillNow();
+      if (got < 0) return ended();
+      if (got > 0) continue;
+      // Nothing waiting: the answers held go out before whoever serves sleeps.
+      return sendAnswers() != 0 ? ended() : kServeIdle;
+    }
     Frame f;
     if (!decodeFrame(rx.data(), &f, &why)) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
-      break;
+      return ended();
+    }
+    if (whole_only) {
+      // A waiter takes only what is here: a payload still on the wire, or a large READ to
+      // answer, is the responder thread's (it may block on the socket; a waiter must not).
+      const uint64_t need = kFrameHeaderBytes + (f.type == kFrameWrite ? (uint64_t)f.length : 0);
+      if (rx.available() < need && rx.fillNow() < 0) return ended();
+      if (rx.available() < need || (f.type == kFrameRead && f.arg0 > kRxBufferBytes)) {
+        if (sendAnswers() != 0) return ended();
+        return kServePartial;
+      }
     }
     rx.consume(kFrameHeaderBytes);
     if (!isRequestFrame(f.type)) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent an unexpected frame type");
-      break;
+      return ended();
     }
     uint8_t syndrome = 0;
     {
@@ -1110,7 +1161,7 @@ void SoftNic::responderLoop(InConn* conn) {
       default:
         break;  // not a request: refused above
     }
-    if (!in_step) break;
+    if (!in_step) return ended();
     // A READ's bytes go out while the region is held: a deregistration waits for the send.
     if (f.type != kFrameRead && hold.owns_lock()) hold.unlock();
     if (syndrome != 0) {
@@ -1127,23 +1178,147 @@ void SoftNic::responderLoop(InConn* conn) {
     if (read_bytes > 0) {
       // Data follows this answer: what is held goes first, then header and bytes in one send.
       resp.length = read_bytes;
-      const int sent = sendAnswers() != 0 ? -1 : sendFrame(fd, resp, read_data, read_bytes);
+      const int sent = sendAnswers() != 0 ? -1 : sendFrame(conn->fd, resp, read_data, read_bytes);
       if (hold.owns_lock()) hold.unlock();
-      if (sent != 0) break;
+      if (sent != 0) return ended();
       continue;
     }
     if (hold.owns_lock()) hold.unlock();
     const size_t at = answers.size();
     answers.resize(at + kFrameHeaderBytes);
     encodeFrame(resp, answers.data() + at);
-    if (answers.size() >= kMaxHeldAnswers && sendAnswers() != 0) break;
+    if (answers.size() >= kMaxHeldAnswers && sendAnswers() != 0) return ended();
   }
-  // What was answered before the connection ended still goes out (best effort).
-  (void)sendAnswers();
+}
+
+void SoftNic::responderLoop(InConn* conn) {
+  for (;;) {
+    const uint32_t drivers = conn->drivers.load(std::memory_order_acquire);
+    if (drivers > 0) {
+      // A waiter serves this connection: stand aside. A waiter that leaves does not wake this
+      // (one that hands a frame back does): a ping-pong's waiter is back within a round trip,
+      // and waking here each time would cost the very wake-up the waiter saves. So once the
+      // last waiter left, requests wait at most kStandAsideNs for this thread.
+      if (stopping_.load(std::memory_order_acquire)) break;
+      waitWordChange(&conn->drivers, drivers, kStandAsideNs);
+      continue;
+    }
+    int r;
+    {
+      std::lock_guard<std::mutex> lock(conn->serve_mu);
+      r = serveFrames(conn, false);
+      if (r == kServeIdle) conn->handoff.store(false, std::memory_order_release);
+    }
+    if (r == kServeEnded) break;
+    if (conn->drivers.load(std::memory_order_acquire) > 0) continue;
+    if (!waitReadable(conn->fd, stopping_)) {
+      // Stopped or failed (the answers went out before the sleep): no waiter serves it again.
+      std::lock_guard<std::mutex> lock(conn->serve_mu);
+      conn->state->ended = true;
+      break;
+    }
+  }
   // The requester waits for answers on this connection: without this it would learn only
-  // from its own timeout (the socket is closed when the acceptor reaps this thread).
-  shutdown(fd, SHUT_RDWR);
+  // from its own timeout (the socket is closed when the last owner lets it go).
+  shutdown(conn->fd, SHUT_RDWR);
   conn->done.store(true);
+}
+
+bool SoftNic::serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns) {
+  // Opt-in (TE4J_SOFTNIC_SERVE=waiter): on the shared 2-core build machine it cut the context
+  // switches of a ping-pong by a third but no gain in time was measurable through the noise,
+  // and one 4 KiB rate run was slower (docs/PERFORMANCE.md); by default only the responder
+  // threads serve and waiters park on the word.
+  static const bool responder_only = [] {
+    const char* v = std::getenv("TE4J_SOFTNIC_SERVE");
+    return v == nullptr || std::strcmp(v, "waiter") != 0;
+  }();
+  if (responder_only) return false;
+  struct Served {
+    SoftNic* nic;
+    std::shared_ptr<InConn> conn;
+  };
+  std::vector<Served> served;
+  {
+    std::lock_guard<std::mutex> lock(g_nics_mu);
+    for (SoftNic* nic : g_nics) {
+      if (nic->stopping_.load(std::memory_order_acquire)) continue;
+      bool counted = false;
+      std::lock_guard<std::mutex> in_lock(nic->in_mu_);
+      for (auto& c : nic->in_) {
+        if (c->done.load(std::memory_order_acquire) || c->handoff.load(std::memory_order_acquire)) continue;
+        if (!counted) nic->waiters_serving_.fetch_add(1, std::memory_order_acq_rel);
+        counted = true;
+        c->drivers.fetch_add(1, std::memory_order_acq_rel);
+        served.push_back(Served{nic, c});
+      }
+    }
+  }
+  if (served.empty()) return false;
+  const auto deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
+  std::vector<pollfd> fds;
+  std::vector<bool> left(served.size(), false);  // handed back to its responder thread
+  // After the first pass, only the connections the last ppoll found readable are served (a
+  // recv that finds nothing is a system call for nothing); index into fds, -1: not polled.
+  std::vector<int> polled(served.size(), -1);
+  bool first = true;
+  // Only a hand-back wakes the responder thread (see responderLoop).
+  auto leave = [](Served& s, bool wake) {
+    s.conn->drivers.fetch_sub(1, std::memory_order_acq_rel);
+    if (wake) wakeWordWaiters(&s.conn->drivers);
+  };
+  bool stopping = false;
+  for (;;) {
+    std::vector<pollfd> last_fds;
+    last_fds.swap(fds);
+    stopping = false;
+    for (size_t i = 0; i < served.size(); ++i) {
+      if (left[i]) continue;
+      Served& s = served[i];
+      stopping = stopping || s.nic->stopping_.load(std::memory_order_acquire);
+      const int at = polled[i];
+      polled[i] = -1;
+      if (!first && at >= 0 && last_fds[(size_t)at].revents == 0) {
+        polled[i] = (int)fds.size();
+        fds.push_back(pollfd{s.conn->fd, POLLIN, 0});
+        continue;
+      }
+      // Busy: its thread is inside a request (a large payload); it takes what follows too.
+      if (!s.conn->serve_mu.try_lock()) continue;
+      const int r = s.nic->serveFrames(s.conn.get(), true);
+      s.conn->serve_mu.unlock();
+      if (r != kServeIdle) {
+        if (r == kServePartial) s.conn->handoff.store(true, std::memory_order_release);
+        left[i] = true;
+        leave(s, true);
+        continue;
+      }
+      polled[i] = (int)fds.size();
+      fds.push_back(pollfd{s.conn->fd, POLLIN, 0});
+    }
+    first = false;
+    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen || stopping) break;
+    const auto now = Clock::now();
+    if (now >= deadline || std::find(left.begin(), left.end(), false) == left.end()) break;
+    const int64_t slice = std::min<int64_t>(
+        kServeSliceNs, std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
+    if (fds.empty()) {
+      // Every connection is busy in its own thread, which wakes the word's waiters itself.
+      waitWordChange(word, seen, slice);
+      continue;
+    }
+    const timespec ts{(time_t)(slice / 1000000000), (long)(slice % 1000000000)};
+    (void)ppoll(fds.data(), fds.size(), &ts, nullptr);
+  }
+  SoftNic* last = nullptr;
+  for (size_t i = 0; i < served.size(); ++i) {
+    if (!left[i]) leave(served[i], stopping);
+    if (served[i].nic != last) {
+      last = served[i].nic;
+      last->waiters_serving_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+  }
+  return true;
 }
 
 }  // namespace rdma
