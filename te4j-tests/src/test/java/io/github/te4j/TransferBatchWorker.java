@@ -24,6 +24,8 @@ import java.util.Map;
 public final class TransferBatchWorker
 {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** Whether other ranks' segments must be reached over RDMA (argument nic). */
+    private static boolean overRdma;
 
     private TransferBatchWorker()
     {
@@ -52,9 +54,10 @@ public final class TransferBatchWorker
         final long slot = Long.parseLong(a.getOrDefault("slot", "" + (8L << 20)));
         final long area = slot;  // the source area: a READ of slot p comes from anywhere in it
         final String nic = a.get("nic");
+        overRdma = nic != null;
         final String host = a.getOrDefault("host", "127.0.0.1");
         final String bind = a.getOrDefault("bind", host);
-        try (HandleExchange ex = io.github.te4j.exchange.Rendezvous.builder().rank(rank).worldSize(world)
+        try (HandleExchange ex = io.github.te4j.rendezvous.Rendezvous.builder().rank(rank).worldSize(world)
                 .endpoint(host, port).bindAddress(bind).connectTimeout(TIMEOUT).defaultTimeout(TIMEOUT).build();
             TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build())
         {
@@ -141,6 +144,7 @@ public final class TransferBatchWorker
         {
             final SegmentHandle h = agent.openSegment("rank" + peer);
             check(h.rank() == peer, "segment rank" + peer + " names rank " + h.rank());
+            check(h.isRdma() == (overRdma && peer != rank), h + ": the wrong route");
             final List<BatchPlan.Item> plan = BatchPlan.make(planSeed(session, rank, peer), count, slot, maxLength);
             plans.put(peer, plan);
             final TransferBatch b = agent.allocateBatch(count);
