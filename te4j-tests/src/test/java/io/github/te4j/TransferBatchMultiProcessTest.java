@@ -83,4 +83,25 @@ public class TransferBatchMultiProcessTest
     {
         run(3, "kill", "nic=soft", "ring=256", "slot=" + (4L << 20));
     }
+
+    /** Each rank in its own network namespace, joined by a veth pair: only the software NIC reaches the peer. */
+    @Test(groups = "host", timeOut = 300_000)
+    public void twoRanksRandomBatchesAcrossNetworkNamespaces() throws Exception
+    {
+        try (VethPair veth = VethPair.create())
+        {
+            final int port = 29613;
+            final long session = System.nanoTime();
+            RdmaMultiProcessTest.runRanks(2, r ->
+            {
+                final List<String> cmd = new java.util.ArrayList<>(List.of("ip", "netns", "exec", veth.namespace(r),
+                    RankProcesses.javaExecutable(), "--enable-native-access=ALL-UNNAMED", "-Xmx1g", "-cp",
+                    System.getProperty("java.class.path"), TransferBatchWorker.class.getName()));
+                cmd.addAll(List.of("rank=" + r, "world=2", "port=" + port, "session=" + session, "mode=random",
+                    "host=" + veth.address(0), "bind=" + veth.address(0), "nic=soft@" + veth.address(r), "ring=32",
+                    "requests=64", "maxLength=" + (16 << 20), "slot=" + (32L << 20)));
+                return cmd;
+            });
+        }
+    }
 }
