@@ -323,6 +323,7 @@ public final class RdmaTransport extends NativeResource
         checkInitialized("createQueuePairs");
         if (queuePairs)
         {
+            InFlightWork.drainBatchesUsing(this);
             drainAttached("recreating the queue pairs anyway");
         }
         final Lock l = enter();
@@ -350,6 +351,8 @@ public final class RdmaTransport extends NativeResource
     {
         checkInitialized("recreateQueuePairs");
         Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
+        // Transfer batches post on these rings from their own threads: they finish (or are cancelled) first.
+        InFlightWork.drainBatchesUsing(this);
         drainAttached("recreating the queue pairs anyway");
         final Lock l = enter();
         try
