@@ -157,6 +157,15 @@ class RdmaTransport : public NativeObject {
     return kOk;
   }
 
+  /// The key (lkey == rkey) of the live registration that starts at ptr and holds
+  /// [ptr, ptr + bytes), for requests posted from the host (transfer batches); returns it as a
+  /// positive value, or a negative Status (kInvalidArgument: no such registration; kUnavailable:
+  /// the backend does not say).
+  virtual int64_t regionKey(void* ptr, std::size_t bytes) {
+    (void)ptr;
+    (void)bytes;
+    return fail(kUnavailable, "regionKey: this RDMA backend does not report registration keys");
+  }
  protected:
   int init_status_ = kOk;
 };

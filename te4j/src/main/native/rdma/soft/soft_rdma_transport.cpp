@@ -75,6 +75,13 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     return ok();
   }
 
+  int64_t regionKey(void* ptr, std::size_t bytes) override {
+    const uint32_t key = regions_.keyOf((uint64_t)(uintptr_t)ptr);
+    if (key == 0 || key == ctrl_key_ || !regions_.check(key, (uint64_t)(uintptr_t)ptr, bytes, 0))
+      return fail(kInvalidArgument, "regionKey: no registration starts at that address and holds the range");
+    return (int64_t)key;
+  }
+
   int deregisterMemory(void* ptr) override {
     const uint32_t key = regions_.keyOf((uint64_t)(uintptr_t)ptr);
     if (key == 0 || key == ctrl_key_ || !regions_.remove(key))

@@ -10,7 +10,9 @@ import java.util.Map;
 
 /**
  * One rank of {@link TransferBatchMultiProcessTest}, a child JVM. Arguments key=value: rank,
- * world, port, session, mode (random | kill), requests, maxLength. Prints "OK ..." lines and
+ * world, port, session, mode (random | kill | rdmaerror), requests, maxLength; nic (soft,
+ * soft@IPv4: route other ranks' segments over the software NIC, {@link TransferAgent#useRdma}),
+ * ring, host and bind (the rendezvous across network namespaces). Prints "OK ..." lines and
  * exits 0 when every check held.
  *
  * <p>Each rank's segment is one buffer: a source area of {@code area} bytes holding pattern
@@ -22,6 +24,8 @@ import java.util.Map;
 public final class TransferBatchWorker
 {
     static final Duration TIMEOUT = Duration.ofSeconds(60);
+    /** Whether other ranks' segments must be reached over RDMA (argument nic). */
+    private static boolean overRdma;
 
     private TransferBatchWorker()
     {
@@ -49,7 +53,12 @@ public final class TransferBatchWorker
         final long maxLength = Long.parseLong(a.getOrDefault("maxLength", "1048576"));
         final long slot = Long.parseLong(a.getOrDefault("slot", "" + (8L << 20)));
         final long area = slot;  // the source area: a READ of slot p comes from anywhere in it
-        try (HandleExchange ex = TestExchanges.tcp(rank, world, port, TIMEOUT);
+        final String nic = a.get("nic");
+        overRdma = nic != null;
+        final String host = a.getOrDefault("host", "127.0.0.1");
+        final String bind = a.getOrDefault("bind", host);
+        try (HandleExchange ex = io.github.te4j.rendezvous.Rendezvous.builder().rank(rank).worldSize(world)
+                .endpoint(host, port).bindAddress(bind).connectTimeout(TIMEOUT).defaultTimeout(TIMEOUT).build();
             TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
@@ -61,6 +70,23 @@ public final class TransferBatchWorker
             final TransferAgent agent = engine.createTransferAgent(p2p, "rank" + rank);
             final RegisteredMemory seg = agent.registerLocalMemory(segmentBuffer);
             final RegisteredMemory readMem = agent.registerLocalMemory(reads);
+            // rdmaerror: a second segment buffer that the owner withdraws from its NIC after publishing.
+            final DeviceBuffer withdrawn = mode.equals("rdmaerror") ? p2p.allocateBuffer(1 << 20) : null;
+            RdmaTransport rdma = null;
+            if (nic != null)
+            {
+                rdma = engine.getOrCreateRdmaTransport(nic);
+                rdma.initialize(world, 1, Integer.parseInt(a.getOrDefault("ring", "64")));
+                if (withdrawn != null)
+                {
+                    agent.registerLocalMemory(withdrawn);
+                    rdma.register(withdrawn);  // not last: the last registration is the NIC's window
+                }
+                rdma.register(segmentBuffer);
+                rdma.register(reads);
+                rdma.connect(ex, TIMEOUT);
+                agent.useRdma(rdma);
+            }
             agent.publishSegment(ex, TIMEOUT);
             System.out.println("OK rank " + rank + " published " + agent.segmentName());
             if (mode.equals("kill"))
@@ -70,6 +96,10 @@ public final class TransferBatchWorker
                 System.out.println("OK rank " + rank + " done");
                 System.out.flush();
                 Runtime.getRuntime().halt(0);
+            }
+            else if (mode.equals("rdmaerror"))
+            {
+                runRdmaError(rank, ex, agent, rdma, seg, readMem, withdrawn, session, area, slot);
             }
             else
             {
@@ -114,6 +144,7 @@ public final class TransferBatchWorker
         {
             final SegmentHandle h = agent.openSegment("rank" + peer);
             check(h.rank() == peer, "segment rank" + peer + " names rank " + h.rank());
+            check(h.isRdma() == (overRdma && peer != rank), h + ": the wrong route");
             final List<BatchPlan.Item> plan = BatchPlan.make(planSeed(session, rank, peer), count, slot, maxLength);
             plans.put(peer, plan);
             final TransferBatch b = agent.allocateBatch(count);
@@ -248,6 +279,119 @@ public final class TransferBatchWorker
             b.submit(List.of(TransferRequest.write(seg, 0, two, doneOffset, 1)), TIMEOUT);
             check(b.await(TIMEOUT).get(0).state() == TransferState.COMPLETED, "done byte");
         }
+    }
+
+    /**
+     * World 2 over the software NIC: rank 1 withdraws its second segment buffer from its NIC after
+     * publishing. Rank 0's batches to rank 1: a range outside the segment is refused at submit
+     * naming its index; a bad request last in a batch fails alone with the remote access syndrome
+     * (0x13) while the others complete; in the middle, the ones before it complete and the ones
+     * after it are flushed (RC: the queue pair is in the error state), and after both ranks
+     * reconnect a batch completes again.
+     */
+    private static void runRdmaError(final int rank, final HandleExchange ex, final TransferAgent agent,
+        final RdmaTransport rdma, final RegisteredMemory seg, final RegisteredMemory readMem, final DeviceBuffer withdrawn,
+        final long session, final long area, final long slot)
+    {
+        final SegmentHandle peer = rank == 0 ? agent.openSegment("rank1") : null;
+        ex.barrier(TIMEOUT);
+        if (rank == 1)
+        {
+            rdma.deregister(withdrawn);
+        }
+        ex.barrier(TIMEOUT);
+        if (rank == 0)
+        {
+            check(peer.isRdma(), peer + " is not reached over RDMA");
+            final long badOffset = peer.bufferOffsets()[2];
+            final int n = 32;
+            final List<BatchPlan.Item> plan = BatchPlan.make(planSeed(session, 0, 1), n, slot, 64 * 1024);
+            try (TransferBatch b = agent.allocateBatch(n + 1))
+            {
+                final List<TransferRequest> rs = new ArrayList<>(requests(plan, 0, 1, seg, readMem, peer, area, slot));
+                rs.add(TransferRequest.write(seg, 0, peer, peer.size() - 8, 16));
+                try
+                {
+                    b.submit(rs, TIMEOUT);
+                    check(false, "a range past the segment was submitted");
+                }
+                catch (final IndexOutOfBoundsException e)
+                {
+                    check(e.getMessage().contains("request " + n), "refusal names another index: " + e.getMessage());
+                }
+                check(b.size() == 0, "a refused part left requests in the batch");
+            }
+            try (TransferBatch b = agent.allocateBatch(n + 1))
+            {
+                final List<TransferRequest> rs = new ArrayList<>(requests(plan, 0, 1, seg, readMem, peer, area, slot));
+                rs.add(TransferRequest.write(seg, 0, peer, badOffset, 4096));
+                b.submit(rs, TIMEOUT);
+                final List<TransferStatus> st = b.future().join();
+                for (int i = 0; i < n; i++)
+                {
+                    check(st.get(i).state() == TransferState.COMPLETED, "request " + i + ": " + st.get(i));
+                }
+                check(st.get(n).state() == TransferState.FAILED && st.get(n).cause().getMessage().contains("0x13"),
+                    "the request to the withdrawn buffer: " + st.get(n));
+                System.out.println("OK rank 0 bad request last: it failed alone: " + st.get(n).cause().getMessage());
+            }
+            final byte[] image = readMem.buffer().read(slot, (int) slot);
+            check(BatchPlan.verifyArea(image, plan, TransferOpcode.READ, true, sourceSeed(session, 1), 0) == null,
+                "READs before the failed request");
+            try (TransferBatch b = agent.allocateBatch(3))
+            {
+                // The queue pair is in the error state now: everything on it fails until a reconnect.
+                b.submit(List.of(TransferRequest.write(seg, 0, peer, area, 64)), TIMEOUT);
+                final TransferStatus s = b.future().join().get(0);
+                check(s.state() == TransferState.FAILED, "a request on the queue pair in the error state: " + s);
+            }
+        }
+        ex.barrier(TIMEOUT);
+        rdma.reconnect(ex, TIMEOUT);
+        if (rank == 0)
+        {
+            final long badOffset = peer.bufferOffsets()[2];
+            final List<BatchPlan.Item> plan = BatchPlan.make(planSeed(session, 0, 1) + 1, 16, slot, 64 * 1024);
+            try (TransferBatch b = agent.allocateBatch(17))
+            {
+                final List<TransferRequest> rs = new ArrayList<>(requests(plan, 0, 1, seg, readMem, peer, area, slot));
+                rs.add(8, TransferRequest.write(seg, 0, peer, badOffset, 4096));
+                b.submit(rs, TIMEOUT);
+                final List<TransferStatus> st = b.future().join();
+                for (int i = 0; i < 8; i++)
+                {
+                    check(st.get(i).state() == TransferState.COMPLETED, "request " + i + " before the bad one: " + st.get(i));
+                }
+                check(st.get(8).state() == TransferState.FAILED && st.get(8).cause().getMessage().contains("0x13"),
+                    "the bad request: " + st.get(8));
+                for (int i = 9; i < st.size(); i++)
+                {
+                    check(st.get(i).state() == TransferState.FAILED && st.get(i).cause().getMessage().contains("0x5 "),
+                        "request " + i + " after the bad one: " + st.get(i));
+                }
+                System.out.println("OK rank 0 bad request mid-batch: 8 completed, it failed with 0x13, 8 flushed");
+            }
+        }
+        ex.barrier(TIMEOUT);
+        rdma.reconnect(ex, TIMEOUT);
+        if (rank == 0)
+        {
+            final List<BatchPlan.Item> plan = BatchPlan.make(planSeed(session, 0, 1) + 2, 16, slot, 64 * 1024);
+            readMem.buffer().fill(slot, slot, io.github.te4j.check.Patterns.POISON);
+            try (TransferBatch b = agent.allocateBatch(16))
+            {
+                b.submit(requests(plan, 0, 1, seg, readMem, peer, area, slot), TIMEOUT);
+                for (final TransferStatus s : b.future().join())
+                {
+                    check(s.state() == TransferState.COMPLETED, "after the reconnect: " + s);
+                }
+            }
+            final byte[] image = readMem.buffer().read(slot, (int) slot);
+            check(BatchPlan.verifyArea(image, plan, TransferOpcode.READ, true, sourceSeed(session, 1), 0) == null,
+                "READs after the reconnect");
+            System.out.println("OK rank 0 batch after the reconnect completed and verified");
+        }
+        ex.barrier(TIMEOUT);
     }
 
     static void check(final boolean ok, final String what)

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.internal.NativeApi;
+import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeRdmaTransport;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
@@ -322,6 +323,7 @@ public final class RdmaTransport extends NativeResource
         checkInitialized("createQueuePairs");
         if (queuePairs)
         {
+            InFlightWork.drainBatchesUsing(this);
             drainAttached("recreating the queue pairs anyway");
         }
         final Lock l = enter();
@@ -349,6 +351,8 @@ public final class RdmaTransport extends NativeResource
     {
         checkInitialized("recreateQueuePairs");
         Errors.checkArgument(queuePairs, "recreateQueuePairs: createQueuePairs was never called");
+        // Transfer batches post on these rings from their own threads: they finish (or are cancelled) first.
+        InFlightWork.drainBatchesUsing(this);
         drainAttached("recreating the queue pairs anyway");
         final Lock l = enter();
         try
@@ -673,6 +677,69 @@ public final class RdmaTransport extends NativeResource
         return engine;
     }
 
+    /**
+     * The key of the registration of this transport that starts at {@code address} and holds
+     * {@code bytes}: what a transfer batch's requests name the memory by.
+     *
+     * @throws IllegalArgumentException when no such registration exists (register the memory first)
+     */
+    long regionKey(final long address, final long bytes, final String what)
+    {
+        final Lock l = enter();
+        try
+        {
+            final long key = peer.regionKey(address, bytes);
+            if (key <= 0)
+            {
+                final String why = peer.lastError();
+                throw new IllegalArgumentException(what + " [0x" + Long.toHexString(address) + ", +" + bytes
+                    + ") is not registered with " + this + " (" + why + "): call register(buffer) on it first,"
+                    + " before connect");
+            }
+            return key;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** A native batch posting on this transport's queue pairs; the caller owns it. */
+    NativeRdmaTransferBatch newTransferBatch(final int capacity)
+    {
+        final Lock l = enter();
+        try
+        {
+            if (localRank < 0)
+            {
+                throw new IllegalStateException(this + " is not connected (call connect first)");
+            }
+            final NativeRdmaTransferBatch b = NativeRdmaTransferBatch.create(peer, capacity);
+            if (b == null || b.isNull())
+            {
+                throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "RdmaTransferBatch.create returned null");
+            }
+            if (b.status() != 0)
+            {
+                final Te4jException e = Errors.toException(b.status(), "RdmaTransferBatch.create", b.lastError());
+                NativeApi.destroyObject(b);
+                throw e;
+            }
+            return b;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Whether rank {@code r}'s connection from this rank broke since the last connect. */
+    boolean peerLost(final int r)
+    {
+        final int[] causes = lostCauses(enterForDrain());
+        return r >= 0 && r < causes.length && causes[r] != 0;
+    }
+
     /** Fills ctx's RDMA tables; called by {@link CommContext#withRdma(RdmaTransport)}. */
     void attach(final CommContext ctx)
     {
@@ -720,7 +787,8 @@ public final class RdmaTransport extends NativeResource
     {
         // Freeing the tables under queued operations would be a use after free: if they do not
         // finish in time, the transport's native memory is kept instead (a logged leak).
-        final boolean idle = drainAttached("its native memory and NIC are kept, not freed");
+        final boolean batchesIdle = InFlightWork.drainBatchesUsing(this);
+        final boolean idle = drainAttached("its native memory and NIC are kept, not freed") && batchesIdle;
         contexts.clear();
         if (idle)
         {

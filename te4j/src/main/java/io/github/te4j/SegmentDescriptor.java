@@ -9,11 +9,14 @@ import java.util.List;
 
 /**
  * What a peer needs to open a rank's segment: its name, the rank, and each buffer's place in the
- * segment with the buffer's handle. An explicit, versioned encoding (big-endian):
+ * segment with the buffer's handle; when the owner routes batches over an {@link RdmaTransport},
+ * also its rank on that transport and each buffer's registered address and remote key there. An
+ * explicit, versioned encoding (big-endian):
  *
  * <pre>
- *  magic "TE4S" (u32) | version 1 (u16) | rank (i32) | name bytes (u16) | name (UTF-8)
+ *  magic "TE4S" (u32) | version 2 (u16) | rank (i32) | name bytes (u16) | name (UTF-8)
  *  parts (u32) | per part: segment offset (u64) | handle bytes (u32) | {@link IpcHandle} bytes
+ *  rdma (u8: 0 none, 1 present) | if present: rdma rank (i32) | per part: address (u64) | rkey (u32)
  * </pre>
  * {@link #fromBytes} refuses anything else with a {@link BadHandleException} naming the field;
  * the handles inside are checked again by their own decoder and by the native import.
@@ -21,13 +24,32 @@ import java.util.List;
 final class SegmentDescriptor
 {
     static final int MAGIC = 0x54453453;
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     static final int MAX_PARTS = 4096;
     private static final int MAX_HANDLE_BYTES = 64 * 1024;
 
     private final String name;
     private final int rank;
     private final List<Part> parts;
+    private final Rdma rdma;
+
+    /**
+     * Where an RDMA peer reaches the parts: the owner's rank on its RdmaTransport, and each part's
+     * registered address and remote key (in the order of the parts).
+     */
+    static final class Rdma
+    {
+        final int rank;
+        final long[] addresses;
+        final int[] rkeys;
+
+        Rdma(final int rank, final long[] addresses, final int[] rkeys)
+        {
+            this.rank = rank;
+            this.addresses = addresses.clone();
+            this.rkeys = rkeys.clone();
+        }
+    }
 
     /** One buffer of a segment. */
     static final class Part
@@ -44,9 +66,26 @@ final class SegmentDescriptor
 
     SegmentDescriptor(final String name, final int rank, final List<Part> parts)
     {
+        this(name, rank, parts, null);
+    }
+
+    SegmentDescriptor(final String name, final int rank, final List<Part> parts, final Rdma rdma)
+    {
         this.name = name;
         this.rank = rank;
         this.parts = Collections.unmodifiableList(new ArrayList<>(parts));
+        if (rdma != null && (rdma.addresses.length != parts.size() || rdma.rkeys.length != parts.size()))
+        {
+            throw new IllegalArgumentException("RDMA part of the descriptor has " + rdma.addresses.length
+                + " addresses for " + parts.size() + " parts");
+        }
+        this.rdma = rdma;
+    }
+
+    /** The RDMA route to the parts, or null when the owner publishes none. */
+    Rdma rdma()
+    {
+        return rdma;
     }
 
     String name()
@@ -76,12 +115,22 @@ final class SegmentDescriptor
             handles.add(h);
             total += 8 + 4 + h.length;
         }
+        total += 1 + (rdma == null ? 0 : 4 + parts.size() * (8 + 4));
         final ByteBuffer b = ByteBuffer.allocate(total);
         b.putInt(MAGIC).putShort((short) VERSION).putInt(rank).putShort((short) nameBytes.length).put(nameBytes);
         b.putInt(parts.size());
         for (int i = 0; i < parts.size(); i++)
         {
             b.putLong(parts.get(i).segmentOffset).putInt(handles.get(i).length).put(handles.get(i));
+        }
+        b.put((byte) (rdma == null ? 0 : 1));
+        if (rdma != null)
+        {
+            b.putInt(rdma.rank);
+            for (int i = 0; i < parts.size(); i++)
+            {
+                b.putLong(rdma.addresses[i]).putInt(rdma.rkeys[i]);
+            }
         }
         return b.array();
     }
@@ -152,15 +201,49 @@ final class SegmentDescriptor
                 end = offset + handle.bufferSize();
                 parts.add(new Part(offset, handle));
             }
+            final Rdma rdma = readRdma(b, parts);
             if (b.hasRemaining())
             {
                 throw new BadHandleException("segment descriptor: " + b.remaining() + " bytes after the last part");
             }
-            return new SegmentDescriptor(name, rank, parts);
+            return new SegmentDescriptor(name, rank, parts, rdma);
         }
         catch (final BufferUnderflowException e)
         {
             throw new BadHandleException("segment descriptor of " + bytes.length + " bytes is truncated");
         }
+    }
+
+    private static Rdma readRdma(final ByteBuffer b, final List<Part> parts)
+    {
+        final int present = b.get();
+        if (present == 0)
+        {
+            return null;
+        }
+        if (present != 1)
+        {
+            throw new BadHandleException("segment descriptor: RDMA flag " + present + ", expected 0 or 1");
+        }
+        final int rdmaRank = b.getInt();
+        if (rdmaRank < 0 || rdmaRank >= 64)
+        {
+            throw new BadHandleException("segment descriptor: RDMA rank " + rdmaRank + " is outside [0, 64)");
+        }
+        final long[] addresses = new long[parts.size()];
+        final int[] rkeys = new int[parts.size()];
+        for (int i = 0; i < parts.size(); i++)
+        {
+            addresses[i] = b.getLong();
+            rkeys[i] = b.getInt();
+            final long size = parts.get(i).handle.bufferSize();
+            if (addresses[i] <= 0 || size > Long.MAX_VALUE - addresses[i] || rkeys[i] == 0)
+            {
+                throw new BadHandleException("segment descriptor: part " + i + " has RDMA address 0x"
+                    + Long.toHexString(addresses[i]) + " of " + size + " B and rkey 0x" + Integer.toHexString(rkeys[i])
+                    + ": a null or wrapping address, or a null key");
+            }
+        }
+        return new Rdma(rdmaRank, addresses, rkeys);
     }
 }

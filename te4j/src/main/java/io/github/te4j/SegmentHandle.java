@@ -4,9 +4,11 @@ import java.util.Arrays;
 import java.util.concurrent.locks.Lock;
 
 /**
- * A peer's segment opened by {@link TransferAgent#openSegment(String)}: its buffers mapped into
- * this process, addressed by segment offset. Requests must lie inside one of its buffers.
- * Closing it while batches still use it is allowed: the mappings go when the last one is done.
+ * A peer's segment opened by {@link TransferAgent#openSegment(String)}, addressed by segment
+ * offset: its buffers mapped into this process, or (an agent using an {@link RdmaTransport}) the
+ * owner's registered addresses and remote keys, reached with one RDMA work request per request.
+ * Requests must lie inside one of its buffers. Closing it while batches still use it is allowed:
+ * the mappings go when the last one is done.
  */
 public final class SegmentHandle extends NativeResource
 {
@@ -17,7 +19,10 @@ public final class SegmentHandle extends NativeResource
     private final int rank;
     private final long[] offsets;   // segment offset of each part, ascending
     private final long[] sizes;
-    private final long[] bases;     // this process's mapping of each part
+    private final long[] bases;     // this process's mapping of each part, or the owner's address (RDMA)
+    private final RdmaTransport rdma;  // the route when not null: bases are the owner's addresses
+    private final int rdmaRank;
+    private final int[] rkeys;
     private final int ownerPid;
     private final long ownerStart;
     private int users;              // batches in flight that address this segment, guarded by this
@@ -39,10 +44,36 @@ public final class SegmentHandle extends NativeResource
             sizes[i] = d.parts().get(i).handle.bufferSize();
         }
         this.bases = bases.clone();
+        this.rdma = null;
+        this.rdmaRank = -1;
+        this.rkeys = null;
         final int pid = n == 0 ? 0 : d.parts().get(0).handle.blob()[PID_WORD];
         final boolean self = pid == ProcessHandle.current().pid();
         this.ownerPid = self ? 0 : pid;
         this.ownerStart = self || pid <= 0 ? -1 : PeerMonitor.startTime(pid);
+    }
+
+    /** A segment reached over {@code rdma}: the descriptor's RDMA part names the owner's memory. */
+    SegmentHandle(final TransferAgent agent, final SegmentDescriptor d, final RdmaTransport rdma)
+    {
+        super("SegmentHandle '" + d.name() + "' over RDMA");
+        this.agent = agent;
+        this.name = d.name();
+        this.rank = d.rank();
+        final int n = d.parts().size();
+        this.offsets = new long[n];
+        this.sizes = new long[n];
+        for (int i = 0; i < n; i++)
+        {
+            offsets[i] = d.parts().get(i).segmentOffset;
+            sizes[i] = d.parts().get(i).handle.bufferSize();
+        }
+        this.bases = d.rdma().addresses.clone();
+        this.rdma = rdma;
+        this.rdmaRank = d.rdma().rank;
+        this.rkeys = d.rdma().rkeys.clone();
+        this.ownerPid = 0;
+        this.ownerStart = -1;
     }
 
     /** The segment's name. */
@@ -80,9 +111,37 @@ public final class SegmentHandle extends NativeResource
         return agent;
     }
 
+    /** Whether requests to it go over RDMA ({@link #rdmaRank()}, {@link #rkeyOf(long)}). */
+    public boolean isRdma()
+    {
+        return rdma != null;
+    }
+
+    /** The owner's rank on the RdmaTransport, -1 for a mapped segment. */
+    public int rdmaRank()
+    {
+        return rdmaRank;
+    }
+
+    RdmaTransport rdmaTransport()
+    {
+        return rdma;
+    }
+
+    /** The remote key of the buffer holding offset (RDMA; the offset was checked by addressOf). */
+    int rkeyOf(final long offset)
+    {
+        int i = Arrays.binarySearch(offsets, offset);
+        if (i < 0)
+        {
+            i = -i - 2;
+        }
+        return rkeys[i];
+    }
+
     /**
-     * The mapped address of [offset, offset + length), or -1 when the range is not inside one of
-     * the segment's buffers.
+     * The address of [offset, offset + length) (mapped here, or the owner's for RDMA), or -1 when
+     * the range is not inside one of the segment's buffers.
      */
     long addressOf(final long offset, final long length)
     {
@@ -109,11 +168,21 @@ public final class SegmentHandle extends NativeResource
     /** Whether the process that published it is gone (never true for this process's own). */
     boolean ownerLost()
     {
+        if (rdma != null)
+        {
+            return rdma.peerLost(rdmaRank);
+        }
         return ownerPid != 0 && PeerMonitor.startTime(ownerPid) != ownerStart;
     }
 
     String ownerLostMessage()
     {
+        if (rdma != null)
+        {
+            return "segment '" + name + "'" + (rank >= 0 ? " of rank " + rank : "") + ": its owner (rank " + rdmaRank
+                + " of " + rdma + ") is lost: its connection broke (process exited, or its host did not answer"
+                + " within the peer timeout)";
+        }
         return "segment '" + name + "'" + (rank >= 0 ? " of rank " + rank : "") + ": its owner process " + ownerPid
             + " has exited";
     }
@@ -156,6 +225,10 @@ public final class SegmentHandle extends NativeResource
 
     private void unmapAll()
     {
+        if (rdma != null)
+        {
+            return;  // nothing mapped
+        }
         for (final long b : bases)
         {
             if (b != 0)
@@ -185,6 +258,6 @@ public final class SegmentHandle extends NativeResource
     public String toString()
     {
         return "SegmentHandle['" + name + "'" + (rank >= 0 ? " of rank " + rank : "") + ", " + offsets.length
-            + " buffers]";
+            + " buffers" + (rdma != null ? ", over RDMA to rank " + rdmaRank : "") + "]";
     }
 }

@@ -32,7 +32,10 @@ import java.util.concurrent.locks.Lock;
  * allocated elsewhere can be registered as the local side of requests only.
  *
  * <p>Platforms: the host platform (peers' segments are mapped into this process, so READ copies
- * out of the mapping). Every argument is checked here before native code runs.
+ * out of the mapping). With {@link #useRdma(RdmaTransport)}, segments of other ranks are reached
+ * over RDMA instead (one WRITE or READ work request per request), so their owners may be in
+ * other network namespaces or on other hosts. Every argument is checked here before native code
+ * runs.
  */
 public final class TransferAgent extends NativeResource
 {
@@ -46,6 +49,7 @@ public final class TransferAgent extends NativeResource
     private long nextSegmentOffset;
     private int rank = -1;
     private SegmentDirectory directory;
+    private RdmaTransport rdma;
 
     TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
     {
@@ -53,6 +57,40 @@ public final class TransferAgent extends NativeResource
         this.engine = engine;
         this.p2p = p2p;
         this.segmentName = segmentName;
+    }
+
+    /**
+     * Routes batches over {@code rdma} (host platform, connected): this rank's descriptor from the
+     * next publish on carries its rank there and each segment buffer's registered address and
+     * remote key, and segments of other ranks whose descriptors carry them are opened over RDMA.
+     * Every te4j buffer of the segment, and every local memory that requests to such segments use,
+     * must be registered with {@code rdma} ({@link RdmaTransport#register(DeviceBuffer)}) first.
+     */
+    public void useRdma(final RdmaTransport rdma)
+    {
+        Errors.checkArgument(rdma != null, "rdma is null");
+        Errors.checkArgument(rdma.platform() == Platform.HOST && platform() == Platform.HOST,
+            "useRdma: batches are posted from the host onto the queue pairs, which only a host-platform transport"
+                + " keeps in host memory (this agent: " + platform() + ", the transport: " + rdma.platform() + ")");
+        Errors.checkArgument(rdma.localRank() >= 0, "useRdma: " + rdma + " is not connected (call connect first)");
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                this.rdma = rdma;
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The transport of {@link #useRdma(RdmaTransport)}, or null. */
+    synchronized RdmaTransport rdma()
+    {
+        return rdma;
     }
 
     /** This rank's segment name. */
@@ -170,18 +208,37 @@ public final class TransferAgent extends NativeResource
         {
             final List<SegmentDescriptor.Part> parts = new ArrayList<>();
             final List<RegisteredMemory> now;
+            final RdmaTransport r;
             synchronized (this)
             {
                 now = new ArrayList<>(registered);
+                r = rdma;
             }
+            final List<RegisteredMemory> inSegment = new ArrayList<>();
             for (final RegisteredMemory m : now)
             {
                 if (m.buffer() != null && m.isRegistered())
                 {
                     parts.add(new SegmentDescriptor.Part(m.segmentOffset(), p2p.exportHandle(m.buffer())));
+                    inSegment.add(m);
                 }
             }
-            return new SegmentDescriptor(segmentName, rank, parts).toBytes();
+            SegmentDescriptor.Rdma route = null;
+            if (r != null)
+            {
+                final long[] addresses = new long[inSegment.size()];
+                final int[] rkeys = new int[inSegment.size()];
+                for (int i = 0; i < addresses.length; i++)
+                {
+                    final RegisteredMemory m = inSegment.get(i);
+                    addresses[i] = m.address();
+                    rkeys[i] = (int) r.regionKey(m.address(), m.size(), "segment buffer " + m);
+                }
+                final int rdmaRank = r.localRank();
+                Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
+                route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
+            }
+            return new SegmentDescriptor(segmentName, rank, parts, route).toBytes();
         }
         finally
         {
@@ -281,6 +338,11 @@ public final class TransferAgent extends NativeResource
     private SegmentHandle open(final byte[] bytes)
     {
         final SegmentDescriptor d = SegmentDescriptor.fromBytes(bytes);
+        final RdmaTransport r = rdma();
+        if (r != null && d.rdma() != null && d.rdma().rank != r.localRank())
+        {
+            return openOverRdma(d, r);
+        }
         for (final SegmentDescriptor.Part p : d.parts())
         {
             if (p.handle.platform() != platform())
@@ -317,6 +379,29 @@ public final class TransferAgent extends NativeResource
                 throw e;
             }
             final SegmentHandle h = new SegmentHandle(this, d, bases);
+            synchronized (this)
+            {
+                segments.add(h);
+            }
+            return h;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    private SegmentHandle openOverRdma(final SegmentDescriptor d, final RdmaTransport r)
+    {
+        if (d.rdma().rank >= r.numRanks())
+        {
+            throw new BadHandleException("segment '" + d.name() + "' is on RDMA rank " + d.rdma().rank + ", " + r
+                + " has " + r.numRanks() + " ranks");
+        }
+        final Lock l = enter();
+        try
+        {
+            final SegmentHandle h = new SegmentHandle(this, d, r);
             synchronized (this)
             {
                 segments.add(h);

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import io.github.te4j.internal.NativeApi;
+import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeTransferBatch;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,6 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  * passed, requests that have not started end as {@link TransferState#TIMEOUT} and never touch
  * memory. Requests to a segment whose owner process has exited end as {@link TransferState#FAILED}
  * with a {@link PeerLostException}, unless they completed before that was seen.
+ *
+ * <p>Requests to segments opened over RDMA ({@link SegmentHandle#isRdma()}) become one RDMA WRITE
+ * or READ work request each, posted by a thread of the batch (many in flight, up to the send
+ * ring); an error CQE fails its request with the syndrome, and (RC semantics) the requests after
+ * it on the same queue pair with the flush syndrome, until the ranks reconnect.
  */
 public final class TransferBatch extends NativeResource
 {
@@ -39,6 +45,8 @@ public final class TransferBatch extends NativeResource
     private static final int COMPLETED = 1;
     private static final int TIMED_OUT = 2;
     private static final int PENDING = 0;
+    /** route[i] of a request made final in Java at submit (not posted). */
+    private static final int ROUTE_NONE = Integer.MIN_VALUE;
 
     private final TransferAgent agent;
     private final NativeTransferBatch peer;
@@ -46,6 +54,16 @@ public final class TransferBatch extends NativeResource
     private final TransferRequest[] requests;
     private final TransferStatus[] statuses;
     private final int[] nativeStates;
+    /** Per request: its index in the mapped native batch (>= 0), or -1 - its index in the RDMA one. */
+    private final int[] route;
+    private final int[] syndromes;
+    private volatile NativeRdmaTransferBatch rdmaPeer;
+    private RdmaTransport rdmaTransport;
+    private int mappedSubmitted;
+    private int rdmaSubmitted;
+    private int[] mappedScratch;
+    private int[] rdmaScratch;
+    private int[] rdmaSyndromeScratch;
     private final Map<SegmentHandle, Boolean> segmentsInUse = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> buffersInUse = new IdentityHashMap<>();
     private final Map<RegisteredMemory, Boolean> memoryInUse = new IdentityHashMap<>();
@@ -77,6 +95,8 @@ public final class TransferBatch extends NativeResource
         this.requests = new TransferRequest[capacity];
         this.statuses = new TransferStatus[capacity];
         this.nativeStates = new int[capacity];
+        this.route = new int[capacity];
+        this.syndromes = new int[capacity];
     }
 
     public int capacity()
@@ -140,6 +160,13 @@ public final class TransferBatch extends NativeResource
         final List<DeviceBuffer> buffers = new ArrayList<>();
         final List<SegmentHandle> segments = new ArrayList<>();
         final List<RegisteredMemory> memories = new ArrayList<>();
+        final boolean[] overRdma = new boolean[n];
+        final int[] lkeys = new int[n];
+        final int[] rkeys = new int[n];
+        final int[] ranks = new int[n];
+        final Map<RegisteredMemory, Integer> lkeyOf = new IdentityHashMap<>();
+        int nr = 0;
+        RdmaTransport rdma = null;
         for (int i = 0; i < n; i++)
         {
             final TransferRequest r = part.get(i);
@@ -183,6 +210,36 @@ public final class TransferBatch extends NativeResource
             {
                 throw new IndexOutOfBoundsException(at(first + i) + s.describeMiss(r.remoteOffset(), r.length()));
             }
+            if (s.isRdma())
+            {
+                if (rdma == null)
+                {
+                    rdma = s.rdmaTransport();
+                }
+                else if (rdma != s.rdmaTransport())
+                {
+                    throw new IllegalArgumentException(at(first + i) + s + " is reached over another RdmaTransport than"
+                        + " the part's other requests");
+                }
+                Integer k = lkeyOf.get(m);
+                if (k == null)
+                {
+                    try
+                    {
+                        k = (int) rdma.regionKey(m.address(), m.size(), "local memory " + m);
+                    }
+                    catch (final IllegalArgumentException e)
+                    {
+                        throw new IllegalArgumentException(at(first + i) + e.getMessage(), e);
+                    }
+                    lkeyOf.put(m, k);
+                }
+                overRdma[i] = true;
+                lkeys[i] = k;
+                rkeys[i] = s.rkeyOf(r.remoteOffset());
+                ranks[i] = s.rdmaRank();
+                nr++;
+            }
             ops[i] = r.opcode().nativeCode();
             local[i] = m.address() + r.localOffset();
             remote[i] = address;
@@ -209,6 +266,10 @@ public final class TransferBatch extends NativeResource
         try
         {
             held.add(agent.transport().enter());  // the segments' mappings belong to it
+            if (rdma != null)
+            {
+                held.add(rdma.enter());  // its queue pairs stay while the requests are posted
+            }
             for (final DeviceBuffer b : buffers)
             {
                 held.add(b.enter());
@@ -229,7 +290,29 @@ public final class TransferBatch extends NativeResource
                 {
                     InFlightWork.batchStarted(this);
                 }
-                final int status = peer.submit(first, n, ops, local, remote, lengths);
+                if (rdma != null && rdmaPeer == null)
+                {
+                    try
+                    {
+                        rdmaPeer = rdma.newTransferBatch(capacity);
+                    }
+                    catch (final RuntimeException e)
+                    {
+                        if (firstPart || finished == submitted)
+                        {
+                            InFlightWork.batchFinished(this);
+                        }
+                        throw e;
+                    }
+                    rdmaTransport = rdma;
+                }
+                final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
+                for (final SegmentHandle s : segments)
+                {
+                    lost.put(s, s.ownerLost());
+                }
+                final int status = submitNative(first, part, overRdma, nr, lost, ops, local, remote, lengths, lkeys,
+                    rkeys, ranks, timeout);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -254,16 +337,11 @@ public final class TransferBatch extends NativeResource
                 {
                     memoryInUse.put(m, Boolean.TRUE);
                 }
-                final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
-                for (final SegmentHandle s : segments)
-                {
-                    lost.put(s, s.ownerLost());
-                }
                 for (int i = 0; i < n; i++)
                 {
                     requests[first + i] = part.get(i);
                     final SegmentHandle s = part.get(i).segment();
-                    if (lost.get(s))
+                    if (lost.get(s) && statuses[first + i] == null)
                     {
                         statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i)
                             + ": " + s.ownerLostMessage()));
@@ -285,6 +363,201 @@ public final class TransferBatch extends NativeResource
             {
                 held.get(i).unlock();
             }
+        }
+    }
+
+    /**
+     * Hands the part to the native batches: requests to mapped segments to the platform's, those
+     * over RDMA to the RDMA one (except those whose owner is already lost: final here). Under this
+     * batch's monitor. A negative status: nothing of the part was submitted.
+     */
+    private int submitNative(final int first, final List<TransferRequest> part, final boolean[] overRdma, final int nr,
+        final Map<SegmentHandle, Boolean> lost, final int[] ops, final long[] local, final long[] remote,
+        final long[] lengths, final int[] lkeys, final int[] rkeys, final int[] ranks, final Duration timeout)
+    {
+        final int n = part.size();
+        if (nr == 0)
+        {
+            final int status = peer.submit(mappedSubmitted, n, ops, local, remote, lengths);
+            if (status >= 0)
+            {
+                for (int i = 0; i < n; i++)
+                {
+                    route[first + i] = mappedSubmitted + i;
+                }
+                mappedSubmitted += n;
+            }
+            return status;
+        }
+        final int nm = n - nr;
+        final int[] mo = new int[nm];
+        final long[] ml = new long[nm];
+        final long[] mr = new long[nm];
+        final long[] mn = new long[nm];
+        final List<Integer> posted = new ArrayList<>();
+        int j = 0;
+        for (int i = 0; i < n; i++)
+        {
+            if (!overRdma[i])
+            {
+                mo[j] = ops[i];
+                ml[j] = local[i];
+                mr[j] = remote[i];
+                mn[j] = lengths[i];
+                route[first + i] = mappedSubmitted + j;
+                j++;
+            }
+            else if (lost.get(part.get(i).segment()))
+            {
+                route[first + i] = ROUTE_NONE;
+                nativeStates[first + i] = Te4jException.Code.PEER_LOST.nativeCode();
+                statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i) + ": "
+                    + part.get(i).segment().ownerLostMessage()));
+            }
+            else
+            {
+                posted.add(i);
+            }
+        }
+        if (nm > 0)
+        {
+            final int status = peer.submit(mappedSubmitted, nm, mo, ml, mr, mn);
+            if (status < 0)
+            {
+                return status;
+            }
+            mappedSubmitted += nm;
+        }
+        final int np = posted.size();
+        if (np == 0)
+        {
+            return 0;
+        }
+        final int[] ro = new int[np];
+        final long[] rl = new long[np];
+        final int[] rlk = new int[np];
+        final long[] rr = new long[np];
+        final int[] rrk = new int[np];
+        final long[] rn = new long[np];
+        final int[] rk = new int[np];
+        for (int k = 0; k < np; k++)
+        {
+            final int i = posted.get(k);
+            ro[k] = ops[i];
+            rl[k] = local[i];
+            rlk[k] = lkeys[i];
+            rr[k] = remote[i];
+            rrk[k] = rkeys[i];
+            rn[k] = lengths[i];
+            rk[k] = ranks[i];
+        }
+        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk,
+            Math.min(timeout.toNanos(), Long.MAX_VALUE / 4));
+        for (int k = 0; k < np; k++)
+        {
+            final int i = posted.get(k);
+            if (status >= 0)
+            {
+                route[first + i] = -1 - (rdmaSubmitted + k);
+            }
+            else
+            {
+                // The mapped requests of the part already run: these fail here, alone.
+                route[first + i] = ROUTE_NONE;
+                nativeStates[first + i] = status;
+                statuses[first + i] = TransferStatus.failed(Errors.toException(status, "request " + (first + i)
+                    + ": RdmaTransferBatch.submit", rdmaPeer.lastError()));
+            }
+        }
+        if (status >= 0)
+        {
+            rdmaSubmitted += np;
+        }
+        return 0;
+    }
+
+    /** Fills nativeStates[0, submitted) (and the RDMA syndromes) from the native batches; under the monitor. */
+    private int readNativeStates()
+    {
+        if (rdmaPeer == null)
+        {
+            return peer.states(0, submitted, nativeStates);  // every request is the mapped batch's, in order
+        }
+        if (mappedScratch == null)
+        {
+            mappedScratch = new int[capacity];
+            rdmaScratch = new int[capacity];
+            rdmaSyndromeScratch = new int[capacity];
+        }
+        if (mappedSubmitted > 0)
+        {
+            final int st = peer.states(0, mappedSubmitted, mappedScratch);
+            if (st < 0)
+            {
+                return st;
+            }
+        }
+        if (rdmaSubmitted > 0)
+        {
+            final int st = rdmaPeer.states(0, rdmaSubmitted, rdmaScratch);
+            if (st < 0 || rdmaPeer.syndromes(0, rdmaSubmitted, rdmaSyndromeScratch) < 0)
+            {
+                return st < 0 ? st : Te4jException.Code.INVALID_ARGUMENT.nativeCode();
+            }
+        }
+        for (int i = 0; i < submitted; i++)
+        {
+            final int r = route[i];
+            if (r == ROUTE_NONE)
+            {
+                continue;
+            }
+            if (r >= 0)
+            {
+                nativeStates[i] = mappedScratch[r];
+            }
+            else
+            {
+                nativeStates[i] = rdmaScratch[-1 - r];
+                syndromes[i] = rdmaSyndromeScratch[-1 - r];
+            }
+        }
+        return 0;
+    }
+
+    private String nativeError()
+    {
+        final NativeRdmaTransferBatch r = rdmaPeer;
+        final String m = peer.lastError();
+        return r == null || (m != null && !m.isEmpty()) ? m : r.lastError();
+    }
+
+    private void cancelNative()
+    {
+        peer.cancel();
+        final NativeRdmaTransferBatch r = rdmaPeer;
+        if (r != null)
+        {
+            r.cancel();
+        }
+    }
+
+    /** Waits for the native batches, about {@code nanos} each. */
+    private void waitNative(final long nanos)
+    {
+        final NativeRdmaTransferBatch r = rdmaPeer;
+        final boolean mapped;
+        synchronized (this)
+        {
+            mapped = mappedSubmitted > 0;
+        }
+        if (mapped || r == null)
+        {
+            peer.waitAll(nanos);
+        }
+        if (r != null)
+        {
+            r.waitAll(nanos);
         }
     }
 
@@ -355,7 +628,7 @@ public final class TransferBatch extends NativeResource
             }
             try
             {
-                peer.waitAll(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
+                waitNative(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
             }
             finally
             {
@@ -413,7 +686,7 @@ public final class TransferBatch extends NativeResource
                 {
                     return true;
                 }
-                Errors.check(peer.states(0, submitted, nativeStates), "TransferBatch.states", peer::lastError);
+                Errors.check(readNativeStates(), "TransferBatch.states", this::nativeError);
                 int nowFinished = 0;
                 final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
                 for (int i = 0; i < submitted; i++)
@@ -433,7 +706,7 @@ public final class TransferBatch extends NativeResource
                 if (!cancelled && System.nanoTime() - deadline >= 0 && nowFinished < submitted)
                 {
                     cancelled = true;
-                    peer.cancel();
+                    cancelNative();
                 }
                 finished = nowFinished;
                 if (finished == submitted)
@@ -489,8 +762,30 @@ public final class TransferBatch extends NativeResource
             case TIMED_OUT:
                 return TransferStatus.timedOut();
             default:
-                return TransferStatus.failed(Errors.toException(nativeStates[i], "request " + i, requests[i].toString()));
+                return TransferStatus.failed(failure(i));
         }
+    }
+
+    /** The cause of request i's native failure; RDMA ones name the syndrome, or the owner's loss. */
+    private RuntimeException failure(final int i)
+    {
+        final SegmentHandle s = requests[i].segment();
+        if (!s.isRdma() || route[i] == ROUTE_NONE)
+        {
+            return Errors.toException(nativeStates[i], "request " + i, requests[i].toString());
+        }
+        final String what = "request " + i + " (RDMA " + requests[i].opcode() + " to rank " + s.rdmaRank() + ")";
+        if (s.ownerLost())
+        {
+            return new PeerLostException(what + ": " + s.ownerLostMessage()
+                + (syndromes[i] != 0 ? "; its completion: " + RdmaSyndrome.describe(syndromes[i]) : ""));
+        }
+        if (syndromes[i] != 0)
+        {
+            return Errors.toException(nativeStates[i], what, "error CQE " + RdmaSyndrome.describe(syndromes[i]) + "; "
+                + requests[i]);
+        }
+        return Errors.toException(nativeStates[i], what, requests[i].toString());
     }
 
     private List<TransferStatus> snapshot()
@@ -507,7 +802,7 @@ public final class TransferBatch extends NativeResource
     synchronized boolean touches(final Object r)
     {
         return finished < submitted
-            && (r == agent.transport() || buffersInUse.containsKey(r) || memoryInUse.containsKey(r));
+            && (r == agent.transport() || (r == rdmaTransport && r != null) || buffersInUse.containsKey(r) || memoryInUse.containsKey(r));
     }
 
     /** Cancels and waits up to {@code nanos} for the running requests; true when none runs. */
@@ -521,7 +816,7 @@ public final class TransferBatch extends NativeResource
                 return true;
             }
             cancelled = true;
-            peer.cancel();
+            cancelNative();
         }
         while (refresh() && !isDoneQuick())
         {
@@ -537,7 +832,7 @@ public final class TransferBatch extends NativeResource
             }
             try
             {
-                peer.waitAll(Math.min(left, PeerMonitor.CHECK_NANOS));
+                waitNative(Math.min(left, PeerMonitor.CHECK_NANOS));
             }
             finally
             {
@@ -562,7 +857,7 @@ public final class TransferBatch extends NativeResource
             if (finished < submitted)
             {
                 cancelled = true;
-                peer.cancel();
+                cancelNative();
             }
         }
         final long end = System.nanoTime() + GRACE_NANOS;
@@ -577,7 +872,7 @@ public final class TransferBatch extends NativeResource
                     done = true;
                     break;
                 }
-                peer.states(0, submitted, nativeStates);
+                readNativeStates();
                 int f = 0;
                 for (int i = 0; i < submitted; i++)
                 {
@@ -597,7 +892,7 @@ public final class TransferBatch extends NativeResource
                 done = false;
                 break;
             }
-            peer.waitAll(Math.min(left, PeerMonitor.CHECK_NANOS));
+            waitNative(Math.min(left, PeerMonitor.CHECK_NANOS));
         }
         idle = done;
         segments.forEach(SegmentHandle::releaseUse);
@@ -619,6 +914,10 @@ public final class TransferBatch extends NativeResource
         if (!keepNative)
         {
             NativeApi.destroyObject(peer);
+            if (rdmaPeer != null)
+            {
+                NativeApi.destroyObject(rdmaPeer);
+            }
         }
         agent.batchClosed(this);
     }

@@ -4,6 +4,7 @@ import io.github.te4j.DeviceBuffer;
 import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
+import io.github.te4j.RdmaTransport;
 import io.github.te4j.RegisteredMemory;
 import io.github.te4j.SegmentHandle;
 import io.github.te4j.TransferAgent;
@@ -13,7 +14,9 @@ import io.github.te4j.TransferRequest;
 import io.github.te4j.TransferState;
 import io.github.te4j.TransferStatus;
 import io.github.te4j.bench.internal.NativeBench;
+import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.exchange.InMemorySegmentDirectory;
+import io.github.te4j.rendezvous.FileExchange;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,8 +33,11 @@ import java.util.Random;
  * as seen from Java, beside the baselines of the same run over the same blocks: a single-thread
  * memcpy loop on the host; on CUDA one cudaMemcpyAsync per block, one cudaMemcpyBatchAsync and
  * one contiguous copy of the same total bytes. Both engines live in this process (on CUDA on one
- * GPU); the segment is still opened the way a peer's is (its handle mapped again). Every te4j
- * run is checked byte for byte afterwards; a mismatch is a FAILED row and exit code 1.
+ * GPU); the segment is still opened the way a peer's is (its handle mapped again). With
+ * {@code --transport rdma-soft} (host platform) a second te4j row reaches the same segment over
+ * the software NIC instead (one WRITE or READ work request per block, both engines' NICs in this
+ * process, joined over loopback TCP). Every te4j run is checked byte for byte afterwards; a
+ * mismatch is a FAILED row and exit code 1.
  */
 final class BatchBench
 {
@@ -70,6 +76,8 @@ final class BatchBench
             ownerAgent.publishSegment(dir1);
             final SegmentHandle seg = agent.openSegment("bench-owner", dir0, TIMEOUT);
             final long regionBase = region.address();
+            final SegmentHandle rdmaSeg = config.transport() == TransportKind.RDMA_SOFT && platform == Platform.HOST
+                ? openOverSoftNic(initiator, owner, agent, ownerAgent, packed, region, dir0, dir1) : null;
             // The baselines run on a stream of their own (CUDA refuses the legacy default stream).
             final OpStream baselineStream = initiator.createStream();
             final NativeBench.CopyBaseline baseline = NativeBench.CopyBaseline.create(platform.nativeId(), 0,
@@ -118,6 +126,20 @@ final class BatchBench
                     failed |= bad != null;
                     final long total = n * size;
                     row(out, label, op, "te4j batch (submit..done)", te4j, total, base, bad);
+                    if (rdmaSeg != null)
+                    {
+                        final List<TransferRequest> rr = new ArrayList<>();
+                        for (int i = 0; i < n; i++)
+                        {
+                            rr.add(write ? TransferRequest.write(local, i * size, rdmaSeg, offsets[i], size)
+                                : TransferRequest.read(local, i * size, rdmaSeg, offsets[i], size));
+                        }
+                        fill(packed, region, n, size, offsets, rnd.nextLong());
+                        final double soft = te4jMedian(agent, rr, iterations);
+                        final String badSoft = verify(packed, region, n, size, offsets, write);
+                        failed |= badSoft != null;
+                        row(out, label, op, "te4j batch, soft NIC", soft, total, base, badSoft);
+                    }
                     row(out, label, op, platform == Platform.HOST ? "memcpy loop" : "cudaMemcpyAsync per block",
                         base, total, base, null);
                     if (platform == Platform.CUDA)
@@ -140,6 +162,63 @@ final class BatchBench
                 : "per-block cudaMemcpyAsync loop") + " of the same blocks (above 1 = faster)");
         }
         return failed ? BenchMain.EXIT_FAILED : 0;
+    }
+
+    /**
+     * Connects a software NIC per engine (the initiator rank 0, the owner rank 1, through a file
+     * exchange in a temporary directory), republishes the owner's segment with its RDMA keys and
+     * opens it over RDMA.
+     */
+    private static SegmentHandle openOverSoftNic(final TransferEngine initiator, final TransferEngine owner,
+        final TransferAgent agent, final TransferAgent ownerAgent, final DeviceBuffer packed, final DeviceBuffer region,
+        final InMemorySegmentDirectory dir0, final InMemorySegmentDirectory dir1)
+    {
+        final RdmaTransport r0 = initiator.getOrCreateRdmaTransport("soft");
+        final RdmaTransport r1 = owner.getOrCreateRdmaTransport("soft");
+        final int ring = 2048;  // the largest shape's blocks all in flight
+        r0.initialize(2, 1, ring);
+        r1.initialize(2, 1, ring);
+        r0.register(packed);
+        r1.register(region);
+        final java.nio.file.Path dir;
+        try
+        {
+            dir = java.nio.file.Files.createTempDirectory("te4j-bench-batch-rdma");
+        }
+        catch (final java.io.IOException e)
+        {
+            throw new java.io.UncheckedIOException(e);
+        }
+        final java.util.concurrent.CompletableFuture<Void> ownerSide = java.util.concurrent.CompletableFuture.runAsync(() ->
+        {
+            try (HandleExchange e1 = FileExchange.builder().directory(dir).rank(1).worldSize(2).defaultTimeout(TIMEOUT)
+                .build())
+            {
+                r1.connect(e1, TIMEOUT);
+            }
+        });
+        try (HandleExchange e0 = FileExchange.builder().directory(dir).rank(0).worldSize(2).defaultTimeout(TIMEOUT).build())
+        {
+            r0.connect(e0, TIMEOUT);
+        }
+        try
+        {
+            ownerSide.get(TIMEOUT.toSeconds(), java.util.concurrent.TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException | java.util.concurrent.ExecutionException
+            | java.util.concurrent.TimeoutException e)
+        {
+            throw new IllegalStateException("the owner's software NIC did not connect: " + e, e);
+        }
+        ownerAgent.useRdma(r1);
+        agent.useRdma(r0);
+        ownerAgent.publishSegment(dir1);
+        final SegmentHandle h = agent.openSegment("bench-owner", dir0, TIMEOUT);
+        if (!h.isRdma())
+        {
+            throw new IllegalStateException(h + " was not opened over RDMA");
+        }
+        return h;
     }
 
     private static void row(final PrintStream out, final String shape, final String op, final String series,

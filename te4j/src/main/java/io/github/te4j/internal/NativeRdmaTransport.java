@@ -94,4 +94,6 @@ public final class NativeRdmaTransport extends Pointer
     public native int authKey(@Cast("uint8_t*") byte[] out, int capacity);
 
     public native int setPeerKeys(@Cast("const uint8_t*") byte[] keys, int bytes);
+
+    public native @Cast("int64_t") long regionKey(@Cast("void*") long ptr, @Cast("size_t") long bytes);
 }
