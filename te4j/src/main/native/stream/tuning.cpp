@@ -36,6 +36,22 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"hostspin", 0, {"auto", "0", "2", "5", "20", "50", "200", nullptr}},
 };
 
+// The experiment variants of the knob `put` (variants/put_variants.cu) are compiled only into a
+// libte4j configured with TE4J_PUT_VARIANTS=ON; elsewhere their values are refused by name.
+#ifdef TE4J_PUT_VARIANTS
+constexpr bool kPutVariantsBuiltIn = true;
+#else
+constexpr bool kPutVariantsBuiltIn = false;
+#endif
+
+// te4j's own put paths, present in every build: auto (the policy), base (the RDMA-capable
+// kernels), the copy engine alone or beside the SM kernel.
+bool builtIn(int knob, int value) {
+  if (knob != kPut || kPutVariantsBuiltIn) return true;
+  return value == kPutAuto || value == kPutBase || value == kPutCopyEngine ||
+         value == kPutCopyEngineSm;
+}
+
 std::atomic<int> g_values[kKnobCount];
 
 void resetDefaults() {
@@ -60,7 +76,8 @@ int parseValue(int knob, const std::string& text) {
 std::string validValues(int knob) {
   std::string text;
   for (int n = 0; kKnobs[knob].values[n] != nullptr; ++n) {
-    if (n > 0) text += "|";
+    if (!builtIn(knob, n)) continue;
+    if (!text.empty()) text += "|";
     text += kKnobs[knob].values[n];
   }
   return text;
@@ -105,6 +122,12 @@ int applyInternal(const char* spec, std::string* why) {
     if (v < 0) {
       *why = "bad value '" + value + "' for tuning knob '" + name + "'; its values: " +
              validValues(knob);
+      return -1;
+    }
+    if (!builtIn(knob, v)) {
+      *why = "tuning knob '" + name + "=" + value + "' is an experiment variant this libte4j was "
+             "built without (configure it with -DTE4J_PUT_VARIANTS=ON, as te4j-bench's variant "
+             "runs do); its values here: " + validValues(knob);
       return -1;
     }
     pending[knob] = v;
