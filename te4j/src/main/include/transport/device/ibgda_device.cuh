@@ -118,10 +118,13 @@ MC_DEVICE_INLINE uint64_t mc_rdma_deadline(const IbgdaContext& ibgda) {
   return mc_globaltimer_ns() + (ibgda.timeout_ns != 0 ? ibgda.timeout_ns : kMcDefaultTimeoutNs);
 }
 
-/// Posts RDMA WRITEs of nbytes from laddr (lkey) to raddr (rkey) on qp, split at 1 GiB, ringing
-/// the doorbell once (or whenever the ring fills). Takes and releases the QP lock.
-MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
-                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
+/// Posts the WQEs of one RDMA transfer of nbytes between laddr and raddr on qp, split at 1 GiB
+/// into one WQE per chunk, ringing the doorbell once (or whenever the ring fills). Takes and
+/// releases the QP lock. build(wqe, index, laddr, raddr, length) writes one chunk's WQE into the
+/// WQEBB at wqe and returns its doorbell word (the builders of wqe_builders.cuh).
+template <typename BuildWqe>
+MC_DEVICE_INLINE int ibgda_post_chunked(IbgdaQp* qp, uint64_t laddr, uint64_t raddr,
+                                        uint64_t nbytes, uint64_t deadline, BuildWqe build) {
   if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
   int status = qp->err_count != 0 ? kMcRdmaQpError : kMcRdmaOk;
   uint64_t last = 0;  // doorbell word of the last WQE not yet rung (0: none; a word is never 0)
@@ -130,8 +133,7 @@ MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey
     if (status != kMcRdmaOk) break;
     const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    last = ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, lkey,
-                                  (uint32_t)chunk);
+    last = build(wqe, (uint16_t)qp->sq_pi, laddr, raddr, (uint32_t)chunk);
     ++qp->sq_pi;
     raddr += chunk;
     laddr += chunk;
@@ -147,32 +149,24 @@ MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey
   return status;
 }
 
-/// Posts RDMA READs of nbytes from raddr (rkey) into laddr (lkey) on qp, split at 1 GiB, ringing
-/// the doorbell once (or whenever the ring fills). Takes and releases the QP lock.
+/// Posts RDMA WRITEs of nbytes from laddr (lkey) to raddr (rkey) on qp (ibgda_post_chunked).
+MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
+  const uint32_t qpn = qp->qpn;
+  return ibgda_post_chunked(qp, laddr, raddr, nbytes, deadline,
+                            [=](void* wqe, uint16_t index, uint64_t la, uint64_t ra, uint32_t n) {
+                              return ibgda_build_rdma_write(wqe, index, qpn, ra, rkey, la, lkey, n);
+                            });
+}
+
+/// Posts RDMA READs of nbytes from raddr (rkey) into laddr (lkey) on qp (ibgda_post_chunked).
 MC_DEVICE_INLINE int ibgda_post_read(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
-  if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
-  int status = qp->err_count != 0 ? kMcRdmaQpError : kMcRdmaOk;
-  uint64_t last = 0;
-  while (status == kMcRdmaOk && nbytes > 0) {
-    status = ibgda_wait_ring_slot(qp, deadline);
-    if (status != kMcRdmaOk) break;
-    const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
-    void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    last = ibgda_build_rdma_read(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, lkey,
-                                 (uint32_t)chunk);
-    ++qp->sq_pi;
-    raddr += chunk;
-    laddr += chunk;
-    nbytes -= chunk;
-    if (nbytes > 0 && qp->sq_pi - qp->sq_ci > qp->sq_mask) {
-      ibgda_ring_doorbell(qp, last);
-      last = 0;
-    }
-  }
-  if (last != 0) ibgda_ring_doorbell(qp, last);
-  ibgda_unlock(&qp->lock);
-  return status;
+  const uint32_t qpn = qp->qpn;
+  return ibgda_post_chunked(qp, laddr, raddr, nbytes, deadline,
+                            [=](void* wqe, uint16_t index, uint64_t la, uint64_t ra, uint32_t n) {
+                              return ibgda_build_rdma_read(wqe, index, qpn, ra, rkey, la, lkey, n);
+                            });
 }
 
 /// Posts a 32-bit atomic add of value on raddr (rkey) on qp, as ATOMIC_MASKED_FA (opcode 0x15,
