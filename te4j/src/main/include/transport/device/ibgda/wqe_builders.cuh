@@ -16,18 +16,28 @@
 namespace mooncake {
 namespace device {
 
+/// Writes the WQE of a one-segment RDMA WRITE or READ (`opcode`, ds = 3): ctrl, then the
+/// responder's raddr/rkey, then the local gather (WRITE) or scatter (READ) entry laddr/lkey of
+/// `length` bytes (1 .. 2^31-1), into the WQEBB at `wqe`, with WQE index `index` on QP `qpn`.
+MC_DEVICE_INLINE uint64_t ibgda_build_rdma_rw(void* wqe, uint8_t opcode, uint16_t index,
+                                              uint32_t qpn, uint64_t raddr, uint32_t rkey,
+                                              uint64_t laddr, uint32_t lkey, uint32_t length) {
+  mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)wqe;
+  mlx5::RaddrSeg* raddr_seg = (mlx5::RaddrSeg*)(ctrl + 1);
+  mlx5::DataSeg* data = (mlx5::DataSeg*)(raddr_seg + 1);
+  mlx5::set_ctrl_seg(ctrl, index, opcode, 0, qpn, mlx5::kCtrlCqUpdate, 3, 0, 0);
+  mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
+  mlx5::set_data_seg(data, length, lkey, laddr);
+  return mlx5::ctrl_doorbell_word(index, opcode, 0, qpn, 3);
+}
+
 /// Writes an RDMA WRITE of `length` bytes (1 .. 2^31-1) from laddr/lkey to raddr/rkey into the
 /// WQEBB at `wqe`, with WQE index `index` on QP `qpn`.
 MC_DEVICE_INLINE uint64_t ibgda_build_rdma_write(void* wqe, uint16_t index, uint32_t qpn,
                                              uint64_t raddr, uint32_t rkey, uint64_t laddr,
                                              uint32_t lkey, uint32_t length) {
-  mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)wqe;
-  mlx5::RaddrSeg* raddr_seg = (mlx5::RaddrSeg*)(ctrl + 1);
-  mlx5::DataSeg* data = (mlx5::DataSeg*)(raddr_seg + 1);
-  mlx5::set_ctrl_seg(ctrl, index, mlx5::kOpcodeRdmaWrite, 0, qpn, mlx5::kCtrlCqUpdate, 3, 0, 0);
-  mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
-  mlx5::set_data_seg(data, length, lkey, laddr);
-  return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeRdmaWrite, 0, qpn, 3);
+  return ibgda_build_rdma_rw(wqe, mlx5::kOpcodeRdmaWrite, index, qpn, raddr, rkey, laddr, lkey,
+                             length);
 }
 
 /// Writes an RDMA READ of `length` bytes (1 .. 2^31-1) from raddr/rkey into laddr/lkey into the
@@ -36,13 +46,8 @@ MC_DEVICE_INLINE uint64_t ibgda_build_rdma_write(void* wqe, uint16_t index, uint
 MC_DEVICE_INLINE uint64_t ibgda_build_rdma_read(void* wqe, uint16_t index, uint32_t qpn,
                                             uint64_t raddr, uint32_t rkey, uint64_t laddr,
                                             uint32_t lkey, uint32_t length) {
-  mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)wqe;
-  mlx5::RaddrSeg* raddr_seg = (mlx5::RaddrSeg*)(ctrl + 1);
-  mlx5::DataSeg* data = (mlx5::DataSeg*)(raddr_seg + 1);
-  mlx5::set_ctrl_seg(ctrl, index, mlx5::kOpcodeRdmaRead, 0, qpn, mlx5::kCtrlCqUpdate, 3, 0, 0);
-  mlx5::set_raddr_seg(raddr_seg, raddr, rkey);
-  mlx5::set_data_seg(data, length, lkey, laddr);
-  return mlx5::ctrl_doorbell_word(index, mlx5::kOpcodeRdmaRead, 0, qpn, 3);
+  return ibgda_build_rdma_rw(wqe, mlx5::kOpcodeRdmaRead, index, qpn, raddr, rkey, laddr, lkey,
+                             length);
 }
 
 /// Writes a 32-bit masked fetch-and-add of `add` on raddr/rkey (4-byte aligned) into the WQEBB
