@@ -1,12 +1,20 @@
 // cuda_transfer_batch.cu — te4j::TransferBatch on the CUDA platform: each submitted part is one
 // launch of the batch kernel (batch/kernels/batch_copy_kernel.cuh) on the batch's own stream,
-// over a chunk array copied to device memory. Remote addresses are peers' memory mapped through
+// over descriptor arrays in device memory. Remote addresses are peers' memory mapped through
 // CUDA IPC (or this process's own), so READ and WRITE are both loads and stores of the kernel.
+//
+// Why everything is allocated when the batch is made: cudaMalloc and copies from pageable
+// memory each cost tens of microseconds to milliseconds, more than a whole batch of small
+// blocks takes to move. The batch holds device arrays for its capacity (copies, progress and a
+// chunk pool) and pinned staging of the same layout; a part writes its slice of the staging,
+// one asynchronous copy moves it, and the kernel follows on the same stream. Parts use
+// disjoint slices, so no staging is rewritten while a copy of it may still be pending.
 //
 // Request states and the cancel word are in host memory mapped into the device: the kernel
 // writes each state when its copy is done, the host reads them with plain loads, and cancel()
-// is a host store the kernel reads before it starts a copy. wait() polls the last part's event
-// in short sleeps: a batch's kernel never waits on anything, so it always ends.
+// is a host store the kernel reads before it starts a copy. wait() polls the event recorded
+// after the last part, spinning briefly before it sleeps: a batch's kernel never waits on
+// anything, so it always ends.
 #include <cuda_runtime.h>
 
 #include <chrono>
@@ -47,12 +55,9 @@ class CudaTransferBatch final : public TransferBatch {
     if (cancel_ != nullptr) *cancel_ = 1;
     // The kernels end on their own (they never wait); cancel makes the rest skip their copies.
     if (stream_ != nullptr) cudaStreamSynchronize(stream_);
-    for (Part& p : parts_) {
-      cudaFree(p.copies);
-      cudaFree(p.chunks);
-      cudaFree(p.progress);
-      if (p.done != nullptr) cudaEventDestroy(p.done);
-    }
+    release(&arrays_);
+    for (Arrays& a : overflows_) release(&a);
+    if (done_ != nullptr) cudaEventDestroy(done_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
     if (host_words_ != nullptr) cudaFreeHost(host_words_);
     cudaGetLastError();
@@ -74,72 +79,72 @@ class CudaTransferBatch final : public TransferBatch {
                                         std::to_string(capacity_));
     }
     if (*cancel_ != 0) return fail(kIllegalState, "submit: the batch was cancelled");
-    std::vector<BatchCopy> copies;
-    std::vector<BatchProgress> progress;
-    std::vector<BatchChunk> chunks;
-    try {
-      copies.resize((size_t)count);
-      progress.resize((size_t)count);
-      for (int i = 0; i < count; ++i) {
-        if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
-            remote[i] == 0) {
-          return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                            " has a bad opcode, a null address or length 0");
-        }
-        const bool read = opcodes[i] == kBatchRead;
-        copies[(size_t)i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
+    BatchCopy* copies = stage_.copies + first;
+    BatchProgress* progress = stage_.progress + first;
+    uint64_t n = 0;
+    for (int i = 0; i < count; ++i) {
+      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
+          remote[i] == 0) {
+        return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
+                                          " has a bad opcode, a null address or length 0");
       }
-      const uint64_t n = batch::chunkCount(copies.data(), (uint32_t)count);
-      if (n > kMaxChunksPerPart) {
-        return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) + " chunks, at most " +
-                                          std::to_string(kMaxChunksPerPart) + ": submit it in parts");
-      }
-      chunks.resize((size_t)n);
-      if (batch::splitIntoChunks(copies.data(), (uint32_t)count, chunks.data(), n, progress.data()) != n) {
-        return fail(kInvalidArgument, "submit: cannot split the part into chunks");
-      }
-    } catch (const std::bad_alloc&) {
-      return fail(kOutOfMemory, "submit: out of host memory for the chunk array");
+      const bool read = opcodes[i] == kBatchRead;
+      copies[i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
+      n += batch::piecesOf(lengths[i]);
+    }
+    if (n > kMaxChunksPerPart) {
+      return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) + " chunks, at most " +
+                                        std::to_string(kMaxChunksPerPart) + ": submit it in parts");
     }
     cuda_detail::DeviceGuard guard;
     cudaError_t e = cudaSetDevice(device_);
     if (e != cudaSuccess) return cudaFail("cudaSetDevice", e);
-    Part p;
-    p.num_chunks = chunks.size();
-    if ((e = cudaMalloc(&p.copies, copies.size() * sizeof(BatchCopy))) != cudaSuccess ||
-        (e = cudaMalloc(&p.chunks, chunks.size() * sizeof(BatchChunk))) != cudaSuccess ||
-        (e = cudaMalloc(&p.progress, progress.size() * sizeof(BatchProgress))) != cudaSuccess ||
-        (e = cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming)) != cudaSuccess) {
-      freePart(&p);
-      return cudaFail("submit: device memory for the descriptors", e);
+    // The part's chunks go to the rest of the pool, or, when it is used up, to arrays of its own.
+    Arrays overflow;
+    BatchChunk* stage_chunks = stage_.chunks + chunks_used_;
+    BatchChunk* dev_chunks = dev_.chunks + chunks_used_;
+    const bool fits = n <= chunk_capacity_ - chunks_used_;
+    if (!fits) {
+      if (int st = allocate(0, n, &overflow)) return st;
+      stage_chunks = overflow.stage.chunks;
+      dev_chunks = overflow.dev.chunks;
     }
-    // Pageable sources: these copies return once the bytes are staged, so the vectors may go.
-    if ((e = cudaMemcpyAsync(p.copies, copies.data(), copies.size() * sizeof(BatchCopy), cudaMemcpyHostToDevice,
+    if (batch::splitIntoChunks(copies, (uint32_t)count, stage_chunks, n, progress) != n) {
+      release(&overflow);
+      return fail(kInvalidArgument, "submit: cannot split the part into chunks");
+    }
+    // Pinned sources: these copies are asynchronous, ordered before the kernel on the stream.
+    if ((e = cudaMemcpyAsync(dev_.copies + first, copies, count * sizeof(BatchCopy), cudaMemcpyHostToDevice,
                              stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(p.chunks, chunks.data(), chunks.size() * sizeof(BatchChunk), cudaMemcpyHostToDevice,
+        (e = cudaMemcpyAsync(dev_.progress + first, progress, count * sizeof(BatchProgress), cudaMemcpyHostToDevice,
                              stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(p.progress, progress.data(), progress.size() * sizeof(BatchProgress),
-                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess) {
+        (e = cudaMemcpyAsync(dev_chunks, stage_chunks, n * sizeof(BatchChunk), cudaMemcpyHostToDevice, stream_)) !=
+            cudaSuccess) {
       cudaStreamSynchronize(stream_);
-      freePart(&p);
+      release(&overflow);
       return cudaFail("submit: copying the descriptors", e);
     }
-    const int blocks = batch::batchBlocks(p.num_chunks, max_blocks_);
+    const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, stream_>>>(
-        p.copies, p.chunks, p.num_chunks, p.progress, states_dev_, (uint32_t)first, cancel_dev_);
-    if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(p.done, stream_)) != cudaSuccess) {
+        dev_.copies + first, dev_chunks, n, dev_.progress + first, states_dev_, (uint32_t)first, cancel_dev_);
+    if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(done_, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
-      freePart(&p);
+      release(&overflow);
       return cudaFail("submit: launching the batch kernel", e);
     }
-    try {
-      parts_.push_back(p);
-    } catch (const std::bad_alloc&) {
-      cudaStreamSynchronize(stream_);
-      freePart(&p);
-      return fail(kOutOfMemory, "submit: out of memory");
+    if (!fits) {
+      try {
+        overflows_.push_back(overflow);
+      } catch (const std::bad_alloc&) {
+        cudaStreamSynchronize(stream_);
+        release(&overflow);
+        return fail(kOutOfMemory, "submit: out of memory");
+      }
+    } else {
+      chunks_used_ += n;
     }
     submitted_ += count;
+    launched_ = true;
     return ok();
   }
 
@@ -155,19 +160,25 @@ class CudaTransferBatch final : public TransferBatch {
 
   int wait(int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    cudaEvent_t last = nullptr;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (parts_.empty()) return kOk;
-      last = parts_.back().done;
+      if (!launched_) return kOk;
     }
-    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns);
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns);
+    // Spin first: a batch of small blocks ends in microseconds, and a sleep costs more than that.
+    const auto spin_until = start + std::chrono::microseconds(200);
     for (;;) {
-      const cudaError_t e = cudaEventQuery(last);
+      const cudaError_t e = cudaEventQuery(done_);
       if (e == cudaSuccess) return kOk;
       if (e != cudaErrorNotReady) return cudaFail("wait: cudaEventQuery", e);
-      if (std::chrono::steady_clock::now() >= end) return fail(kTimeout, "wait: the batch kernel still runs");
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= end) return fail(kTimeout, "wait: the batch kernel still runs");
+      if (now < spin_until) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
     }
   }
 
@@ -179,12 +190,17 @@ class CudaTransferBatch final : public TransferBatch {
   }
 
  private:
-  struct Part {
+  // Descriptor arrays of one layout: copies and progress per request, then chunks.
+  struct Layout {
     BatchCopy* copies = nullptr;
-    BatchChunk* chunks = nullptr;
     BatchProgress* progress = nullptr;
-    cudaEvent_t done = nullptr;
-    uint64_t num_chunks = 0;
+    BatchChunk* chunks = nullptr;
+  };
+  struct Arrays {
+    Layout dev;    // device memory
+    Layout stage;  // pinned host memory
+    void* dev_block = nullptr;
+    void* stage_block = nullptr;
   };
 
   int init(std::string* why) {
@@ -195,9 +211,18 @@ class CudaTransferBatch final : public TransferBatch {
     if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_)) != cudaSuccess) {
       return cudaWhy("cudaDeviceGetAttribute", e, why);
     }
-    max_blocks_ = sms * 8;
+    // As many blocks as are resident at once: the grid strides over the chunks.
+    int per_sm = 0;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch::batchCopyKernel, batch::kBatchThreads,
+                                                           0)) != cudaSuccess) {
+      return cudaWhy("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e, why);
+    }
+    max_blocks_ = sms * (per_sm > 0 ? per_sm : 1);
     if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) {
       return cudaWhy("cudaStreamCreateWithFlags", e, why);
+    }
+    if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess) {
+      return cudaWhy("cudaEventCreateWithFlags", e, why);
     }
     const size_t bytes = (size_t)(capacity_ + 1) * sizeof(int32_t);
     if ((e = cudaHostAlloc(&host_words_, bytes, cudaHostAllocMapped | cudaHostAllocPortable)) != cudaSuccess) {
@@ -212,7 +237,51 @@ class CudaTransferBatch final : public TransferBatch {
     cancel_ = states_ + capacity_;
     states_dev_ = (volatile int32_t*)dev;
     cancel_dev_ = states_dev_ + capacity_;
+    // Two chunks per request: every request up to 32 KiB, and larger ones while the pool lasts.
+    chunk_capacity_ = 2 * (uint64_t)capacity_;
+    if (allocate((uint64_t)capacity_, chunk_capacity_, &arrays_) != kOk) {
+      *why = last_error_;
+      return kOutOfMemory;
+    }
+    dev_ = arrays_.dev;
+    stage_ = arrays_.stage;
     return kOk;
+  }
+
+  // One device block and one pinned block for `requests` copies and `chunks` chunks.
+  int allocate(uint64_t requests, uint64_t chunks, Arrays* out) {
+    const size_t copies_bytes = align(requests * sizeof(BatchCopy));
+    const size_t progress_bytes = align(requests * sizeof(BatchProgress));
+    const size_t total = copies_bytes + progress_bytes + align(chunks * sizeof(BatchChunk));
+    cudaError_t e = cudaMalloc(&out->dev_block, total);
+    if (e != cudaSuccess) {
+      out->dev_block = nullptr;
+      return cudaFail("descriptor arrays (device memory)", e);
+    }
+    if ((e = cudaHostAlloc(&out->stage_block, total, cudaHostAllocPortable)) != cudaSuccess) {
+      out->stage_block = nullptr;
+      release(out);
+      return cudaFail("descriptor staging (pinned host memory)", e);
+    }
+    out->dev = carve(out->dev_block, copies_bytes, progress_bytes);
+    out->stage = carve(out->stage_block, copies_bytes, progress_bytes);
+    return kOk;
+  }
+
+  static size_t align(size_t bytes) { return (bytes + 255) & ~(size_t)255; }
+
+  static Layout carve(void* block, size_t copies_bytes, size_t progress_bytes) {
+    char* p = static_cast<char*>(block);
+    return Layout{reinterpret_cast<BatchCopy*>(p), reinterpret_cast<BatchProgress*>(p + copies_bytes),
+                  reinterpret_cast<BatchChunk*>(p + copies_bytes + progress_bytes)};
+  }
+
+  static void release(Arrays* a) {
+    if (a->dev_block != nullptr) cudaFree(a->dev_block);
+    if (a->stage_block != nullptr) cudaFreeHost(a->stage_block);
+    a->dev_block = nullptr;
+    a->stage_block = nullptr;
+    cudaGetLastError();
   }
 
   static int cudaWhy(const char* call, cudaError_t e, std::string* why) {
@@ -227,14 +296,6 @@ class CudaTransferBatch final : public TransferBatch {
     return fail(st, why);
   }
 
-  void freePart(Part* p) {
-    cudaFree(p->copies);
-    cudaFree(p->chunks);
-    cudaFree(p->progress);
-    if (p->done != nullptr) cudaEventDestroy(p->done);
-    cudaGetLastError();
-  }
-
   const int device_;
   const int capacity_;
   int max_blocks_ = 132 * 8;
@@ -246,7 +307,14 @@ class CudaTransferBatch final : public TransferBatch {
   volatile int32_t* cancel_ = nullptr;
   volatile int32_t* states_dev_ = nullptr;
   volatile int32_t* cancel_dev_ = nullptr;
-  std::vector<Part> parts_;
+  cudaEvent_t done_ = nullptr;  // recorded after each part's kernel
+  bool launched_ = false;
+  Arrays arrays_;
+  Layout dev_;
+  Layout stage_;
+  uint64_t chunk_capacity_ = 0;
+  uint64_t chunks_used_ = 0;
+  std::vector<Arrays> overflows_;  // chunk arrays of parts the pool could not hold
 };
 
 }  // namespace

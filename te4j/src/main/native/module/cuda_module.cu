@@ -252,10 +252,21 @@ class CudaModule final : public DeviceModule {
                                          r));
       }
     }
-    std::vector<void*> params(static_cast<size_t>(count));
+    // Kernel parameters fit in 32 KiB, so most lists are short: those stay on the stack.
+    constexpr int kStackParams = 64;
+    void* stack_params[kStackParams];
+    std::vector<void*> heap_params;
+    void** params = stack_params;
+    if (count > kStackParams) {
+      try {
+        heap_params.resize(static_cast<size_t>(count));
+      } catch (const std::bad_alloc&) {
+        return fail(kOutOfMemory, "launch: out of host memory for the parameter list");
+      }
+      params = heap_params.data();
+    }
     for (int i = 0; i < count; ++i) {
-      params[static_cast<size_t>(i)] =
-          const_cast<char*>(static_cast<const char*>(args) + offsets[i]);
+      params[i] = const_cast<char*>(static_cast<const char*>(args) + offsets[i]);
     }
     CUlaunchAttribute attr{};
     attr.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -272,7 +283,7 @@ class CudaModule final : public DeviceModule {
     config.attrs = cooperative != 0 ? &attr : nullptr;
     config.numAttrs = cooperative != 0 ? 1 : 0;
     for (int i = 0; i < repeats; ++i) {
-      const CUresult r = d.launch(&config, f, count > 0 ? params.data() : nullptr, nullptr);
+      const CUresult r = d.launch(&config, f, count > 0 ? params : nullptr, nullptr);
       if (r != CUDA_SUCCESS) {
         return fail(statusOf(r), explain("cuLaunchKernelEx", r) +
                                      (i > 0 ? " (after " + std::to_string(i) + " launches)" : ""));

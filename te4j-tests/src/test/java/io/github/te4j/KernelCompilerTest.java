@@ -290,18 +290,23 @@ public class KernelCompilerTest
             }
             final KernelArgs args = KernelArgs.of().add(p.ctx[1]).addInt(7).add(p.windows[0], 16).addLong(-2L)
                 .addFloat(1.5f).addByte((byte) 3);
-            final long[] offsets = new long[args.count()];
             final Lock[] locks = NativeResource.enterAll(p.ctx[1], p.windows[0]);
-            final byte[] packed;
             try
             {
-                packed = args.marshal(offsets);
+                args.marshal();
             }
             finally
             {
                 NativeResource.exitAll(locks);
             }
-            final ByteBuffer bb = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+            final long[] offsets = args.marshalledOffsets();
+            Assert.assertEquals(offsets.length, args.count());
+            final ByteBuffer bb = args.marshalledBlock();
+            final long offsetsAt = args.offsetsAddress() - args.blockAddress();
+            for (int i = 0; i < offsets.length; i++)
+            {
+                Assert.assertEquals(bb.getLong((int) (offsetsAt + 8 * i)), offsets[i], "offset " + i + " in the block");
+            }
             Assert.assertEquals(bb.getInt((int) (offsets[0] + l.get("rank"))), 1);
             Assert.assertEquals(bb.getInt((int) offsets[1]), 7);
             Assert.assertEquals(bb.getLong((int) offsets[2]), p.windows[0].address() + 16);

@@ -315,6 +315,13 @@ public final class CommContext extends NativeResource
         return out;
     }
 
+    /** Writes this context's {@code CommCtx} to native memory at {@code address}, for a caller that has entered it. */
+    void writeCommCtxEntered(final long address)
+    {
+        Errors.check(NativeModuleApi.copyCommCtx(ctx, address, CommCtxLayout.SIZE), "copyCommCtx",
+            NativeModuleApi::moduleLastError);
+    }
+
     /**
      * {@link #commCtxBytes()} in native memory: a new {@code BytePointer} of
      * {@link #commCtxSize()} bytes owned by the caller (free it with {@code close()} or leave it

@@ -1,8 +1,6 @@
 package io.github.te4j;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.locks.Lock;
 
 /**
@@ -111,67 +109,94 @@ public final class Kernel
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
     {
-        Errors.checkArgument(repeats >= 1, "repeats=" + repeats + " < 1");
-        Errors.checkArgument(stream != null, "stream is null");
-        Errors.checkArgument(config != null, "config is null");
-        Errors.checkArgument(args != null, "args is null");
+        // Every launch runs these checks: messages are built only when one fails (building them
+        // eagerly costs more than the launch itself).
+        if (repeats < 1 || stream == null || config == null || args == null)
+        {
+            throw new IllegalArgumentException(repeats < 1 ? "repeats=" + repeats + " < 1"
+                : (stream == null ? "stream" : config == null ? "config" : "args") + " is null");
+        }
         if (stream.platform() != Platform.CUDA)
         {
             throw new IllegalArgumentException(stream + " is on the " + stream.platform()
                 + " platform; user kernels run on CUDA streams");
         }
-        Errors.checkArgument(stream.device() == module.device(), "kernel " + name + " is loaded on CUDA:"
-            + module.device() + ", the stream is on CUDA:" + stream.device());
+        if (stream.device() != module.device())
+        {
+            throw new IllegalArgumentException("kernel " + name + " is loaded on CUDA:" + module.device()
+                + ", the stream is on CUDA:" + stream.device());
+        }
         checkArguments(args);
-        Errors.checkArgument(config.threadsPerBlock() <= maxThreadsPerBlock, "kernel " + name + " takes at most "
-            + maxThreadsPerBlock + " threads per block, " + config + " has " + config.threadsPerBlock());
+        if (config.threadsPerBlock() > maxThreadsPerBlock)
+        {
+            throw new IllegalArgumentException("kernel " + name + " takes at most " + maxThreadsPerBlock
+                + " threads per block, " + config + " has " + config.threadsPerBlock());
+        }
         if (config.isCooperative())
         {
             final int max = maxCooperativeBlocks(config.threadsPerBlock(), config.sharedBytes());
-            Errors.checkArgument(config.blocks() <= max, "a cooperative launch of " + name + " fits at most " + max
-                + " blocks of " + config.threadsPerBlock() + " threads on this GPU, " + config + " has "
-                + config.blocks());
+            if (config.blocks() > max)
+            {
+                throw new IllegalArgumentException("a cooperative launch of " + name + " fits at most " + max
+                    + " blocks of " + config.threadsPerBlock() + " threads on this GPU, " + config + " has "
+                    + config.blocks());
+            }
         }
-        final List<NativeResource> used = args.resources();
-        final List<NativeResource> all = new ArrayList<>(used.size() + 2);
-        all.add(stream);
-        all.add(module);
-        all.addAll(used);
+        final NativeResource[] used = args.resources();
         for (final NativeResource r : used)
         {
-            if (r instanceof DeviceBuffer)
-            {
-                Errors.checkArgument(((DeviceBuffer) r).platform() == Platform.CUDA,
-                    "kernel " + name + ": " + r + " is not CUDA memory");
-            }
-            else if (r instanceof CommContext)
-            {
-                Errors.checkArgument(((CommContext) r).platform() == Platform.CUDA,
-                    "kernel " + name + ": " + r + " is not a CUDA context");
-            }
+            checkOnCuda(r);
         }
-        final Lock[] locks = NativeResource.enterAll(all.toArray(new NativeResource[0]));
+        final Lock streamLock = stream.enter();
         try
         {
-            final long[] offsets = new long[args.count()];
-            final byte[] bytes = args.marshal(offsets);
-            final int status = repeats == 1
-                ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
-                    config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
-                    config.isCooperative() ? 1 : 0, bytes, offsets, args.count())
-                : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
-                    config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
-                    config.sharedBytes(), config.isCooperative() ? 1 : 0, bytes, offsets, args.count(), repeats);
-            if (status < 0)
+            final Lock moduleLock = module.enter();
+            try
             {
-                throw Errors.toException(status, "launch(" + name + ", " + config + ")", module.peer().lastError());
+                final Lock[] locks = NativeResource.enterAll(used);
+                try
+                {
+                    final long block = args.marshal();
+                    final int status = repeats == 1
+                        ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
+                            config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
+                            config.isCooperative() ? 1 : 0, block, args.offsetsAddress(), args.count())
+                        : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
+                            config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
+                            config.sharedBytes(), config.isCooperative() ? 1 : 0, block, args.offsetsAddress(),
+                            args.count(), repeats);
+                    if (status < 0)
+                    {
+                        throw Errors.toException(status, "launch(" + name + ", " + config + ")",
+                            module.peer().lastError());
+                    }
+                    stream.userKernelLaunched(name, module, used);
+                }
+                finally
+                {
+                    NativeResource.exitAll(locks);
+                }
             }
-            used.add(module);
-            stream.userKernelLaunched(name, used);
+            finally
+            {
+                moduleLock.unlock();
+            }
         }
         finally
         {
-            NativeResource.exitAll(locks);
+            streamLock.unlock();
+        }
+    }
+
+    private void checkOnCuda(final NativeResource r)
+    {
+        if (r instanceof DeviceBuffer && ((DeviceBuffer) r).platform() != Platform.CUDA)
+        {
+            throw new IllegalArgumentException("kernel " + name + ": " + r + " is not CUDA memory");
+        }
+        if (r instanceof CommContext && ((CommContext) r).platform() != Platform.CUDA)
+        {
+            throw new IllegalArgumentException("kernel " + name + ": " + r + " is not a CUDA context");
         }
     }
 
@@ -181,8 +206,11 @@ public final class Kernel
         {
             return;  // the driver cannot tell: the caller's list is taken as it is
         }
-        Errors.checkArgument(args.count() == paramSizes.length, "kernel " + name + " takes " + paramSizes.length
-            + " parameters " + Arrays.toString(paramSizes) + " (bytes), " + args.count() + " given");
+        if (args.count() != paramSizes.length)
+        {
+            throw new IllegalArgumentException("kernel " + name + " takes " + paramSizes.length + " parameters "
+                + Arrays.toString(paramSizes) + " (bytes), " + args.count() + " given");
+        }
         for (int i = 0; i < paramSizes.length; i++)
         {
             final long given = args.sizeOf(i);

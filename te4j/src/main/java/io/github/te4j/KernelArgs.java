@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import org.bytedeco.javacpp.Pointer;
 
 /**
  * The parameters of one kernel launch, in the order the kernel declares them:
@@ -11,7 +12,9 @@ import java.util.List;
  * {@link #add(DeviceBuffer)} for a pointer, and primitives for the C types of the same size
  * ({@code int32_t}/{@code uint32_t} as int, {@code int64_t}/{@code size_t} as long, ...).
  * A mutable builder; one instance may be launched many times (contexts and buffers are read at
- * each launch, so a context's RDMA tables attached later are seen). Not thread-safe.
+ * each launch, so a context's RDMA tables attached later are seen). Not thread-safe: one
+ * instance is marshalled into its own native parameter block at each launch, so threads that
+ * launch at the same time each use their own.
  */
 public final class KernelArgs
 {
@@ -36,6 +39,15 @@ public final class KernelArgs
 
     private final List<Arg> args = new ArrayList<>();
 
+    // The launch layout, made on the first launch after the list changed: the parameters back to
+    // back at 16-byte aligned offsets in a direct buffer, followed by the offsets as int64s, so
+    // a launch hands native code two addresses and copies no Java array.
+    private long[] offsets;
+    private ByteBuffer block;
+    private long blockAddress;
+    private long offsetsAddress;
+    private NativeResource[] resourceArray;
+
     /** An empty parameter list. */
     public static KernelArgs of()
     {
@@ -46,7 +58,7 @@ public final class KernelArgs
     public KernelArgs add(final CommContext ctx)
     {
         Errors.checkArgument(ctx != null, "argument " + args.size() + ": CommContext is null");
-        args.add(new Arg(Type.COMM_CTX, 0, ctx));
+        push(new Arg(Type.COMM_CTX, 0, ctx));
         return this;
     }
 
@@ -62,7 +74,7 @@ public final class KernelArgs
         Errors.checkArgument(buffer != null, "argument " + args.size() + ": DeviceBuffer is null");
         Errors.checkArgument(offset >= 0 && offset <= buffer.size(),
             "argument " + args.size() + ": offset " + offset + " outside " + buffer);
-        args.add(new Arg(Type.BUFFER, offset, buffer));
+        push(new Arg(Type.BUFFER, offset, buffer));
         return this;
     }
 
@@ -72,7 +84,7 @@ public final class KernelArgs
      */
     public KernelArgs addPointer(final long address)
     {
-        args.add(new Arg(Type.POINTER, address, null));
+        push(new Arg(Type.POINTER, address, null));
         return this;
     }
 
@@ -81,44 +93,51 @@ public final class KernelArgs
     {
         Errors.checkArgument(struct != null && struct.length > 0 && struct.length <= 4096,
             "argument " + args.size() + ": struct bytes null, empty or over 4096");
-        args.add(new Arg(Type.BYTES, 0, struct.clone()));
+        push(new Arg(Type.BYTES, 0, struct.clone()));
         return this;
     }
 
     public KernelArgs addByte(final byte v)
     {
-        args.add(new Arg(Type.I8, v, null));
+        push(new Arg(Type.I8, v, null));
         return this;
     }
 
     public KernelArgs addShort(final short v)
     {
-        args.add(new Arg(Type.I16, v, null));
+        push(new Arg(Type.I16, v, null));
         return this;
     }
 
     public KernelArgs addInt(final int v)
     {
-        args.add(new Arg(Type.I32, v, null));
+        push(new Arg(Type.I32, v, null));
         return this;
     }
 
     public KernelArgs addLong(final long v)
     {
-        args.add(new Arg(Type.I64, v, null));
+        push(new Arg(Type.I64, v, null));
         return this;
     }
 
     public KernelArgs addFloat(final float v)
     {
-        args.add(new Arg(Type.F32, Float.floatToRawIntBits(v), null));
+        push(new Arg(Type.F32, Float.floatToRawIntBits(v), null));
         return this;
     }
 
     public KernelArgs addDouble(final double v)
     {
-        args.add(new Arg(Type.F64, Double.doubleToRawLongBits(v), null));
+        push(new Arg(Type.F64, Double.doubleToRawLongBits(v), null));
         return this;
+    }
+
+    private void push(final Arg a)
+    {
+        args.add(a);
+        offsets = null;
+        resourceArray = null;
     }
 
     /** Number of parameters. */
@@ -156,42 +175,44 @@ public final class KernelArgs
         }
     }
 
-    /** The te4j objects handed to the kernel (locked for the launch and tracked by the stream). */
-    List<NativeResource> resources()
+    /** The te4j objects handed to the kernel (locked for the launch and tracked by the stream); not to be changed. */
+    NativeResource[] resources()
     {
-        final List<NativeResource> out = new ArrayList<>();
-        for (final Arg a : args)
+        if (resourceArray == null)
         {
-            if (a.ref instanceof NativeResource)
+            final List<NativeResource> out = new ArrayList<>();
+            for (final Arg a : args)
             {
-                out.add((NativeResource) a.ref);
+                if (a.ref instanceof NativeResource)
+                {
+                    out.add((NativeResource) a.ref);
+                }
             }
+            resourceArray = out.toArray(new NativeResource[0]);
         }
-        return out;
+        return resourceArray;
     }
 
     /**
-     * Lays the parameters out back to back, each at a 16-byte aligned offset, into a new array;
-     * fills {@code offsets}. Called with every resource entered (open, not closing).
+     * Writes the parameters into this list's native block (laid out on first use) and returns its
+     * address; {@link #offsetsAddress()} then holds their offsets. Called with every resource
+     * entered (open, not closing).
      */
-    byte[] marshal(final long[] offsets)
+    long marshal()
     {
-        long total = 0;
-        for (int i = 0; i < args.size(); i++)
+        if (offsets == null)
         {
-            offsets[i] = total;
-            total += (sizeOf(i) + 15) & ~15L;
+            layOut();
         }
-        final ByteBuffer b = ByteBuffer.allocate((int) Math.max(total, 1)).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < args.size(); i++)
+        final ByteBuffer b = block;
+        for (int i = 0; i < offsets.length; i++)
         {
             final Arg a = args.get(i);
             final int at = (int) offsets[i];
             switch (a.type)
             {
                 case COMM_CTX:
-                    final byte[] ctx = ((CommContext) a.ref).commCtxBytesEntered();
-                    b.put(at, ctx);
+                    ((CommContext) a.ref).writeCommCtxEntered(blockAddress + at);
                     break;
                 case BUFFER:
                     b.putLong(at, ((DeviceBuffer) a.ref).address() + a.value);
@@ -214,6 +235,53 @@ public final class KernelArgs
                     break;
             }
         }
-        return b.array();
+        return blockAddress;
+    }
+
+    /** Where the int64 offsets of the parameters lie in the native block (after {@link #marshal()}). */
+    long offsetsAddress()
+    {
+        return offsetsAddress;
+    }
+
+    /** Where the native block starts (after {@link #marshal()}). */
+    long blockAddress()
+    {
+        return blockAddress;
+    }
+
+    /** The parameter offsets of the last {@link #marshal()} (for tests). */
+    long[] marshalledOffsets()
+    {
+        return offsets.clone();
+    }
+
+    /** A read-only view of the native block the last {@link #marshal()} wrote (for tests). */
+    ByteBuffer marshalledBlock()
+    {
+        return block.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void layOut()
+    {
+        final long[] at = new long[args.size()];
+        long total = 0;
+        for (int i = 0; i < at.length; i++)
+        {
+            at[i] = total;
+            total += (sizeOf(i) + 15) & ~15L;
+        }
+        final long bytes = total + 8L * at.length;
+        Errors.checkArgument(bytes <= Integer.MAX_VALUE - 16, "kernel parameters of " + total + " bytes");
+        final ByteBuffer b = ByteBuffer.allocateDirect((int) Math.max(bytes, 8) + 16).alignedSlice(16)
+            .order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < at.length; i++)
+        {
+            b.putLong((int) total + 8 * i, at[i]);
+        }
+        block = b;
+        blockAddress = new Pointer(b).address();
+        offsetsAddress = blockAddress + total;
+        offsets = at;
     }
 }

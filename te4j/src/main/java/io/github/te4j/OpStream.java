@@ -3,7 +3,6 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeOpStream;
 import java.time.Duration;
-import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.Lock;
@@ -324,10 +323,21 @@ public final class OpStream extends NativeResource
      * Records a user kernel enqueued on this stream: the resources it was handed are tracked
      * like an operation's, and its name is given by the next synchronize's error.
      */
-    void userKernelLaunched(final String kernel, final List<NativeResource> used)
+    void userKernelLaunched(final String kernel, final NativeResource module, final NativeResource[] used)
     {
-        touched.addAll(used);
-        if (userKernels.size() < 8)
+        // contains() first: it reads without the lock an add() of a present key takes.
+        if (!touched.contains(module))
+        {
+            touched.add(module);
+        }
+        for (final NativeResource r : used)
+        {
+            if (!touched.contains(r))
+            {
+                touched.add(r);
+            }
+        }
+        if (!userKernels.contains(kernel) && userKernels.size() < 8)
         {
             userKernels.add(kernel);
         }

@@ -4,6 +4,7 @@ import org.bytedeco.javacpp.Loader;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.Name;
+import org.bytedeco.javacpp.annotation.NoException;
 import org.bytedeco.javacpp.annotation.Namespace;
 import org.bytedeco.javacpp.annotation.Properties;
 
@@ -43,11 +44,14 @@ public final class NativeDeviceModule extends Pointer
 
     public native int maxCooperativeBlocks(@Cast("void*") long function, int threads, long sharedBytes);
 
+    /** Cannot throw: every failure is a status (and lastError). */
+    @NoException
     public native int launch(@Cast("void*") long function, @Cast("void*") long stream, int gridX, int gridY,
         int gridZ, int blockX, int blockY, int blockZ, long sharedBytes, int cooperative,
-        @Cast("const void*") byte[] args, @Cast("const int64_t*") long[] offsets, int count);
+        @Cast("const void*") long args, @Cast("const int64_t*") long offsets, int count);
 
+    @NoException
     public native int launchRepeated(@Cast("void*") long function, @Cast("void*") long stream, int gridX, int gridY,
         int gridZ, int blockX, int blockY, int blockZ, long sharedBytes, int cooperative,
-        @Cast("const void*") byte[] args, @Cast("const int64_t*") long[] offsets, int count, int repeats);
+        @Cast("const void*") long args, @Cast("const int64_t*") long offsets, int count, int repeats);
 }

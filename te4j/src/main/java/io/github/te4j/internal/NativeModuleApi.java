@@ -41,4 +41,7 @@ public final class NativeModuleApi
     public static native int copyCommCtx(@Const NativeCommCtx ctx, @Cast("void*") byte[] dst, long capacity);
 
     public static native int copyCommCtx(@Const NativeCommCtx ctx, @Cast("void*") Pointer dst, long capacity);
+
+    /** As above into native memory at {@code dst} (a kernel's parameter block). */
+    public static native int copyCommCtx(@Const NativeCommCtx ctx, @Cast("void*") long dst, long capacity);
 }
