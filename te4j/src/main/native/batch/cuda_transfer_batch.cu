@@ -69,7 +69,8 @@ class CudaTransferBatch final : public TransferBatch {
              const uint64_t* remote, const uint64_t* lengths) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr || lengths == nullptr) {
+    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr ||
+        lengths == nullptr) {
       return fail(kInvalidArgument, "submit: empty part or null descriptor array");
     }
     if (first != submitted_ || count > capacity_ - first) {
@@ -83,8 +84,8 @@ class CudaTransferBatch final : public TransferBatch {
     BatchProgress* progress = stage_.progress + first;
     uint64_t n = 0;
     for (int i = 0; i < count; ++i) {
-      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
-          remote[i] == 0) {
+      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 ||
+          local[i] == 0 || remote[i] == 0) {
         return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
                                           " has a bad opcode, a null address or length 0");
       }
@@ -93,8 +94,9 @@ class CudaTransferBatch final : public TransferBatch {
       n += batch::piecesOf(lengths[i]);
     }
     if (n > kMaxChunksPerPart) {
-      return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) + " chunks, at most " +
-                                        std::to_string(kMaxChunksPerPart) + ": submit it in parts");
+      return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) +
+                                        " chunks, at most " + std::to_string(kMaxChunksPerPart) +
+                                        ": submit it in parts");
     }
     cuda_detail::DeviceGuard guard;
     cudaError_t e = cudaSetDevice(device_);
@@ -114,20 +116,22 @@ class CudaTransferBatch final : public TransferBatch {
       return fail(kInvalidArgument, "submit: cannot split the part into chunks");
     }
     // Pinned sources: these copies are asynchronous, ordered before the kernel on the stream.
-    if ((e = cudaMemcpyAsync(dev_.copies + first, copies, count * sizeof(BatchCopy), cudaMemcpyHostToDevice,
-                             stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(dev_.progress + first, progress, count * sizeof(BatchProgress), cudaMemcpyHostToDevice,
-                             stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(dev_chunks, stage_chunks, n * sizeof(BatchChunk), cudaMemcpyHostToDevice, stream_)) !=
-            cudaSuccess) {
+    if ((e = cudaMemcpyAsync(dev_.copies + first, copies, count * sizeof(BatchCopy),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(dev_.progress + first, progress, count * sizeof(BatchProgress),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(dev_chunks, stage_chunks, n * sizeof(BatchChunk),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
       release(&overflow);
       return cudaFail("submit: copying the descriptors", e);
     }
     const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, stream_>>>(
-        dev_.copies + first, dev_chunks, n, dev_.progress + first, states_dev_, (uint32_t)first, cancel_dev_);
-    if ((e = cudaGetLastError()) != cudaSuccess || (e = cudaEventRecord(done_, stream_)) != cudaSuccess) {
+        dev_.copies + first, dev_chunks, n, dev_.progress + first, states_dev_, (uint32_t)first,
+        cancel_dev_);
+    if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cudaEventRecord(done_, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
       release(&overflow);
       return cudaFail("submit: launching the batch kernel", e);
@@ -208,13 +212,14 @@ class CudaTransferBatch final : public TransferBatch {
     cudaError_t e = cudaSetDevice(device_);
     if (e != cudaSuccess) return cudaWhy("cudaSetDevice", e, why);
     int sms = 0;
-    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_)) != cudaSuccess) {
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_)) !=
+        cudaSuccess) {
       return cudaWhy("cudaDeviceGetAttribute", e, why);
     }
     // As many blocks as are resident at once: the grid strides over the chunks.
     int per_sm = 0;
-    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch::batchCopyKernel, batch::kBatchThreads,
-                                                           0)) != cudaSuccess) {
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+             &per_sm, batch::batchCopyKernel, batch::kBatchThreads, 0)) != cudaSuccess) {
       return cudaWhy("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e, why);
     }
     max_blocks_ = sms * (per_sm > 0 ? per_sm : 1);
@@ -225,7 +230,8 @@ class CudaTransferBatch final : public TransferBatch {
       return cudaWhy("cudaEventCreateWithFlags", e, why);
     }
     const size_t bytes = (size_t)(capacity_ + 1) * sizeof(int32_t);
-    if ((e = cudaHostAlloc(&host_words_, bytes, cudaHostAllocMapped | cudaHostAllocPortable)) != cudaSuccess) {
+    if ((e = cudaHostAlloc(&host_words_, bytes, cudaHostAllocMapped | cudaHostAllocPortable)) !=
+        cudaSuccess) {
       return cudaWhy("cudaHostAlloc(states)", e, why);
     }
     std::memset(host_words_, 0, bytes);
@@ -272,7 +278,8 @@ class CudaTransferBatch final : public TransferBatch {
 
   static Layout carve(void* block, size_t copies_bytes, size_t progress_bytes) {
     char* p = static_cast<char*>(block);
-    return Layout{reinterpret_cast<BatchCopy*>(p), reinterpret_cast<BatchProgress*>(p + copies_bytes),
+    return Layout{reinterpret_cast<BatchCopy*>(p),
+                  reinterpret_cast<BatchProgress*>(p + copies_bytes),
                   reinterpret_cast<BatchChunk*>(p + copies_bytes + progress_bytes)};
   }
 

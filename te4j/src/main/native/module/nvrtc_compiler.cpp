@@ -173,14 +173,14 @@ int nvrtcLoad(const char* candidates) {
     }
     return api.version;
   }
-  return moduleFail(kUnavailable,
-                    "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" +
-                        tried +
-                        "\nfix: install NVRTC (the CUDA toolkit's libnvrtc, e.g. the package "
-                        "cuda-nvrtc-13-0, or the JavaCPP Presets for CUDA 'redist' jar), add its "
-                        "folder to LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
-                        "/path/libnvrtc.so.13 (environment: TE4J_NVRTC_LIBRARY); or compile "
-                        "offline with nvcc and load the cubin/PTX instead");
+  return moduleFail(
+      kUnavailable,
+      "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" + tried +
+          "\nfix: install NVRTC (the CUDA toolkit's libnvrtc, e.g. the package "
+          "cuda-nvrtc-13-0, or the JavaCPP Presets for CUDA 'redist' jar), add its "
+          "folder to LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
+          "/path/libnvrtc.so.13 (environment: TE4J_NVRTC_LIBRARY); or compile "
+          "offline with nvcc and load the cubin/PTX instead");
 }
 
 std::string nvrtcLibrary() {
@@ -208,15 +208,15 @@ NvrtcCompilation* NvrtcCompilation::compile(const char* source, const char* name
   NvrtcProgram prog = nullptr;
   int r = g_api.create(&prog, source, name, 0, nullptr, nullptr);
   if (r != kNvrtcSuccess) {
-    c->status_ = c->fail(kInvalidArgument, std::string("nvrtcCreateProgram(") + name + "): " +
-                                               resultText(r));
+    c->status_ = c->fail(kInvalidArgument,
+                         std::string("nvrtcCreateProgram(") + name + "): " + resultText(r));
     return c;
   }
   for (const std::string& e : exprs) {
     r = g_api.add_name(prog, e.c_str());
     if (r != kNvrtcSuccess) {
-      c->status_ = c->fail(kInvalidArgument,
-                           "nvrtcAddNameExpression(\"" + e + "\"): " + resultText(r));
+      c->status_ =
+          c->fail(kInvalidArgument, "nvrtcAddNameExpression(\"" + e + "\"): " + resultText(r));
       g_api.destroy(&prog);
       return c;
     }
@@ -252,10 +252,10 @@ NvrtcCompilation* NvrtcCompilation::compile(const char* source, const char* name
     const char* lowered = nullptr;
     r = g_api.lowered(prog, e.c_str(), &lowered);
     if (r != kNvrtcSuccess || lowered == nullptr) {
-      c->status_ = c->fail(kInvalidArgument,
-                           "nvrtcGetLoweredName(\"" + e + "\"): " + resultText(r) +
-                               " (the expression must name a __global__ function or a "
-                               "template instance of one, e.g. \"&kernel<int>\")");
+      c->status_ =
+          c->fail(kInvalidArgument, "nvrtcGetLoweredName(\"" + e + "\"): " + resultText(r) +
+                                        " (the expression must name a __global__ function or a "
+                                        "template instance of one, e.g. \"&kernel<int>\")");
       g_api.destroy(&prog);
       return c;
     }

@@ -129,8 +129,8 @@ class StreamWordPool {
         w.status_dev = static_cast<McStreamStatus*>(status_dev) + i;
         free_list.push_back(w);
       }
-      slabs_.push_back({device, static_cast<McStreamScratch*>(scratch),
-                        static_cast<McStreamStatus*>(status)});
+      slabs_.push_back(
+          {device, static_cast<McStreamScratch*>(scratch), static_cast<McStreamStatus*>(status)});
     }
     *out = free_list.back();
     free_list.pop_back();
@@ -237,12 +237,12 @@ class CudaOpStream final : public OpStream {
     const bool rdma = orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes);
     if (rdma) {
       mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
-                                                                  nbytes, scratch_, status_dev_);
+                                                                 nbytes, scratch_, status_dev_);
       notePosted(ctx, dst_rank, kMcOpPut);
       return checkLaunch("put");
     }
-    const int ce = launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes,
-                                    nullptr, 0);
+    const int ce =
+        launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0);
     if (ce != kNotTaken) return ce;
     // The P2P kernels know no RDMA route: only a rank the host tables map takes them.
     if (mappedRoute(ctx, dst_rank, recv_ptr, nbytes) &&
@@ -250,7 +250,7 @@ class CudaOpStream final : public OpStream {
       return checkLaunch("put");
     }
     mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
-                                                                nbytes, scratch_, status_dev_);
+                                                               nbytes, scratch_, status_dev_);
     return checkLaunch("put");
   }
 
@@ -301,9 +301,8 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("waitSignal: cudaSetDevice", scope.status()));
     }
-    mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(sig_ptr, expected,
-                                                (uint64_t)std::min(timeout_ns, kMaxWaitNs),
-                                                scratch_, status_dev_);
+    mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(
+        sig_ptr, expected, (uint64_t)std::min(timeout_ns, kMaxWaitNs), scratch_, status_dev_);
     return checkLaunch("waitSignal");
   }
 
@@ -554,7 +553,7 @@ class CudaOpStream final : public OpStream {
   PutLaunch putLaunch(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
                       const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
                       uint32_t value) const {
-    return PutLaunch{device_,  stream_, shape.blocks, shape.threads, ctx,     dst_rank, recv_ptr,
+    return PutLaunch{device_,  stream_, shape.blocks, shape.threads, ctx,      dst_rank,   recv_ptr,
                      send_ptr, nbytes,  sig_ptr,      value,         scratch_, status_dev_};
   }
 
@@ -565,9 +564,9 @@ class CudaOpStream final : public OpStream {
   // 2xH200 the engine moved 1 GiB at 395.4 GB/s vs 350 on 16 SMs, 64 MiB at 380 vs 332; but a
   // kernel queued right after a copy (the signal of putWithSignal, the next op) waits ~10 us for
   // the engine switch, which only vanishes against bodies this large.
-  int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx,
-                       int dst_rank, void* recv_ptr, const void* send_ptr, std::size_t nbytes,
-                       uint32_t* sig_ptr, uint32_t value) {
+  int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx, int dst_rank,
+                       void* recv_ptr, const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
+                       uint32_t value) {
     int knob = tuning::get(tuning::kPut);
     if (knob == tuning::kPutAuto && nbytes >= kBulkPutBytes) knob = tuning::kPutCopyEngine;
     if (knob != tuning::kPutCopyEngine && knob != tuning::kPutCopyEngineSm) return kNotTaken;
@@ -586,16 +585,20 @@ class CudaOpStream final : public OpStream {
                                 : CopyEngineRoute::ceShare(nbytes, tuning::copyEnginePercent());
     if (ce_bytes == nbytes) {
       if (nbytes > 0) e = CopyEngineRoute::copy(dst, send_ptr, nbytes, stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": cudaMemcpyAsync").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": cudaMemcpyAsync").c_str(), e));
     } else {
       if (ce_bytes > 0) e = copy_engine_.fork(dst, send_ptr, ce_bytes, stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
       e = launchPut(putLaunch(shape, ctx, dst_rank, static_cast<char*>(recv_ptr) + ce_bytes,
                               static_cast<const char*>(send_ptr) + ce_bytes, nbytes - ce_bytes,
                               nullptr, 0));
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": kernel launch").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": kernel launch").c_str(), e));
       if (ce_bytes > 0) e = copy_engine_.join(stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": copy-engine join").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": copy-engine join").c_str(), e));
     }
     if (sig_ptr != nullptr) {
       mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, sig_ptr, value, kMcOpSignal,
@@ -622,7 +625,8 @@ class CudaOpStream final : public OpStream {
                        uint32_t value) {
     const int knob = tuning::get(tuning::kPut);
     if (knob == tuning::kPutBase) return false;
-    const PutLaunch put = putLaunch(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value);
+    const PutLaunch put =
+        putLaunch(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value);
     // A copy-engine knob whose route the host tables do not map takes te4j's kernels.
     const bool own = knob == tuning::kPutAuto || knob == tuning::kPutCopyEngine ||
                      knob == tuning::kPutCopyEngineSm;
@@ -638,7 +642,8 @@ class CudaOpStream final : public OpStream {
   bool orderAfterPosted(const CommCtx* ctx, int dst_rank, void* target, std::size_t nbytes) {
     const bool rdma = ctx->ibgda.qps != nullptr && dst_rank != ctx->rank &&
                       !mappedRoute(ctx, dst_rank, target, nbytes);
-    if (has_posted_ && !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
+    if (has_posted_ &&
+        !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
       (void)quietPosted("quiet");
     }
     return rdma;
@@ -659,7 +664,8 @@ class CudaOpStream final : public OpStream {
     mc_rdma_quiet_kernel<<<1, 1, 0, stream_>>>(posted_ctx_, posted_rank_, posted_op_, scratch_,
                                                status_dev_);
     const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
+    if (e != cudaSuccess)
+      return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
     return kOk;
   }
 
@@ -688,8 +694,8 @@ class CudaOpStream final : public OpStream {
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return cudaErrorNotReady;
       if (now - start >= std::chrono::nanoseconds(kSpinPhaseNs)) {
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-            std::chrono::nanoseconds(kParkNs), deadline - now));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(kParkNs), deadline - now));
       }
     }
   }
@@ -742,9 +748,9 @@ class CudaOpStream final : public OpStream {
                      "both ends"
                    : "");
     } else if (s.code == kMcStreamNoRoute) {
-      snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)",
-               opName(s.op), s.rank, (unsigned long long)s.addr,
-               mooncake::device::mc_route_status_text(s.route), s.route);
+      snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)", opName(s.op),
+               s.rank, (unsigned long long)s.addr, mooncake::device::mc_route_status_text(s.route),
+               s.route);
     } else {
       snprintf(buf, sizeof(buf), "device error code %u recorded by %s", s.code, opName(s.op));
     }
@@ -755,17 +761,17 @@ class CudaOpStream final : public OpStream {
   bool owned_;
   std::string init_error_;  // why init failed, repeated by every later call
   cudaStream_t stream_ = nullptr;
-  McStreamScratch* scratch_ = nullptr;     // device memory
+  McStreamScratch* scratch_ = nullptr;  // device memory
   // The QP with RDMA requests posted since the last quiet (orderAfterPosted), and the op last
   // posted on it; callers serialize the stream's methods.
   bool has_posted_ = false;
   CommCtx posted_ctx_{};
   int posted_rank_ = -1;
   uint32_t posted_op_ = 0;
-  McStreamStatus* status_host_ = nullptr;  // mapped pinned host memory, host address
-  McStreamStatus* status_dev_ = nullptr;   // the same memory, device address
+  McStreamStatus* status_host_ = nullptr;       // mapped pinned host memory, host address
+  McStreamStatus* status_dev_ = nullptr;        // the same memory, device address
   cudaError_t put_launch_error_ = cudaSuccess;  // launchMappedPut's failure, for checkLaunch
-  CopyEngineRoute copy_engine_;              // side stream + events of put=cesm
+  CopyEngineRoute copy_engine_;                 // side stream + events of put=cesm
 };
 
 }  // namespace

@@ -40,8 +40,8 @@ struct PutLaunch {
 };
 
 /// The kernel signature every P2P put kernel shares (lean and bulk families).
-using PutKernelFn = void (*)(mooncake::device::CommCtx, int, void*, const void*, size_t,
-                             uint32_t*, uint32_t, uint32_t, McStreamScratch*, McStreamStatus*);
+using PutKernelFn = void (*)(mooncake::device::CommCtx, int, void*, const void*, size_t, uint32_t*,
+                             uint32_t, uint32_t, McStreamScratch*, McStreamStatus*);
 
 /// Launches te4j's put kernel for the size (see above) with the knobs' signal, arrival and
 /// programmatic-dependent-launch choices. Returns the launch error or cudaSuccess.

@@ -22,7 +22,8 @@ struct KnobInfo {
 // gives the runs); every other value is a variant te4j-bench measures beside them. Each choice
 // keeps the same ordering guarantees, so a knob changes speed only, never results.
 const KnobInfo kKnobs[kKnobCount] = {
-    {"put", kPutAuto,
+    {"put",
+     kPutAuto,
      {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
       "cluster", nullptr}},
     {"signal", kSignalRed, {"atom", "red", "set", nullptr}},
@@ -120,14 +121,16 @@ int applyInternal(const char* spec, std::string* why) {
     }
     const int v = parseValue(knob, value);
     if (v < 0) {
-      *why = "bad value '" + value + "' for tuning knob '" + name + "'; its values: " +
-             validValues(knob);
+      *why = "bad value '" + value + "' for tuning knob '" + name +
+             "'; its values: " + validValues(knob);
       return -1;
     }
     if (!builtIn(knob, v)) {
-      *why = "tuning knob '" + name + "=" + value + "' is an experiment variant this libte4j was "
+      *why = "tuning knob '" + name + "=" + value +
+             "' is an experiment variant this libte4j was "
              "built without (configure it with -DTE4J_PUT_VARIANTS=ON, as te4j-bench's variant "
-             "runs do); its values here: " + validValues(knob);
+             "runs do); its values here: " +
+             validValues(knob);
       return -1;
     }
     pending[knob] = v;

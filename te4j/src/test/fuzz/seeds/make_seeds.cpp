@@ -63,9 +63,9 @@ void frame(std::vector<uint8_t>* out, const Frame& f, const void* payload = null
 void hello(std::vector<uint8_t>* out, bool good_mac) {
   Frame f;
   f.type = kFrameHello;
-  f.seq = 1;           // src rank
-  f.rkey = 0;          // dst rank
-  f.raddr = 2;         // num ranks
+  f.seq = 1;    // src rank
+  f.rkey = 0;   // dst rank
+  f.raddr = 2;  // num ranks
   f.length = kMacBytes;
   f.src_qpn = 0x11223344;
   f.dst_qpn = 0x55667788;
@@ -130,21 +130,22 @@ void wireSeeds() {
   hello(&s, true);
   frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes - 8, 8), data.data(), 8);  // last bytes
   frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes - 8, 9), data.data(), 9);  // one past
-  frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes, 0));                      // empty, at end
-  frame(&s, write(a.key_a, ~0ull - 3, 8), data.data(), 8);                               // wraps
-  frame(&s, write(a.key_a ^ 1, fz::kRegionA, 8), data.data(), 8);                        // stale tag
+  frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes, 0));  // empty, at end
+  frame(&s, write(a.key_a, ~0ull - 3, 8), data.data(), 8);         // wraps
+  frame(&s, write(a.key_a ^ 1, fz::kRegionA, 8), data.data(), 8);  // stale tag
   save(t, "writes_at_the_edges", s);
 
   s.clear();
   hello(&s, true);
   frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes - 4, 0xffff, 0x8000));  // last word
   frame(&s, fetchAdd(a.key_a, fz::kRegionA + 2, 1, 0));                                // unaligned
-  frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes, 1, 0));                // past the end
+  frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes, 1, 0));  // past the end
   save(t, "atomics_at_the_edges", s);
 
   s.clear();
   hello(&s, true);
-  frame(&s, write(a.key_a, fz::kRegionA, kMaxFramePayload), data.data(), 64);  // ends in the payload
+  frame(&s, write(a.key_a, fz::kRegionA, kMaxFramePayload), data.data(),
+        64);  // ends in the payload
   save(t, "write_truncated", s);
 
   s.clear();
@@ -281,7 +282,8 @@ void wqeSeeds() {
     uint32_t byte_count, lkey;
     uint64_t addr;
   } edges[] = {
-      {"sge_past_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_a, fz::kRegionA + fz::kRegionABytes - 4},
+      {"sge_past_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_a,
+       fz::kRegionA + fz::kRegionABytes - 4},
       {"sge_zero_means_2g", mlx5::kOpcodeRdmaWrite, 0, 3, 0, a.key_a, fz::kRegionA},
       {"sge_inline", mlx5::kOpcodeRdmaWrite, 0, 3, mlx5::kInlineSeg | 8, a.key_a, fz::kRegionA},
       {"sge_remote_only_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_b, fz::kRegionB},
@@ -289,7 +291,8 @@ void wqeSeeds() {
       {"write_ds1", mlx5::kOpcodeRdmaWrite, 0, 1, 0, 0, 0},
       {"fa_wrong_opmod", mlx5::kOpcodeAtomicMaskedFa, 0, 4, 4, a.key_a, fz::kRegionA},
       {"fa_ds3", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 3, 4, a.key_a, fz::kRegionA},
-      {"fa_sge8", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 4, 8, a.key_a, fz::kRegionA},
+      {"fa_sge8", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 4, 8, a.key_a,
+       fz::kRegionA},
       {"read_opcode", mlx5::kOpcodeRdmaRead, 0, 3, 8, a.key_a, fz::kRegionA},
       {"ds0", mlx5::kOpcodeNop, 0, 0, 0, 0, 0},
       {"ds63", mlx5::kOpcodeRdmaWrite, 0, 63, 8, a.key_a, fz::kRegionA},

@@ -44,17 +44,17 @@ struct IbgdaContext {
     mlx5gda_qp_devctx* qp_devctxs;  // QP contexts [num_ranks * qps_per_rank], platform memory
     void* qps;                      // te4j's name of the same table
   };
-  const uint64_t* raddrs;           // remote base address of each rank's registered buffer
-  const uint32_t* rkeys;            // remote key of each rank's registered buffer
-  const void* local_atomic_base;    // upstream's atomic-result scratch (te4j: per-QP scratch)
-  const void* remote_atomic_base;   // upstream's symmetric signal base (te4j: unused)
+  const uint64_t* raddrs;          // remote base address of each rank's registered buffer
+  const uint32_t* rkeys;           // remote key of each rank's registered buffer
+  const void* local_atomic_base;   // upstream's atomic-result scratch (te4j: per-QP scratch)
+  const void* remote_atomic_base;  // upstream's symmetric signal base (te4j: unused)
   // te4j's fields; 0 in a context built the upstream way (see the file comment).
-  void* local_base;        // local registered buffer (symmetric offsets are relative to it)
-  int num_ranks;           // 0: unknown, dst_rank is not range-checked
-  int qps_per_rank;        // the table's stride; 0: the caller's qps_per_rank
-  uint32_t lkey;           // local key of the registered buffer (sources of puts)
-  uint32_t flags;          // kIbgda* bits
-  uint64_t timeout_ns;     // bound of every device-side wait: QP lock, ring slot, quiet
+  void* local_base;             // local registered buffer (symmetric offsets are relative to it)
+  int num_ranks;                // 0: unknown, dst_rank is not range-checked
+  int qps_per_rank;             // the table's stride; 0: the caller's qps_per_rank
+  uint32_t lkey;                // local key of the registered buffer (sources of puts)
+  uint32_t flags;               // kIbgda* bits
+  uint64_t timeout_ns;          // bound of every device-side wait: QP lock, ring slot, quiet
   McErrorRecord* error_record;  // failures of the void (upstream) functions; see error_record.cuh
 };
 
@@ -111,7 +111,8 @@ MC_DEVICE_INLINE IbgdaQp* mc_ibgda_channel(const IbgdaContext& ibgda, int channe
 /// dst_rank's address of a local symmetric address.
 MC_DEVICE_INLINE uint64_t mc_rdma_remote_addr(const IbgdaContext& ibgda, int dst_rank,
                                               const void* local_ptr) {
-  return ibgda.raddrs[dst_rank] + ((uint64_t)(uintptr_t)local_ptr - (uint64_t)(uintptr_t)ibgda.local_base);
+  return ibgda.raddrs[dst_rank] +
+         ((uint64_t)(uintptr_t)local_ptr - (uint64_t)(uintptr_t)ibgda.local_base);
 }
 
 MC_DEVICE_INLINE uint64_t mc_rdma_deadline(const IbgdaContext& ibgda) {
@@ -264,8 +265,8 @@ MC_DEVICE_INLINE int mc_rdma_quiet_all(const IbgdaContext& ibgda) {
 /// visible to the caller before the operation counts as done. On kMcRdmaQpError, *err_first
 /// (optional) receives the QP's first error record (syndrome | vendor << 8 | opcode << 16).
 MC_DEVICE_INLINE int mc_rdma_put_signal_quiet(const IbgdaContext& ibgda, int dst_rank,
-                                              const void* send_ptr, void* recv_ptr,
-                                              uint64_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                                              const void* send_ptr, void* recv_ptr, uint64_t nbytes,
+                                              uint32_t* sig_ptr, uint32_t value,
                                               uint32_t* err_first) {
   int status = kMcRdmaOk;
   if (nbytes > 0) status = mc_rdma_put(ibgda, 0, dst_rank, 1, send_ptr, recv_ptr, nbytes, 0);

@@ -100,8 +100,9 @@ __device__ inline void blockCopy(unsigned char* dst, const unsigned char* src, u
 /// The batch kernel: grid-stride over chunks, one block each. `copies`, `progress` and the
 /// state index `state_base` start at the part's first request; chunk copy indices count from there.
 __global__ void __launch_bounds__(kBatchThreads)
-    batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks, BatchProgress* progress,
-                    volatile int32_t* states, uint32_t state_base, const volatile int32_t* cancel) {
+    batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks,
+                    BatchProgress* progress, volatile int32_t* states, uint32_t state_base,
+                    const volatile int32_t* cancel) {
   __shared__ unsigned int decision_of_chunk;
   for (uint64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
     const BatchChunk ch = chunks[c];
@@ -127,8 +128,8 @@ __global__ void __launch_bounds__(kBatchThreads)
       const uint64_t piece = chunkBytesOf(cp.length);
       const uint64_t offset = (uint64_t)ch.piece * piece;
       const uint64_t length = cp.length - offset < piece ? cp.length - offset : piece;
-      blockCopy((unsigned char*)(uintptr_t)(cp.dst + offset), (const unsigned char*)(uintptr_t)(cp.src + offset),
-                length);
+      blockCopy((unsigned char*)(uintptr_t)(cp.dst + offset),
+                (const unsigned char*)(uintptr_t)(cp.src + offset), length);
     }
     // Every thread's stores of this chunk happen before thread 0's fence (the barrier), and the
     // shared decision word is not rewritten before all threads have read it.
@@ -166,8 +167,8 @@ inline uint64_t chunkCount(const BatchCopy* copies, uint32_t num_copies) {
 /// Cuts copies into chunks (the host side of the kernel's contract); progress[i] gets copy i's
 /// chunk count. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
 /// when a copy is empty or they do not fit.
-inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out, uint64_t max_chunks,
-                                BatchProgress* progress) {
+inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out,
+                                uint64_t max_chunks, BatchProgress* progress) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < num_copies; ++i) {
     const uint64_t pieces = piecesOf(copies[i].length);

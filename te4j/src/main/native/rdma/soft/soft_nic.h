@@ -47,7 +47,8 @@ struct PeerEndpoint {
   bool active = false;
   uint32_t ipv4 = 0;  // host order
   uint16_t port = 0;
-  uint8_t key[kAuthKeyBytes] = {};  // the peer NIC's key (its metadata), proves this rank is of the job
+  uint8_t key[kAuthKeyBytes] =
+      {};  // the peer NIC's key (its metadata), proves this rank is of the job
 };
 
 class SoftNic {

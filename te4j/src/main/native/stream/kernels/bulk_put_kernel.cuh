@@ -46,8 +46,8 @@ constexpr uint64_t kBulkDeadlineNs = 10000000000ull;
 template <int kKind, int kUnroll, int kStages, int kChunk, int kBulkQuarters = 4>
 __global__ void __launch_bounds__(kUnroll > 8 ? 512 : 1024, 1)
     mc_put_copy_kernel(mooncake::device::CommCtx ctx, int dst_rank, void* recv_ptr,
-                          const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
-                          uint32_t flags, McStreamScratch* scratch, McStreamStatus* status) {
+                       const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                       uint32_t flags, McStreamScratch* scratch, McStreamStatus* status) {
   using namespace mooncake::device;
   asm volatile("griddepcontrol.wait;" : : : "memory");
   asm volatile("griddepcontrol.launch_dependents;" : : : "memory");

@@ -120,9 +120,9 @@ __global__ void __launch_bounds__(1024, 1)
   if ((nbytes > 0 && dst == nullptr) || (sig_ptr != nullptr && sig == nullptr)) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // uniform: every thread computed the same route
       const int route = mc_rdma_available(ctx.ibgda) ? kMcRdmaUnsupported : kMcNoRoute;
-      mc_stream_record(scratch, status,
-                       mc_no_route_error(op, dst_rank, nbytes > 0 ? recv_ptr : (void*)sig_ptr,
-                                         route));
+      mc_stream_record(
+          scratch, status,
+          mc_no_route_error(op, dst_rank, nbytes > 0 ? recv_ptr : (void*)sig_ptr, route));
     }
     return;
   }
@@ -167,11 +167,11 @@ __global__ void __launch_bounds__(1024, 1)
     // Without kPutFlagGpuArrival: this block's stores performed at system scope, then the arrival;
     // the acquire half of the last arrival makes every block's (already performed) stores happen
     // before its signal.
-    // kPutFlagGpuArrival (te4j's choice): no system-scope fence here. The arrival atom is a release at GPU scope
-    // (bar.sync made the block's stores precede it), the last arrival acquires them, and the
-    // signal's release at system scope is cumulative: in the PTX memory model causality order
-    // is transitive across these scopes, so a receiver that acquires the signal still sees every
-    // block's stores. One system-scope fence per op (the signal's) instead of one per block,
+    // kPutFlagGpuArrival (te4j's choice): no system-scope fence here. The arrival atom is a release
+    // at GPU scope (bar.sync made the block's stores precede it), the last arrival acquires them,
+    // and the signal's release at system scope is cumulative: in the PTX memory model causality
+    // order is transitive across these scopes, so a receiver that acquires the signal still sees
+    // every block's stores. One system-scope fence per op (the signal's) instead of one per block,
     // then one more (docs/PERFORMANCE.md has the figures).
     if ((flags & kPutFlagGpuArrival) == 0) mc_fence();
     if (mc_atom_inc_acq_rel_gpu_u32(&scratch->arrivals, gridDim.x - 1) != gridDim.x - 1) return;
