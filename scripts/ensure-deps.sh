@@ -5,7 +5,9 @@
 # newest kernel headers package,
 # whose include/linux/mlx5/mlx5_ifc.h test_devx_layout checks the DevX command layout against.
 # nvcc is optional: with it (e.g. the CUDA toolkit in /usr/local/cuda) the CUDA platform is
-# built too.
+# built too. NVRTC (KernelCompiler's run-time compiler; compiles without a GPU) comes from
+# scripts/fetch-nvrtc.sh when the machine has none: Debian's libnvrtc12, unpacked into a cache
+# folder, not installed (scripts/test.sh points the tests at it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 need=()
@@ -45,4 +47,10 @@ if [ ${#need[@]} -gt 0 ] || ! ifc_ok; then
     echo "installing: ${need[*]}"
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   fi
+fi
+# NVRTC last: it is optional (without it the NVRTC tests skip, saying why).
+if nvrtc=$(bash "$here/fetch-nvrtc.sh"); then
+  echo "NVRTC: $nvrtc (for your own runs: export TE4J_NVRTC_LIBRARY=$nvrtc)" >&2
+else
+  echo "warning: no NVRTC: KernelCompiler's tests will skip" >&2
 fi

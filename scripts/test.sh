@@ -7,6 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+# The NVRTC ensure-deps.sh found or unpacked (a cache hit here): KernelCompiler's tests compile with it.
+if [ -z "${TE4J_NVRTC_LIBRARY:-}" ] && nvrtc=$(bash scripts/fetch-nvrtc.sh 2>/dev/null); then
+  export TE4J_NVRTC_LIBRARY=$nvrtc
+fi
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 
 echo "== C/C++/CUDA style (.clang-format)"

@@ -103,12 +103,14 @@ Run runBatch(const std::vector<BatchCopy>& copies, bool cancel_first, cudaStream
                      cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemcpy(d_progress, progress.data(), progress.size() * sizeof(BatchProgress),
                      cudaMemcpyHostToDevice));
-  int32_t* words;
-  CUDA_OK(cudaHostAlloc(&words, (copies.size() + 1) * sizeof(int32_t), cudaHostAllocMapped));
-  std::memset(words, 0, (copies.size() + 1) * sizeof(int32_t));
+  // States and the cancel word in device memory, as libte4j's batch keeps them.
   int32_t* d_words;
-  CUDA_OK(cudaHostGetDevicePointer((void**)&d_words, words, 0));
-  if (cancel_first) words[copies.size()] = 1;
+  CUDA_OK(cudaMalloc(&d_words, (copies.size() + 1) * sizeof(int32_t)));
+  CUDA_OK(cudaMemset(d_words, 0, (copies.size() + 1) * sizeof(int32_t)));
+  if (cancel_first) {
+    const int32_t one = 1;
+    CUDA_OK(cudaMemcpy(d_words + copies.size(), &one, sizeof(one), cudaMemcpyHostToDevice));
+  }
   int sms = 0;
   CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaEvent_t a, b;
@@ -116,16 +118,18 @@ Run runBatch(const std::vector<BatchCopy>& copies, bool cancel_first, cudaStream
   CUDA_OK(cudaEventCreate(&b));
   CUDA_OK(cudaEventRecord(a, s));
   batchCopyKernel<<<batchBlocks(n, sms * 8), kBatchThreads, 0, s>>>(
-      d_copies, d_chunks, n, d_progress, d_words, 0, d_words + copies.size());
+      d_copies, d_chunks, n, d_progress, d_words, d_words + copies.size());
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaEventRecord(b, s));
   CUDA_OK(cudaStreamSynchronize(s));
   Run r;
   CUDA_OK(cudaEventElapsedTime(&r.ms, a, b));
-  r.states.assign(words, words + copies.size());
+  r.states.resize(copies.size());
+  CUDA_OK(cudaMemcpy(r.states.data(), d_words, copies.size() * sizeof(int32_t),
+                     cudaMemcpyDeviceToHost));
   CUDA_OK(cudaEventDestroy(a));
   CUDA_OK(cudaEventDestroy(b));
-  CUDA_OK(cudaFreeHost(words));
+  CUDA_OK(cudaFree(d_words));
   CUDA_OK(cudaFree(d_copies));
   CUDA_OK(cudaFree(d_chunks));
   CUDA_OK(cudaFree(d_progress));

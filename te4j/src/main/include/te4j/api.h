@@ -11,6 +11,7 @@
 // cheap (null, ranges) and reports instead of crashing.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -84,15 +85,21 @@ class NativeObject {
   int fail(int status, const std::string& message) {
     std::lock_guard<std::mutex> lock(error_mu_);
     last_error_ = message;
+    has_error_.store(!message.empty(), std::memory_order_relaxed);
     return status;
   }
+  // Every successful call ends here (one per enqueued op): the lock is taken only when there is
+  // a message to clear.
   int ok() {
+    if (!has_error_.load(std::memory_order_relaxed)) return kOk;
     std::lock_guard<std::mutex> lock(error_mu_);
     last_error_.clear();
+    has_error_.store(false, std::memory_order_relaxed);
     return kOk;
   }
   std::string last_error_;
   mutable std::mutex error_mu_;
+  std::atomic<bool> has_error_{false};  // last_error_ is not empty (written under error_mu_)
 };
 
 /// Deletes any te4j native object (the Java peers' close()).

@@ -10,9 +10,11 @@
 // one asynchronous copy moves it, and the kernel follows on the same stream. Parts use
 // disjoint slices, so no staging is rewritten while a copy of it may still be pending.
 //
-// Request states and the cancel word are in host memory mapped into the device: the kernel
-// writes each state when its copy is done, the host reads them with plain loads, and cancel()
-// is a host store the kernel reads before it starts a copy. wait() polls the event recorded
+// Request states and the cancel word are in device memory (the kernel reads the cancel word
+// once per chunk, and loads from host memory do not overlap: see the kernel's header). Each
+// part's states come to pinned host memory in one copy after its kernel, where the host reads
+// them with plain loads; cancel() stores the host's word and copies it to the device's on a
+// stream of its own, so it reaches a kernel that is running. wait() polls the event recorded
 // after the last part, spinning briefly before it sleeps: a batch's kernel never waits on
 // anything, so it always ends.
 #include <cuda_runtime.h>
@@ -52,14 +54,17 @@ class CudaTransferBatch final : public TransferBatch {
   ~CudaTransferBatch() override {
     cuda_detail::DeviceGuard guard;
     if (cudaSetDevice(device_) != cudaSuccess) return;
-    if (cancel_ != nullptr) *cancel_ = 1;
+    if (cancel_ != nullptr) signalCancel();
     // The kernels end on their own (they never wait); cancel makes the rest skip their copies.
     if (stream_ != nullptr) cudaStreamSynchronize(stream_);
     release(&arrays_);
     for (Arrays& a : overflows_) release(&a);
     if (done_ != nullptr) cudaEventDestroy(done_);
+    if (cancel_stream_ != nullptr) cudaStreamSynchronize(cancel_stream_);
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    if (cancel_stream_ != nullptr) cudaStreamDestroy(cancel_stream_);
     if (host_words_ != nullptr) cudaFreeHost(host_words_);
+    if (dev_words_ != nullptr) cudaFree(dev_words_);
     cudaGetLastError();
   }
 
@@ -82,13 +87,15 @@ class CudaTransferBatch final : public TransferBatch {
     if (*cancel_ != 0) return fail(kIllegalState, "submit: the batch was cancelled");
     BatchCopy* copies = stage_.copies + first;
     BatchProgress* progress = stage_.progress + first;
+    // Checked first: a length over 2^40 would wrap the chunk arithmetic below.
+    batch::DescriptorProblem problem;
+    const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
+    if (bad >= 0) {
+      return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
+                                        batch::describe(problem));
+    }
     uint64_t n = 0;
     for (int i = 0; i < count; ++i) {
-      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 ||
-          local[i] == 0 || remote[i] == 0) {
-        return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                          " has a bad opcode, a null address or length 0");
-      }
       const bool read = opcodes[i] == kBatchRead;
       copies[i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
       n += batch::piecesOf(lengths[i]);
@@ -128,9 +135,12 @@ class CudaTransferBatch final : public TransferBatch {
     }
     const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, stream_>>>(
-        dev_.copies + first, dev_chunks, n, dev_.progress + first, states_dev_, (uint32_t)first,
-        cancel_dev_);
+        dev_.copies + first, dev_chunks, n, dev_.progress + first, dev_.states + first,
+        dev_.cancel);
     if ((e = cudaGetLastError()) != cudaSuccess ||
+        (e = cudaMemcpyAsync(const_cast<int32_t*>(states_) + first, dev_.states + first,
+                             count * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_)) !=
+            cudaSuccess ||
         (e = cudaEventRecord(done_, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
       release(&overflow);
@@ -188,9 +198,9 @@ class CudaTransferBatch final : public TransferBatch {
 
   int cancel() override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    *cancel_ = 1;
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    return ok();
+    std::lock_guard<std::mutex> lock(mu_);
+    const cudaError_t e = signalCancel();
+    return e == cudaSuccess ? ok() : cudaFail("cancel: copying the cancel word", e);
   }
 
  private:
@@ -199,7 +209,23 @@ class CudaTransferBatch final : public TransferBatch {
     BatchCopy* copies = nullptr;
     BatchProgress* progress = nullptr;
     BatchChunk* chunks = nullptr;
+    int32_t* states = nullptr;        // device layout only: the request states
+    const int32_t* cancel = nullptr;  // device layout only: the cancel word
   };
+
+  // The host's cancel word is set at once (submit refuses after it); the device's follows on
+  // the cancel stream, which runs beside the batch's kernels.
+  cudaError_t signalCancel() {
+    *cancel_ = 1;
+    cuda_detail::DeviceGuard guard;
+    cudaError_t e = cudaSetDevice(device_);
+    if (e == cudaSuccess) {
+      e = cudaMemcpyAsync(dev_cancel_, const_cast<int32_t*>(cancel_), sizeof(int32_t),
+                          cudaMemcpyHostToDevice, cancel_stream_);
+    }
+    if (e != cudaSuccess) cudaGetLastError();
+    return e;
+  }
   struct Arrays {
     Layout dev;    // device memory
     Layout stage;  // pinned host memory
@@ -229,20 +255,25 @@ class CudaTransferBatch final : public TransferBatch {
     if ((e = cudaEventCreateWithFlags(&done_, cudaEventDisableTiming)) != cudaSuccess) {
       return cudaWhy("cudaEventCreateWithFlags", e, why);
     }
+    if ((e = cudaStreamCreateWithFlags(&cancel_stream_, cudaStreamNonBlocking)) != cudaSuccess) {
+      return cudaWhy("cudaStreamCreateWithFlags(cancel)", e, why);
+    }
+    // States and the cancel word: pinned on the host, the same words in device memory.
     const size_t bytes = (size_t)(capacity_ + 1) * sizeof(int32_t);
-    if ((e = cudaHostAlloc(&host_words_, bytes, cudaHostAllocMapped | cudaHostAllocPortable)) !=
-        cudaSuccess) {
+    if ((e = cudaHostAlloc(&host_words_, bytes, cudaHostAllocPortable)) != cudaSuccess) {
       return cudaWhy("cudaHostAlloc(states)", e, why);
     }
     std::memset(host_words_, 0, bytes);
-    void* dev = nullptr;
-    if ((e = cudaHostGetDevicePointer(&dev, host_words_, 0)) != cudaSuccess) {
-      return cudaWhy("cudaHostGetDevicePointer", e, why);
+    if ((e = cudaMalloc(&dev_words_, bytes)) != cudaSuccess) {
+      dev_words_ = nullptr;
+      return cudaWhy("cudaMalloc(states)", e, why);
     }
+    if ((e = cudaMemset(dev_words_, 0, bytes)) != cudaSuccess)
+      return cudaWhy("cudaMemset(states)", e, why);
     states_ = (volatile int32_t*)host_words_;
     cancel_ = states_ + capacity_;
-    states_dev_ = (volatile int32_t*)dev;
-    cancel_dev_ = states_dev_ + capacity_;
+    dev_states_ = static_cast<int32_t*>(dev_words_);
+    dev_cancel_ = dev_states_ + capacity_;
     // Two chunks per request: every request up to 32 KiB, and larger ones while the pool lasts.
     chunk_capacity_ = 2 * (uint64_t)capacity_;
     if (allocate((uint64_t)capacity_, chunk_capacity_, &arrays_) != kOk) {
@@ -251,6 +282,8 @@ class CudaTransferBatch final : public TransferBatch {
     }
     dev_ = arrays_.dev;
     stage_ = arrays_.stage;
+    dev_.states = dev_states_;
+    dev_.cancel = dev_cancel_;
     return kOk;
   }
 
@@ -312,8 +345,10 @@ class CudaTransferBatch final : public TransferBatch {
   void* host_words_ = nullptr;
   volatile int32_t* states_ = nullptr;
   volatile int32_t* cancel_ = nullptr;
-  volatile int32_t* states_dev_ = nullptr;
-  volatile int32_t* cancel_dev_ = nullptr;
+  cudaStream_t cancel_stream_ = nullptr;
+  void* dev_words_ = nullptr;
+  int32_t* dev_states_ = nullptr;
+  int32_t* dev_cancel_ = nullptr;
   cudaEvent_t done_ = nullptr;  // recorded after each part's kernel
   bool launched_ = false;
   Arrays arrays_;

@@ -10,6 +10,7 @@
 // parts still queued only cancels them; its destructor waits until the worker is out of the
 // batch's memory (at most the one request it is copying), because the Java layer unmaps the
 // segments right after.
+#include "batch/batch_descriptors.h"
 #include "batch/transfer_batches.h"
 
 #include <atomic>
@@ -26,6 +27,9 @@
 
 namespace te4j {
 namespace {
+
+static_assert(batch::kOpRead == kBatchRead && batch::kOpWrite == kBatchWrite,
+              "one set of opcode values");
 
 struct Request {
   int32_t opcode;
@@ -166,12 +170,13 @@ class HostTransferBatch final : public TransferBatch {
     } catch (const std::bad_alloc&) {
       return fail(kOutOfMemory, "submit: out of memory");
     }
+    batch::DescriptorProblem problem;
+    const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
+    if (bad >= 0) {
+      return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
+                                        batch::describe(problem));
+    }
     for (int i = 0; i < count; ++i) {
-      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 ||
-          local[i] == 0 || remote[i] == 0) {
-        return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                          " has a bad opcode, a null address or length 0");
-      }
       part.requests[static_cast<size_t>(i)] = Request{opcodes[i], local[i], remote[i], lengths[i]};
     }
     {

@@ -2,6 +2,7 @@
 // NvrtcCompilation. Plain C++ (no CUDA header): NVRTC's C ABI is declared here, so the host-only
 // build compiles kernels too and libte4j never links libnvrtc.
 #include <dlfcn.h>
+#include <limits.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@ using ErrorStringFn = const char* (*)(int);
 
 struct NvrtcApi {
   void* handle = nullptr;
+  void* builtins = nullptr;
   std::string library;
   int version = 0;
   VersionFn version_fn = nullptr;
@@ -63,17 +65,46 @@ std::vector<std::string> splitLines(const char* joined) {
   return out;
 }
 
+// The sonames te4j knows, newest first: CUDA 13's, CUDA 12's, CUDA 11.2-11.8's (one soname for
+// all of 11.x from 11.2 on), then the unversioned development link.
+constexpr const char* kSonames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                    "libnvrtc.so"};
+
 std::vector<std::string> defaultCandidates() {
   std::vector<std::string> out;
   const char* env = std::getenv("TE4J_NVRTC_LIBRARY");
   if (env != nullptr && *env != '\0') out.push_back(env);
-  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so"}) out.push_back(name);
-  for (const char* dir : {"/usr/local/cuda/lib64", "/usr/local/cuda-13.0/targets/x86_64-linux/lib",
-                          "/usr/local/cuda/targets/x86_64-linux/lib"}) {
-    out.push_back(std::string(dir) + "/libnvrtc.so.13");
-    out.push_back(std::string(dir) + "/libnvrtc.so");
+  for (const char* name : kSonames) out.push_back(name);
+  for (const char* dir : {"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib",
+                          "/usr/local/cuda-13.0/targets/x86_64-linux/lib"}) {
+    for (const char* name : kSonames) out.push_back(std::string(dir) + "/" + name);
   }
   return out;
+}
+
+// NVRTC opens its builtins library (libnvrtc-builtins.so.<major>.<minor>) by soname during the
+// first compile, so a libnvrtc outside the loader's path (an unpacked package, a wheel) fails
+// there unless its builtins are on that path too. Opening the builtins beside it first lets that
+// later dlopen find the loaded copy by its soname. Returns the handle (kept open while NVRTC is in
+// use), or null with why in *why when they are neither beside the library nor on the path.
+void* openBuiltins(void* nvrtc, int major, int minor, std::string* why) {
+  const std::string soname =
+      "libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor);
+  char origin[PATH_MAX + 1] = {0};  // RTLD_DI_ORIGIN writes up to PATH_MAX bytes
+  if (dlinfo(nvrtc, RTLD_DI_ORIGIN, origin) == 0 && origin[0] != '\0') {
+    const std::string beside = std::string(origin) + "/" + soname;
+    if (void* h = dlopen(beside.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+  if (void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  const char* err = dlerror();
+  *why = "NVRTC " + std::to_string(major) + "." + std::to_string(minor) +
+         " loaded but its builtins library " + soname +
+         " is neither beside it nor on the "
+         "loader's path (" +
+         (err != nullptr ? err : "not found") +
+         "); NVRTC cannot compile "
+         "without it";
+  return nullptr;
 }
 
 template <typename Fn>
@@ -142,11 +173,17 @@ int nvrtcLoad(const char* candidates) {
   if (!probe && g_api.handle != nullptr) return g_api.version;
   if (!probe) names = defaultCandidates();
   std::string tried;
+  std::string absent;
   for (const std::string& name : names) {
     void* handle = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      const char* why = dlerror();
-      tried += "\n  " + name + ": " + (why != nullptr ? why : "not found");
+      const char* err = dlerror();
+      const std::string why = err != nullptr ? err : "";
+      if (why.empty() || why.find("No such file") != std::string::npos) {
+        absent += (absent.empty() ? "" : ", ") + name;  // the common case, listed on one line
+      } else {
+        tried += "\n  " + why;  // dlerror names the library itself
+      }
       continue;
     }
     NvrtcApi api;
@@ -163,23 +200,36 @@ int nvrtcLoad(const char* candidates) {
       dlclose(handle);
       continue;
     }
+    std::string why;
+    void* builtins = openBuiltins(handle, major, minor, &why);
+    if (builtins == nullptr) {
+      tried += "\n  " + name + ": " + why;
+      dlclose(handle);
+      continue;
+    }
     api.handle = handle;
+    api.builtins = builtins;
     api.library = name;
     api.version = major * 1000 + minor * 10;
     if (g_api.handle == nullptr) {
       g_api = api;
     } else {
-      dlclose(handle);  // a probe while one is loaded: the loaded one stays in use
+      // A probe while one is loaded: the loaded one stays in use. Closing only drops this
+      // probe's references; a library that is also the one in use stays mapped.
+      dlclose(builtins);
+      dlclose(handle);
     }
     return api.version;
   }
+  if (!absent.empty()) tried = "\n  not found: " + absent + tried;
   return moduleFail(
       kUnavailable,
       "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" + tried +
-          "\nfix: install NVRTC (the CUDA toolkit's libnvrtc, e.g. the package "
-          "cuda-nvrtc-13-0, or the JavaCPP Presets for CUDA 'redist' jar), add its "
-          "folder to LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
-          "/path/libnvrtc.so.13 (environment: TE4J_NVRTC_LIBRARY); or compile "
+          "\nfix: install NVRTC 12 or newer with its builtins library (the CUDA "
+          "toolkit's libnvrtc, e.g. NVIDIA's package cuda-nvrtc-13-0, or Debian's "
+          "non-free libnvrtc12 + libnvrtc-builtins12.4), add its folder to "
+          "LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
+          "/path/libnvrtc.so.12 (environment: TE4J_NVRTC_LIBRARY); or compile "
           "offline with nvcc and load the cubin/PTX instead");
 }
 

@@ -466,6 +466,113 @@ void hmacSeeds() {
   seed("block_boundaries", std::vector<uint8_t>(64, 0x36), std::string(119, 'x'), 55, 56, 64);
 }
 
+// ---- transfer-batch descriptors (layout: fuzz_batch_descriptors.cpp) ------------------------
+
+void le64(std::vector<uint8_t>* out, uint64_t v) {
+  le32(out, (uint32_t)v);
+  le32(out, (uint32_t)(v >> 32));
+}
+
+// One request: choice bits (opcode, local, remote and length classes), offsets, the raw word.
+void batchRequest(std::vector<uint8_t>* s, int op, int local, int remote, int length,
+                  uint32_t local_off, uint32_t remote_off, uint64_t raw) {
+  s->push_back((uint8_t)(op | (local << 2) | (remote << 4) | (length << 6)));
+  if (op == 3) le32(s, 0x7fffffff);
+  le32(s, local_off);
+  le32(s, remote_off);
+  le64(s, raw);
+}
+
+// Header: platform, capacity byte, then a chunking section of `copies` lengths of `cls`.
+std::vector<uint8_t> batchHeader(uint8_t platform, uint8_t capacity, uint8_t copies, uint8_t cls) {
+  std::vector<uint8_t> s{platform, capacity, copies};
+  for (int i = 0; i < copies; ++i) {
+    s.push_back((uint8_t)(cls + i));
+    le64(&s, 0x123456789abcdefull * (uint64_t)(i + 1));
+  }
+  s.push_back(0);  // max_chunks: exactly what is needed
+  return s;
+}
+
+void batchSubmit(std::vector<uint8_t>* s, int count) {
+  s->push_back(0);                     // submit
+  s->push_back((uint8_t)(count + 1));  // count
+  s->push_back(0);                     // first: the model's
+}
+
+void batchSeeds() {
+  const char* t = "fuzz_batch_descriptors";
+  {  // good READs and WRITEs, waits and state reads between parts
+    std::vector<uint8_t> s = batchHeader(0, 15, 2, 0);
+    batchSubmit(&s, 4);
+    batchRequest(&s, 1, 0, 0, 0, 0, 0, 4096);
+    batchRequest(&s, 0, 1, 1, 0, 100, 2000, 1000);
+    batchRequest(&s, 2, 0, 1, 0, 4095, 0, 0);
+    batchRequest(&s, 0, 0, 0, 0, 17, 4000, 77);
+    s.insert(s.end(), {2, 7, 1, 8, 12});
+    batchSubmit(&s, 2);
+    batchRequest(&s, 1, 0, 0, 0, 0, 4095, 5);
+    batchRequest(&s, 0, 0, 0, 0, 2048, 2048, 2047);
+    s.insert(s.end(), {1, 8, 14});
+    save(t, "good_parts", s);
+  }
+  {  // each kind of bad descriptor after a good one
+    std::vector<uint8_t> s = batchHeader(0, 31, 0, 0);
+    const int bad[][4] = {{3, 0, 0, 0}, {1, 2, 0, 0}, {0, 0, 2, 0}, {1, 3, 0, 0}, {0, 0, 3, 0},
+                          {1, 0, 0, 1}, {0, 0, 0, 2}, {1, 0, 0, 3}, {1, 3, 3, 2}};
+    for (const auto& b : bad) {
+      batchSubmit(&s, 2);
+      batchRequest(&s, 1, 0, 0, 0, 8, 8, 64);
+      batchRequest(&s, b[0], b[1], b[2], b[3], 4, 4, 0xfedcba9876543210ull);
+    }
+    batchSubmit(&s, 1);
+    batchRequest(&s, 1, 0, 0, 0, 8, 8, 64);
+    save(t, "bad_descriptors", s);
+  }
+  {  // a wrong first, a count over the capacity, an empty part, a negative count
+    std::vector<uint8_t> s = batchHeader(0, 2, 0, 0);  // capacity 3
+    s.insert(s.end(), {0, 2, 255, 5});                 // first 5
+    batchRequest(&s, 1, 0, 0, 0, 0, 0, 10);
+    batchSubmit(&s, 4);
+    for (int i = 0; i < 4; ++i) batchRequest(&s, 1, 0, 0, 0, (uint32_t)i, 0, 10);
+    s.insert(s.end(), {0, 1, 0});  // count 0
+    s.insert(s.end(), {0, 0, 0});  // count -1
+    batchSubmit(&s, 3);
+    for (int i = 0; i < 3; ++i) batchRequest(&s, 0, 0, 0, 0, (uint32_t)(i * 100), 0, 10);
+    batchSubmit(&s, 1);  // the batch is full
+    batchRequest(&s, 0, 0, 0, 0, 0, 0, 10);
+    s.insert(s.end(), {1, 8, 11, 1, 0, 90, 1, 7, 8});  // states inside, past the end, negative
+    save(t, "first_and_capacity", s);
+  }
+  {  // cancel with work queued, then a submit that must be refused
+    std::vector<uint8_t> s = batchHeader(0, 40, 0, 0);
+    batchSubmit(&s, 10);
+    for (int i = 0; i < 10; ++i)
+      batchRequest(&s, i & 1, 0, 0, 0, (uint32_t)(i * 300), (uint32_t)(i * 200), 4000);
+    s.push_back(3);
+    batchSubmit(&s, 1);
+    batchRequest(&s, 1, 0, 0, 0, 0, 0, 1);
+    save(t, "cancel_then_submit", s);
+  }
+  {  // chunking: lengths at the per-copy chunk limit, at 2^40 and just over, a max_chunks too small
+    std::vector<uint8_t> s = batchHeader(0, 0, 3, 1);
+    s.back() = 150;  // max_chunks: one short
+    save(t, "chunks_at_the_limits", s);
+    save(t, "chunks_exact", batchHeader(0, 0, 8, 0));
+    // A raw length of 2^64 - 1: the sums of the chunk arithmetic would wrap (a division by zero).
+    std::vector<uint8_t> huge{0, 0, 1, 5};
+    le64(&huge, ~0ull);
+    huge.push_back(0);
+    save(t, "chunk_length_2_64_minus_1", huge);
+  }
+  // Batches that refuse everything: CUDA in a host-only build, an unknown platform, bad capacities.
+  save(t, "cuda_unavailable", batchHeader(2, 0, 0, 0));
+  save(t, "unknown_platform", batchHeader(3, 0, 0, 0));
+  save(t, "capacity_zero", batchHeader(0, 252, 0, 0));
+  save(t, "capacity_negative", batchHeader(0, 253, 0, 0));
+  save(t, "capacity_over_max", batchHeader(0, 254, 0, 0));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -479,6 +586,7 @@ int main(int argc, char** argv) {
   handleSeeds();
   metadataSeeds();
   hmacSeeds();
+  batchSeeds();
   std::printf("fuzz_seeds: %d inputs under %s\n", g_written, g_root.c_str());
   return 0;
 }

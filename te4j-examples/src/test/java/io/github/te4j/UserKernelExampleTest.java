@@ -27,6 +27,25 @@ public class UserKernelExampleTest
             UserKernelExampleRunner.kernels());
     }
 
+    /** CI: the example's kernels compile with NVRTC for sm_90 as the example compiles them (no GPU needed). */
+    @Test
+    public void kernelsCompileWithNvrtc()
+    {
+        if (!KernelCompiler.isAvailable())
+        {
+            final String why = "NVRTC is unavailable here: " + KernelCompiler.unavailabilityCause().getMessage();
+            final String required = System.getenv("TE4J_REQUIRE_NVRTC");
+            if (required != null && !required.isEmpty() && !required.equals("0"))
+            {
+                Assert.fail("TE4J_REQUIRE_NVRTC=" + required + " but " + why);
+            }
+            throw new SkipException(why);
+        }
+        final KernelImage image = KernelCompiler.forArchitecture("sm_90").compile("user_kernel_example.cu",
+            UserKernelExampleRunner.kernels());
+        Assert.assertEquals(image.kind(), KernelImage.Kind.CUBIN);
+    }
+
     @Test(groups = {"cuda", "cuda-kernels"}, timeOut = 300_000)
     public void bothRanksOnOneGpu() throws Exception
     {

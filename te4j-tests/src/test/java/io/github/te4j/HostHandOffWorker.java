@@ -3,8 +3,6 @@ package io.github.te4j;
 import io.github.te4j.check.Patterns;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 
 /**
  * One rank of {@link HostHandOffTest}'s multi-process cases (key=value arguments: rank, world,
@@ -22,24 +20,18 @@ public final class HostHandOffWorker
 
     public static void main(final String[] argv) throws Exception
     {
-        final Map<String, String> a = new HashMap<>();
-        for (final String s : argv)
-        {
-            final int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
-        final int rank = Integer.parseInt(a.get("rank"));
-        final int world = Integer.parseInt(a.get("world"));
-        final int port = Integer.parseInt(a.get("port"));
-        final int rounds = Integer.parseInt(a.get("rounds"));
-        final boolean pingPong = a.get("mode").equals("pingpong");
+        final WorkerArgs a = WorkerArgs.parse(argv);
+        final int rank = a.rank;
+        final int world = a.world;
+        final int rounds = Integer.parseInt(a.required("rounds"));
+        final boolean pingPong = a.required("mode").equals("pingpong");
         final Duration timeout = Duration.ofSeconds(120);
         // Slot s receives rank s's block; then the signal word; the source after it.
         final long sig = (long)BLOCK * world;
         final long src = sig + 64;
         final long windowBytes = src + BLOCK;
-        try (HandleExchange ex = TestExchanges.tcp(rank, world, port, timeout);
-            TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build())
+        try (HandleExchange ex = a.tcpExchange(timeout);
+            TransferEngine engine = a.engine())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
             final DeviceBuffer window = p2p.allocateBuffer(windowBytes);

@@ -1,13 +1,10 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
-import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One rank of the multi-process P2P tests, run as a child JVM by {@link P2pMultiProcessTest}
@@ -26,24 +23,16 @@ public final class P2pWorker
 
     public static void main(final String[] argv) throws Exception
     {
-        final Map<String, String> a = new HashMap<>();
-        for (final String s : argv)
-        {
-            final int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
-        final int rank = Integer.parseInt(a.get("rank"));
-        final int world = Integer.parseInt(a.get("world"));
-        final int port = Integer.parseInt(a.get("port"));
-        final Platform platform = Platform.valueOf(a.getOrDefault("platform", "host").toUpperCase());
-        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + DeviceMap.deviceOf(rank) : "0"));
-        final long[] sizes = a.getOrDefault("sizes", "16,4096,65536,1048576").isEmpty() ? new long[0]
-            : java.util.Arrays.stream(a.getOrDefault("sizes", "16,4096,65536,1048576").split(","))
-                .mapToLong(Long::parseLong).toArray();
-        final int rounds = Integer.parseInt(a.getOrDefault("rounds", "2"));
-        final long session = Long.parseLong(a.getOrDefault("session", "12345"));
-        final int writes = Integer.parseInt(a.getOrDefault("writes", "1000"));
-        final Duration timeout = Duration.ofSeconds(Long.parseLong(a.getOrDefault("timeoutSeconds", "60")));
+        final WorkerArgs a = WorkerArgs.parse(argv);
+        final int rank = a.rank;
+        final int world = a.world;
+        final Platform platform = a.platform();
+        final int device = a.device();
+        final long[] sizes = a.sizes("16,4096,65536,1048576");
+        final int rounds = a.getInt("rounds", 2);
+        final long session = a.getLong("session", 12345);
+        final int writes = a.getInt("writes", 1000);
+        final Duration timeout = a.timeout(60);
 
         long slot = 16;
         for (final long s : sizes)
@@ -54,8 +43,8 @@ public final class P2pWorker
         final long counter = sigBase + 4L * world;
         final long windowBytes = counter + 64;
 
-        try (HandleExchange ex = TestExchanges.tcp(rank, world, port, timeout);
-            TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
+        try (HandleExchange ex = a.tcpExchange(timeout);
+            TransferEngine engine = a.engine())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
             final DeviceBuffer window = p2p.allocateBuffer(windowBytes);

@@ -1,14 +1,11 @@
 package io.github.te4j;
 
 import io.github.te4j.check.Patterns;
-import io.github.te4j.launcher.DeviceMap;
 import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.rendezvous.Rendezvous;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * One rank of the RDMA tests, run as a child JVM by {@link RdmaMultiProcessTest} (and by
@@ -44,33 +41,27 @@ public final class RdmaWorker
 
     public static void main(final String[] argv) throws Exception
     {
-        final Map<String, String> a = new HashMap<>();
-        for (final String s : argv)
-        {
-            final int eq = s.indexOf('=');
-            a.put(s.substring(0, eq), s.substring(eq + 1));
-        }
-        final int rank = Integer.parseInt(a.get("rank"));
-        final int world = Integer.parseInt(a.get("world"));
-        final int port = Integer.parseInt(a.get("port"));
-        final String host = a.getOrDefault("host", "127.0.0.1");
-        final String bind = a.getOrDefault("bind", host);
-        final String nic = a.getOrDefault("nic", "soft");
-        final Platform platform = Platform.valueOf(a.getOrDefault("platform", "host").toUpperCase());
-        final int device = Integer.parseInt(a.getOrDefault("device", platform == Platform.CUDA ? "" + DeviceMap.deviceOf(rank) : "0"));
-        final long[] sizes = java.util.Arrays.stream(a.getOrDefault("sizes", "1,4096,1048576").split(","))
-            .mapToLong(Long::parseLong).toArray();
-        final int rounds = Integer.parseInt(a.getOrDefault("rounds", "1"));
-        final int ring = Integer.parseInt(a.getOrDefault("ring", "16"));
-        final int writers = Integer.parseInt(a.getOrDefault("writers", "4"));
-        final int writes = Integer.parseInt(a.getOrDefault("writes", "300"));
-        final boolean errors = Boolean.parseBoolean(a.getOrDefault("errors", "true")) && world == 2;
+        final WorkerArgs a = WorkerArgs.parse(argv);
+        final int rank = a.rank;
+        final int world = a.world;
+        final int port = a.port;
+        final String host = a.get("host", "127.0.0.1");
+        final String bind = a.get("bind", host);
+        final String nic = a.get("nic", "soft");
+        final Platform platform = a.platform();
+        final int device = a.device();
+        final long[] sizes = a.sizes("1,4096,1048576");
+        final int rounds = a.getInt("rounds", 1);
+        final int ring = a.getInt("ring", 16);
+        final int writers = a.getInt("writers", 4);
+        final int writes = a.getInt("writes", 300);
+        final boolean errors = a.getBoolean("errors", true) && world == 2;
         // connect() again over QPs that carried traffic (no recreate): the NIC restarts them at
         // WQE 0 / PSN 0, and a put+signal round after it must neither replay old work requests
         // nor take old completions for new ones.
-        final boolean reconnectTwice = Boolean.parseBoolean(a.getOrDefault("reconnectTwice", "false"));
-        final long session = Long.parseLong(a.getOrDefault("session", "4242"));
-        final Duration timeout = Duration.ofSeconds(Long.parseLong(a.getOrDefault("timeoutSeconds", "60")));
+        final boolean reconnectTwice = a.getBoolean("reconnectTwice", false);
+        final long session = a.getLong("session", 4242);
+        final Duration timeout = a.timeout(60);
 
         long slot = (long)ORDER_SLICES * SLICE;
         for (final long s : sizes)
@@ -90,7 +81,7 @@ public final class RdmaWorker
 
         try (HandleExchange ex = Rendezvous.builder().rank(rank).worldSize(world).endpoint(host, port)
                 .bindAddress(bind).connectTimeout(timeout).defaultTimeout(timeout).build();
-            TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
+            TransferEngine engine = a.engine())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(world);
             final DeviceBuffer window = p2p.allocateBuffer(windowBytes);

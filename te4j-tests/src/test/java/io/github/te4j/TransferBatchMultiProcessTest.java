@@ -17,7 +17,10 @@ public class TransferBatchMultiProcessTest
     static void run(final int world, final String mode, final String... extra) throws InterruptedException
     {
         final int port = RankProcesses.freePort();
-        final long session = System.nanoTime();
+        // The session seeds every rank's plans and data: a failure prints it, and
+        // -Dte4j.batch.session=N replays the same plans.
+        final long session = Long.getLong("te4j.batch.session", System.nanoTime());
+        final String replay = " (session=" + session + ", replay with -Dte4j.batch.session=" + session + ")";
         try (RankProcesses ranks = new RankProcesses())
         {
             ranks.start(world, TransferBatchWorker.class.getName(), List.of("-Xmx1g"), r ->
@@ -34,8 +37,8 @@ public class TransferBatchMultiProcessTest
             }
             for (final RankProcesses.Result r : results)
             {
-                Assert.assertEquals(r.exitCode, 0, "rank " + r.rank + " failed:\n" + r.output);
-                Assert.assertTrue(r.output.contains("OK rank " + r.rank + " done"), r.output);
+                Assert.assertEquals(r.exitCode, 0, "rank " + r.rank + " failed" + replay + ":\n" + r.output);
+                Assert.assertTrue(r.output.contains("OK rank " + r.rank + " done"), replay + "\n" + r.output);
             }
         }
     }

@@ -1,6 +1,7 @@
 package io.github.te4j;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -8,6 +9,8 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -30,6 +33,8 @@ final class CudaToolkitHeaders
         + "or the environment variable TE4J_CUDA_INCLUDE";
 
     private static final String MARKER = "cuda_runtime_api.h";
+    private static final Pattern CUDART_VERSION = Pattern.compile("^#define\\s+CUDART_VERSION\\s+([0-9]+)");
+    private static final String NO_FP8 = "CCCL_DISABLE_NVFP8_SUPPORT";
 
     private CudaToolkitHeaders()
     {
@@ -74,6 +79,42 @@ final class CudaToolkitHeaders
     {
         final Path cccl = include.resolve("cccl");
         return Files.isDirectory(cccl) ? List.of(include, cccl) : List.of(include);
+    }
+
+    /**
+     * The toolkit's CUDA version as major * 1000 + minor * 10 (13000 = 13.0), read from
+     * {@code CUDART_VERSION} in its {@code cuda_runtime_api.h}; -1 when unreadable.
+     */
+    static int version(final Path include)
+    {
+        try (Stream<String> lines = Files.lines(include.resolve(MARKER)))
+        {
+            return lines.map(CUDART_VERSION::matcher).filter(Matcher::find).findFirst()
+                .map(m -> Integer.parseInt(m.group(1))).orElse(-1);
+        }
+        catch (final IOException | UncheckedIOException | NumberFormatException e)
+        {
+            return -1;
+        }
+    }
+
+    /**
+     * The options that let an NVRTC older than the toolkit compile against its headers (empty
+     * when NVRTC is as new). The toolkit's libcu++ includes its {@code cuda_fp8.h}, {@code cuda_fp6.h}
+     * and {@code cuda_fp4.h} when present, and those need the macros of the toolkit's own
+     * run-time headers, which an older NVRTC's built-in ones lack; the narrow float types are
+     * optional in libcu++ and te4j's headers do not use them, so they are turned off (FP6 and FP4
+     * follow FP8).
+     */
+    static List<String> compatibilityOptions(final Path include, final int nvrtcVersion, final List<String> userOptions)
+    {
+        final int toolkit = version(include);
+        final boolean userSet = userOptions.stream().anyMatch(o -> o.contains(NO_FP8));
+        if (toolkit < 0 || nvrtcVersion / 1000 >= toolkit / 1000 || userSet)
+        {
+            return List.of();
+        }
+        return List.of("-D" + NO_FP8);
     }
 
     private static List<Path> candidates()

@@ -49,6 +49,10 @@ public final class KernelCompiler
 
     private static final Pattern ARCH = Pattern.compile("(sm|compute)_[0-9]{2,3}[af]?");
     private static final Pattern MISSING_HEADER = Pattern.compile("cannot open source file \"([^\"]+)\"");
+    /** What the CUDA 13 toolkit's libcu++ says under an NVRTC before 12. */
+    private static final String CCCL_TOO_OLD = "CUDA versions below 12 are not supported";
+    /** NVRTC's words for an architecture it does not know. */
+    private static final String UNKNOWN_ARCH = "invalid value for --gpu-architecture";
     private static final Map<String, KernelImage> MEMORY_CACHE = new ConcurrentHashMap<>();
     private static final Map<Set<String>, Path> SHIM_DIRS = new ConcurrentHashMap<>();
     private static final Object LOAD_LOCK = new Object();
@@ -313,6 +317,7 @@ public final class KernelCompiler
             {
                 // last, as nvcc searches its own include folders after the user's
                 CudaToolkitHeaders.searchPath(toolkit).forEach(dir -> opts.add("-I" + dir));
+                opts.addAll(CudaToolkitHeaders.compatibilityOptions(toolkit, version, options));
             }
             final long start = System.nanoTime();
             final NativeNvrtcCompilation c = NativeNvrtcCompilation.compile(source, name, String.join("\n", opts),
@@ -349,6 +354,17 @@ public final class KernelCompiler
                         detail += "\nfix: \"" + missing + "\" is not among NVRTC's built-in headers"
                             + (toolkit == null ? "; " + CudaToolkitHeaders.FIX : " nor in " + toolkit);
                     }
+                    if (log.contains(UNKNOWN_ARCH))
+                    {
+                        detail += "\nfix: NVRTC " + versionText() + " (" + library() + ") does not know " + architecture
+                            + "; name an older architecture (PTX for compute_XY runs on newer GPUs) or use a newer NVRTC";
+                    }
+                    if (toolkit != null && log.contains(CCCL_TOO_OLD))
+                    {
+                        detail += "\nfix: the CUDA toolkit's libcu++ in " + toolkit + " needs NVRTC 12 or newer; this is NVRTC "
+                            + versionText() + " (" + library() + "): install NVRTC 12 or newer or "
+                            + "name it with -D" + LIBRARY_PROPERTY + "= (environment: TE4J_NVRTC_LIBRARY)";
+                    }
                     throw Errors.toException(status, "compile(" + name + ", " + architecture + ")", detail);
                 }
                 final byte[] bytes = new byte[(int) c.imageBytes()];
@@ -366,6 +382,11 @@ public final class KernelCompiler
                 NativeApi.destroyObject(c);
             }
         }
+    }
+
+    private static String versionText()
+    {
+        return version / 1000 + "." + version % 1000 / 10;
     }
 
     private static Path shimDir(final Set<String> shims)

@@ -31,6 +31,62 @@ abstract class NativeResource implements AutoCloseable
         return l;
     }
 
+    /** Unlocks a call entered with {@link #enter()}, {@link #enter2} or {@link #enter3}. */
+    final void exit()
+    {
+        lock.readLock().unlock();
+    }
+
+    /**
+     * {@link #enter()} of two resources in the order given, without the arrays of {@link #enterAll}
+     * (per-op paths: a varargs call allocates two arrays that the JIT does not remove). If the
+     * second is closed, the first is unlocked before {@link ClosedException} propagates. Exit
+     * with {@link #exit2}.
+     */
+    static void enter2(final NativeResource a, final NativeResource b)
+    {
+        a.enter();
+        try
+        {
+            b.enter();
+        }
+        catch (final RuntimeException e)
+        {
+            a.exit();
+            throw e;
+        }
+    }
+
+    /** {@link #enter2} of three resources; exit with {@link #exit3}. */
+    static void enter3(final NativeResource a, final NativeResource b, final NativeResource c)
+    {
+        enter2(a, b);
+        try
+        {
+            c.enter();
+        }
+        catch (final RuntimeException e)
+        {
+            exit2(a, b);
+            throw e;
+        }
+    }
+
+    /** Releases what {@link #enter2} took, in reverse order. */
+    static void exit2(final NativeResource a, final NativeResource b)
+    {
+        b.exit();
+        a.exit();
+    }
+
+    /** Releases what {@link #enter3} took, in reverse order. */
+    static void exit3(final NativeResource a, final NativeResource b, final NativeResource c)
+    {
+        c.exit();
+        b.exit();
+        a.exit();
+    }
+
     /**
      * Like {@link #enter()} for internal draining: does not queue behind a thread waiting to close
      * (which may itself wait for the caller), and returns null instead of throwing when closed.

@@ -31,6 +31,9 @@ public final class OpStream extends NativeResource
     private volatile int threads = 0;
     /** Windows and buffers that enqueued operations may still touch (see InFlightWork). */
     private final Set<NativeResource> touched = ConcurrentHashMap.newKeySet();
+    /** The window and source of the latest op, both in {@link #touched} while set (see touch). */
+    private volatile CommContext lastCtx;
+    private volatile DeviceBuffer lastSrc;
     /** First error found while draining for a free; thrown by the next synchronize. */
     private volatile Te4jException deferred;
     /** Users' kernels launched since the last synchronize, named in its errors (a few at most). */
@@ -100,16 +103,16 @@ public final class OpStream extends NativeResource
         final long srcOffset, final long bytes)
     {
         checkPut(ctx, dstRank, dstOffset, src, srcOffset, bytes);
-        final Lock[] locks = enterAll(this, ctx, src);
+        enter3(this, ctx, src);
         try
         {
             touch(ctx, src);
-            ok(peer.put(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + dstOffset,
+            ok(peer.put(ctx.nativeCtx().address(), dstRank, ctx.localBuffer().address() + dstOffset,
                 src.address() + srcOffset, bytes, blocks, threads), "put");
         }
         finally
         {
-            exitAll(locks);
+            exit3(this, ctx, src);
         }
     }
 
@@ -131,17 +134,17 @@ public final class OpStream extends NativeResource
     {
         checkPut(ctx, dstRank, dstOffset, src, srcOffset, bytes);
         checkWord(ctx, signalOffset);
-        final Lock[] locks = enterAll(this, ctx, src);
+        enter3(this, ctx, src);
         try
         {
             touch(ctx, src);
             final long base = ctx.localBuffer().address();
-            ok(peer.putWithSignal(ctx.nativeCtx(), dstRank, base + dstOffset, src.address() + srcOffset,
+            ok(peer.putWithSignal(ctx.nativeCtx().address(), dstRank, base + dstOffset, src.address() + srcOffset,
                 bytes, base + signalOffset, value, blocks, threads), "putWithSignal");
         }
         finally
         {
-            exitAll(locks);
+            exit3(this, ctx, src);
         }
     }
 
@@ -150,15 +153,15 @@ public final class OpStream extends NativeResource
     {
         checkRemote(ctx, dstRank);
         checkWord(ctx, signalOffset);
-        final Lock[] locks = enterAll(this, ctx);
+        enter2(this, ctx);
         try
         {
             touch(ctx, null);
-            ok(peer.signal(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + signalOffset, value), "signal");
+            ok(peer.signal(ctx.nativeCtx().address(), dstRank, ctx.localBuffer().address() + signalOffset, value), "signal");
         }
         finally
         {
-            exitAll(locks);
+            exit2(this, ctx);
         }
     }
 
@@ -167,15 +170,15 @@ public final class OpStream extends NativeResource
     {
         checkRemote(ctx, dstRank);
         checkWord(ctx, offset);
-        final Lock[] locks = enterAll(this, ctx);
+        enter2(this, ctx);
         try
         {
             touch(ctx, null);
-            ok(peer.redAdd(ctx.nativeCtx(), dstRank, ctx.localBuffer().address() + offset, value), "redAdd");
+            ok(peer.redAdd(ctx.nativeCtx().address(), dstRank, ctx.localBuffer().address() + offset, value), "redAdd");
         }
         finally
         {
-            exitAll(locks);
+            exit2(this, ctx);
         }
     }
 
@@ -189,16 +192,15 @@ public final class OpStream extends NativeResource
         Errors.checkArgument(ctx != null, "ctx is null");
         checkWord(ctx, signalOffset);
         final long ns = checkTimeout(timeout);
-        final Lock[] locks = enterAll(this, ctx);
+        enter2(this, ctx);
         try
         {
             touch(ctx, null);
-            Errors.check(peer.waitSignal(ctx.localBuffer().address() + signalOffset, expected, ns), "waitSignal",
-                peer::lastError);
+            ok(peer.waitSignal(ctx.localBuffer().address() + signalOffset, expected, ns), "waitSignal");
         }
         finally
         {
-            exitAll(locks);
+            exit2(this, ctx);
         }
     }
 
@@ -420,8 +422,14 @@ public final class OpStream extends NativeResource
 
     private static long checkTimeout(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null, "timeout is null");
-        Errors.checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout " + timeout + " must be positive");
+        if (timeout == null)
+        {
+            throw new IllegalArgumentException("timeout is null");
+        }
+        if (timeout.isNegative() || timeout.isZero())
+        {
+            throw new IllegalArgumentException("timeout " + timeout + " must be positive");
+        }
         try
         {
             return timeout.toNanos();
@@ -440,12 +448,20 @@ public final class OpStream extends NativeResource
 
     private void touch(final CommContext ctx, final DeviceBuffer src)
     {
+        // Back-to-back ops on one window and source: the set already holds them (forget clears
+        // these before it removes either), so the three lookups are skipped.
+        if (ctx == lastCtx && (src == null || src == lastSrc))
+        {
+            return;
+        }
         touchOne(ctx);
         touchOne(ctx.localBuffer());
         if (src != null)
         {
             touchOne(src);
+            lastSrc = src;
         }
+        lastCtx = ctx;
     }
 
     /** An add of a present key still locks its bin in ConcurrentHashMap: the lock-free lookup first. */
@@ -460,6 +476,11 @@ public final class OpStream extends NativeResource
     /** Stops tracking {@code r} (it is being freed, or kept alive as a leak). */
     void forget(final NativeResource r)
     {
+        if (lastCtx == r || lastSrc == r || (lastCtx != null && lastCtx.localBuffer() == r))
+        {
+            lastCtx = null;
+            lastSrc = null;
+        }
         touched.remove(r);
     }
 

@@ -15,7 +15,8 @@ import java.util.List;
  * <pre>
  *   write this case's N-1 source blocks, poison the N slots, note the signal word
  *   per sample: all-gather (go, or stop with a rank's error), then --batch all-to-alls (default 1):
- *     te4j:   putWithSignal to every other rank (rotated order), waitSignal for the N-1 arriving
+ *     te4j:   (untimed) a start line of signals among the ranks, then, timed: putWithSignal to
+ *             every other rank (rotated order), waitSignal for the N-1 arriving
  *     memcpy: one single-thread memcpy of each block into the other ranks' mappings
  *   all-gather run errors .. verify every slot, its guard, the own slot, the signal count .. all-gather verdicts
  * </pre>
@@ -51,6 +52,9 @@ final class AllToAllCase
     /** The other ranks' window bases as mapped here (memcpy baseline), read on first use. */
     private long[] peerBases;
     private boolean corrupted;
+    /** The start-line word's value when this case began, and the start lines run since. */
+    private int startBase;
+    private int starts;
 
     AllToAllCase(final BenchConfig config, final Platform platform, final HandleExchange exchange, final CommContext ctx,
         final OpStream stream, final BenchNatives natives, final WindowLayout layout, final long session)
@@ -82,6 +86,8 @@ final class AllToAllCase
             natives.applyTuning(k.tuning());
             prepare(k);
             signalBefore = CaseRunner.readWord(window, WindowLayout.ALLTOALL_SIGNAL);
+            startBase = CaseRunner.readWord(window, WindowLayout.ALLTOALL_START);
+            starts = 0;
             // Launch shape of te4j's puts: 0 blocks = te4j's choice; the host has none.
             final boolean grid = platform == Platform.CUDA && k.blocks() >= 0;
             stream.launchShape(grid ? k.blocks() : 0, grid && k.blocks() > 0 ? k.threads() : 0);
@@ -160,7 +166,8 @@ final class AllToAllCase
             ? (ranks - 1) + " putWithSignal (rotated order) + waitSignal for " + (ranks - 1) + " arrivals"
             : (ranks - 1) + " single-thread memcpy into the other ranks' mappings (no arrival wait)";
         return clock + " around " + (batch == 1 ? "one all-to-all" : batch + " back-to-back all-to-alls") + " of "
-            + each + "; samples start together after an all-gather";
+            + each + (te4j ? "; samples start after an all-gather and an untimed start line of signals"
+                : "; samples start together after an all-gather");
     }
 
     /** This case's source blocks (a distinct stream per source, destination and case) and poisoned slots. */
@@ -189,6 +196,7 @@ final class AllToAllCase
      */
     private long te4jSample(final BenchCase k, final int batch, final int base)
     {
+        startLine();
         return natives.timeStreamOps(stream, timeout, () ->
         {
             for (int b = 1; b <= batch; b++)
@@ -202,6 +210,24 @@ final class AllToAllCase
                 stream.waitSignal(ctx, WindowLayout.ALLTOALL_SIGNAL, base + b * (ranks - 1), arrivalTimeout);
             }
         });
+    }
+
+    /**
+     * Untimed: every rank signals every other rank's start word and waits for the N-1 signals
+     * of this sample, so the ranks start the timed all-to-all within a shared-memory wake-up of
+     * each other. The all-gather before it releases them up to milliseconds apart (a TCP round
+     * per rank), and that skew, which the memcpy baseline never waits for, was most of a small
+     * all-to-all's time.
+     */
+    private void startLine()
+    {
+        starts++;
+        for (int i = 1; i < ranks; i++)
+        {
+            stream.signal(ctx, target(i), WindowLayout.ALLTOALL_START, 1);
+        }
+        stream.waitSignal(ctx, WindowLayout.ALLTOALL_START, startBase + starts * (ranks - 1), arrivalTimeout);
+        stream.synchronize(timeout);
     }
 
     /** The baseline: the same N-1 copies as plain memcpy on this thread, timed with the same clock. */

@@ -4,7 +4,7 @@ package io.github.te4j.bench;
  * Where things sit in each rank's symmetric window:
  * <pre>
  *   0      control words, one per 128-byte line: ping-pong signal, raw flag, handshake, rate signal,
- *          all-to-all signal
+ *          all-to-all signal, stream ping-pong signal, all-to-all start line
  *   4 KiB  source: the rank's pattern, written once (every message is a prefix of it)
  *   dst    destination: poisoned before each case, verified after it; then a poisoned guard
  *   ll     the LL ping-pong's slot (8 KiB: 8 bytes per 4 of payload, up to LL_MAX_BYTES); zero
@@ -27,6 +27,8 @@ public final class WindowLayout
     public static final long ALLTOALL_SIGNAL = 512;
     /** Signal word of the OpStream ping-pong on the host platform (its own: the native loop counts its word exactly). */
     public static final long STREAM_PING_PONG_SIGNAL = 640;
+    /** The all-to-all's start line: before a timed te4j sample every rank adds 1 here on every other rank. */
+    public static final long ALLTOALL_START = 768;
     /** Largest message of the LL ping-pong (its slot takes twice that). */
     public static final long LL_MAX_BYTES = 4096;
     /** Bytes after a message that must still hold the poison (no overrun). */

@@ -3,12 +3,16 @@ package io.github.te4j.internal;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
-import org.bytedeco.javacpp.annotation.Const;
 import org.bytedeco.javacpp.annotation.Name;
 import org.bytedeco.javacpp.annotation.Namespace;
 import org.bytedeco.javacpp.annotation.Properties;
 
-/** Peer of {@code te4j::OpStream}; see {@code te4j/api.h} for each method's contract. */
+/**
+ * Peer of {@code te4j::OpStream}; see {@code te4j/api.h} for each method's contract. The per-op
+ * methods take only primitives (the context as the address of its native {@code CommCtx}): the
+ * generated JNI then reads no fields of argument objects, one call per op is the JNI transition
+ * and the stream's own address.
+ */
 @Properties(inherit = NativeConfig.class)
 @Namespace("te4j")
 @Name("OpStream")
@@ -37,19 +41,23 @@ public final class NativeOpStream extends Pointer
     public native @Cast("intptr_t") long nativeHandle();
 
     public native int put(
-        @Const NativeCommCtx ctx, int dstRank, @Cast("void*") long recvPtr, @Cast("const void*") long sendPtr,
+        @Cast("const mooncake::device::CommCtx*") long ctx, int dstRank, @Cast("void*") long recvPtr,
+        @Cast("const void*") long sendPtr,
         @Cast("size_t") long nbytes, int blocks, int threads);
 
     public native int putWithSignal(
-        @Const NativeCommCtx ctx, int dstRank, @Cast("void*") long recvPtr, @Cast("const void*") long sendPtr,
+        @Cast("const mooncake::device::CommCtx*") long ctx, int dstRank, @Cast("void*") long recvPtr,
+        @Cast("const void*") long sendPtr,
         @Cast("size_t") long nbytes, @Cast("uint32_t*") long sigPtr, @Cast("uint32_t") int value, int blocks,
         int threads);
 
     public native int signal(
-        @Const NativeCommCtx ctx, int dstRank, @Cast("uint32_t*") long sigPtr, @Cast("uint32_t") int value);
+        @Cast("const mooncake::device::CommCtx*") long ctx, int dstRank, @Cast("uint32_t*") long sigPtr,
+        @Cast("uint32_t") int value);
 
     public native int redAdd(
-        @Const NativeCommCtx ctx, int dstRank, @Cast("uint32_t*") long ptr, @Cast("uint32_t") int value);
+        @Cast("const mooncake::device::CommCtx*") long ctx, int dstRank, @Cast("uint32_t*") long ptr,
+        @Cast("uint32_t") int value);
 
     public native int waitSignal(@Cast("uint32_t*") long sigPtr, @Cast("uint32_t") int expected, long timeoutNs);
 
