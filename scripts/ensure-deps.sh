@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs, on Debian/Ubuntu, the build tools te4j needs that are missing: JDK 17, Maven, CMake,
-# g++, clang with libFuzzer and OpenSSL's headers (scripts/fuzz.sh), rdma-core's headers
+# g++, clang-format (scripts/format.sh), clang with libFuzzer and OpenSSL's headers (scripts/fuzz.sh), rdma-core's headers
 # (libibverbs-dev), etcd (te4j-etcd's tests), iproute2 for the network-namespace tests, and the
 # newest kernel headers package,
 # whose include/linux/mlx5/mlx5_ifc.h test_devx_layout checks the DevX command layout against.
@@ -17,6 +17,8 @@ command -v cmake >/dev/null || need+=(cmake)
 command -v g++   >/dev/null || need+=(g++)
 command -v make  >/dev/null || need+=(make)
 command -v ip    >/dev/null || need+=(iproute2)
+# The C/C++/CUDA style check of scripts/test.sh (scripts/format.sh --check, .clang-format).
+command -v clang-format >/dev/null || need+=(clang-format)
 # rdma-core's headers (infiniband/mlx5dv.h): the mlx5 backend is built from them (rdma-core itself
 # is loaded at run time, never linked) and the RDMA exact-format tests check against them.
 [ -e /usr/include/infiniband/mlx5dv.h ] || need+=(libibverbs-dev)

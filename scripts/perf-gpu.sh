@@ -17,7 +17,8 @@
 # Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
 # cesplit=50..95 (put=cesm's copy-engine percent),
 # signal=red|atom|set, pdl=1|0, arrival=gpu|sys (first value = default), wait=sleep|spin,
-# hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N.
+# hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N. The put values after base, except ce and
+# cesm, are experiment variants: build the jar with mvn install -Dcmake.args=-DTE4J_PUT_VARIANTS=ON.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1

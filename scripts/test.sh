@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command of the README: builds everything (CMake via Maven, JavaCPP glue), runs the
+# The test command of the README: checks the C/C++/CUDA style (scripts/format.sh --check), builds everything (CMake via Maven, JavaCPP glue), runs the
 # Java tests (unit, host-platform multi-process ranks; GPU and RDMA-hardware tests skip here with
 # their reason), then the native C++ test drivers, plain and under sanitizers (scripts/sanitize.sh),
 # then a bounded libFuzzer run of the native decoders (scripts/fuzz.sh, FUZZ_SECONDS per target).
@@ -12,6 +12,9 @@ if [ -z "${TE4J_NVRTC_LIBRARY:-}" ] && nvrtc=$(bash scripts/fetch-nvrtc.sh 2>/de
   export TE4J_NVRTC_LIBRARY=$nvrtc
 fi
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+
+echo "== C/C++/CUDA style (.clang-format)"
+bash scripts/format.sh --check
 
 mvn -B -ntp verify "$@"
 

@@ -23,8 +23,10 @@ typedef uint8_t u8;
 #include TE4J_MLX5_IFC_H
 
 #define IFC(s) struct mlx5_ifc_##s##_bits
-#define FIELD(s, m) {#s "." #m, offsetof(IFC(s), m), sizeof(((IFC(s)*)0)->m)}
-#define STRUCT(s) {#s, 0, sizeof(IFC(s))}
+#define FIELD(s, m) \
+  { #s "." #m, offsetof(IFC(s), m), sizeof(((IFC(s)*)0)->m) }
+#define STRUCT(s) \
+  { #s, 0, sizeof(IFC(s)) }
 
 /* Command input header and output header of one command. */
 #define IN_HEADER(s) FIELD(s, opcode), FIELD(s, op_mod)
@@ -151,13 +153,29 @@ const struct te4j_ifc_entry te4j_ifc_fields[] = {
 const size_t te4j_ifc_field_count = sizeof(te4j_ifc_fields) / sizeof(te4j_ifc_fields[0]);
 
 const struct te4j_ifc_entry te4j_ifc_structs[] = {
-    STRUCT(create_cq_in),    STRUCT(create_cq_out),   STRUCT(cqc),
-    STRUCT(create_qp_in),    STRUCT(create_qp_out),   STRUCT(qpc),
-    STRUCT(ads),             STRUCT(rst2init_qp_in),  STRUCT(rst2init_qp_out),
-    STRUCT(init2rtr_qp_in),  STRUCT(init2rtr_qp_out), STRUCT(rtr2rts_qp_in),
-    STRUCT(rtr2rts_qp_out),  STRUCT(qp_2err_in),      STRUCT(qp_2err_out),
-    STRUCT(qp_2rst_in),      STRUCT(qp_2rst_out),     STRUCT(query_hca_cap_in),
-    STRUCT(query_hca_cap_out), STRUCT(cmd_hca_cap),   STRUCT(atomic_caps),
-    STRUCT(roce_cap),        STRUCT(query_qp_in),     STRUCT(query_qp_out),
+    STRUCT(create_cq_in),
+    STRUCT(create_cq_out),
+    STRUCT(cqc),
+    STRUCT(create_qp_in),
+    STRUCT(create_qp_out),
+    STRUCT(qpc),
+    STRUCT(ads),
+    STRUCT(rst2init_qp_in),
+    STRUCT(rst2init_qp_out),
+    STRUCT(init2rtr_qp_in),
+    STRUCT(init2rtr_qp_out),
+    STRUCT(rtr2rts_qp_in),
+    STRUCT(rtr2rts_qp_out),
+    STRUCT(qp_2err_in),
+    STRUCT(qp_2err_out),
+    STRUCT(qp_2rst_in),
+    STRUCT(qp_2rst_out),
+    STRUCT(query_hca_cap_in),
+    STRUCT(query_hca_cap_out),
+    STRUCT(cmd_hca_cap),
+    STRUCT(atomic_caps),
+    STRUCT(roce_cap),
+    STRUCT(query_qp_in),
+    STRUCT(query_qp_out),
 };
 const size_t te4j_ifc_struct_count = sizeof(te4j_ifc_structs) / sizeof(te4j_ifc_structs[0]);

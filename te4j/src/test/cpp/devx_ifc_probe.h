@@ -10,9 +10,9 @@ extern "C" {
 #endif
 
 struct te4j_ifc_entry {
-  const char* name;  /* "qpc.log_sq_size"; a struct: "qpc" */
-  size_t offset;     /* bits from the start of the struct (0 for a struct) */
-  size_t bits;       /* width of the field, or size of the struct, in bits */
+  const char* name; /* "qpc.log_sq_size"; a struct: "qpc" */
+  size_t offset;    /* bits from the start of the struct (0 for a struct) */
+  size_t bits;      /* width of the field, or size of the struct, in bits */
 };
 
 extern const struct te4j_ifc_entry te4j_ifc_fields[];

@@ -37,18 +37,18 @@ enum class State { kReset, kInit, kRtr, kRts, kErr };
 struct Obj {
   Kind kind = Kind::kCq;
   int ctx = 0;
-  uint32_t id = 0;          // cqn / qpn
+  uint32_t id = 0;  // cqn / qpn
   State state = State::kReset;
-  uint32_t umem_id = 0;     // CQ buffer / send ring
+  uint32_t umem_id = 0;  // CQ buffer / send ring
   uint64_t umem_offset = 0;
   uint32_t dbr_umem_id = 0;
   uint64_t dbr_offset = 0;
-  uint32_t cqn = 0;         // QP: its CQ
+  uint32_t cqn = 0;  // QP: its CQ
   uint32_t log_size = 0;
-  uint32_t ts_format = 0;   // QP: qpc.ts_format of CREATE_QP
-  devx::Mailbox init2rtr;   // QP: the last INIT2RTR input
-  devx::Mailbox rtr2rts;    // QP: the last RTR2RTS input
-  int resets = 0;           // QP: 2RST commands from a state other than RESET
+  uint32_t ts_format = 0;  // QP: qpc.ts_format of CREATE_QP
+  devx::Mailbox init2rtr;  // QP: the last INIT2RTR input
+  devx::Mailbox rtr2rts;   // QP: the last RTR2RTS input
+  int resets = 0;          // QP: 2RST commands from a state other than RESET
 };
 
 struct Umem {
@@ -68,14 +68,14 @@ struct Uar {
 struct Nic {
   // configuration
   std::vector<std::string> device_names{"mlx5_0"};
-  bool is_mlx5 = true;               // dv_is_supported's answer (names decide too)
+  bool is_mlx5 = true;  // dv_is_supported's answer (names decide too)
   bool roce = false;
-  int dv_open_errno = 0;              // mlx5dv_open_device fails with it (plain open works)
+  int dv_open_errno = 0;  // mlx5dv_open_device fails with it (plain open works)
   bool fail_alloc_pd = false, fail_uar_nc = false, fail_uar_bf = false, fail_eqn = false;
   bool fail_general_cmd = false, fail_umem = false, fail_ctrl_mr = false, fail_reg_mr = false;
   bool fail_dmabuf_mr = false;
-  int fail_create_qp_after = -1;      // the (n+1)-th CREATE_QP gets status 0x3, syndrome 0x5a5a
-  bool fail_umem_ex = false;          // mlx5dv_devx_umem_reg_ex refuses (EOPNOTSUPP)
+  int fail_create_qp_after = -1;        // the (n+1)-th CREATE_QP gets status 0x3, syndrome 0x5a5a
+  bool fail_umem_ex = false;            // mlx5dv_devx_umem_reg_ex refuses (EOPNOTSUPP)
   std::vector<std::string> ports_down;  // devices whose port 1 reports DOWN
   uint32_t log_bf_reg_size = 9;
   std::string sysfs_root;
@@ -94,7 +94,7 @@ struct Nic {
   int next_context = 0;
   uint32_t next_key = 0x1000, next_umem = 1, next_cqn = 0x40, next_qpn = 0x200;
   int create_qps = 0;
-  mlx5_wqe_av av{};                   // what dv_init_obj(AH) exposes
+  mlx5_wqe_av av{};  // what dv_init_obj(AH) exposes
   // what the last ibv_reg_dmabuf_mr saw
   uint64_t dmabuf_offset = 0, dmabuf_iova = 0;
   int dmabuf_fd = -1;
@@ -449,7 +449,8 @@ inline mlx5dv_devx_obj* objCreate(ibv_context* c, const void* in, size_t inlen, 
   return reinterpret_cast<mlx5dv_devx_obj*>(o);
 }
 
-inline int objModify(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void* out, size_t outlen) {
+inline int objModify(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void* out,
+                     size_t outlen) {
   Obj* o = nic().objs.at(handle);
   const devx::Mailbox m((const uint8_t*)in, (const uint8_t*)in + inlen);
   const uint64_t opcode = devx::getField(m, devx::kInOpcode);
@@ -459,14 +460,27 @@ inline int objModify(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void
   }
   State from = State::kReset, to = State::kReset;
   switch (opcode) {
-    case devx::kOpRst2InitQp: from = State::kReset; to = State::kInit; break;
-    case devx::kOpInit2RtrQp: from = State::kInit; to = State::kRtr; break;
-    case devx::kOpRtr2RtsQp: from = State::kRtr; to = State::kRts; break;
-    case devx::kOp2RstQp: from = o->state; to = State::kReset; break;
-    case devx::kOp2ErrQp: from = o->state; to = State::kErr; break;
-    default:
-      reply(out, outlen, devx::kStatusBadOp, 2);
-      return EINVAL;
+    case devx::kOpRst2InitQp:
+      from = State::kReset;
+      to = State::kInit;
+      break;
+    case devx::kOpInit2RtrQp:
+      from = State::kInit;
+      to = State::kRtr;
+      break;
+    case devx::kOpRtr2RtsQp:
+      from = State::kRtr;
+      to = State::kRts;
+      break;
+    case devx::kOp2RstQp:
+      from = o->state;
+      to = State::kReset;
+      break;
+    case devx::kOp2ErrQp:
+      from = o->state;
+      to = State::kErr;
+      break;
+    default: reply(out, outlen, devx::kStatusBadOp, 2); return EINVAL;
   }
   if (o->state != from) {
     reply(out, outlen, devx::kStatusBadResourceState, 3);
@@ -480,7 +494,8 @@ inline int objModify(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void
   return 0;
 }
 
-inline int objQuery(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void* out, size_t outlen) {
+inline int objQuery(mlx5dv_devx_obj* handle, const void* in, size_t inlen, void* out,
+                    size_t outlen) {
   Obj* o = nic().objs.at(handle);
   const devx::Mailbox m((const uint8_t*)in, (const uint8_t*)in + inlen);
   if (o->kind != Kind::kQp || devx::getField(m, devx::kInOpcode) != devx::kOpQueryQp ||
@@ -522,28 +537,31 @@ inline Uar* uarOf(int ctx) {
   return nullptr;
 }
 
-// ---- setup ---------------------------------------------------------------------------------------
+// ---- setup
+// ---------------------------------------------------------------------------------------
 
 /// Writes the GID types the RoCE port reports under a fresh sysfs-like directory.
 inline std::string makeSysfs() {
   char dir[] = "/tmp/te4j-fake-sysfs-XXXXXX";
   if (mkdtemp(dir) == nullptr) return "";
   std::string path = dir;
-  for (const char* part : {"/mlx5_0", "/mlx5_0/ports", "/mlx5_0/ports/1", "/mlx5_0/ports/1/gid_attrs",
-                           "/mlx5_0/ports/1/gid_attrs/types"}) {
+  for (const char* part : {"/mlx5_0", "/mlx5_0/ports", "/mlx5_0/ports/1",
+                           "/mlx5_0/ports/1/gid_attrs", "/mlx5_0/ports/1/gid_attrs/types"}) {
     mkdir((path + part).c_str(), 0700);
   }
   const char* types[4] = {"IB/RoCE v1", "IB/RoCE v1", "RoCE v2", "RoCE v2"};
   for (int i = 0; i < 4; ++i)
-    std::ofstream(path + "/mlx5_0/ports/1/gid_attrs/types/" + std::to_string(i)) << types[i] << "\n";
+    std::ofstream(path + "/mlx5_0/ports/1/gid_attrs/types/" + std::to_string(i))
+        << types[i] << "\n";
   return path;
 }
 
 inline void removeSysfs(const std::string& path) {
   if (path.empty()) return;
-  for (int i = 0; i < 4; ++i) unlink((path + "/mlx5_0/ports/1/gid_attrs/types/" + std::to_string(i)).c_str());
-  for (const char* part : {"/mlx5_0/ports/1/gid_attrs/types", "/mlx5_0/ports/1/gid_attrs", "/mlx5_0/ports/1",
-                           "/mlx5_0/ports", "/mlx5_0", ""}) {
+  for (int i = 0; i < 4; ++i)
+    unlink((path + "/mlx5_0/ports/1/gid_attrs/types/" + std::to_string(i)).c_str());
+  for (const char* part : {"/mlx5_0/ports/1/gid_attrs/types", "/mlx5_0/ports/1/gid_attrs",
+                           "/mlx5_0/ports/1", "/mlx5_0/ports", "/mlx5_0", ""}) {
     rmdir((path + part).c_str());
   }
 }

@@ -47,7 +47,9 @@ inline int timeoutScale() {
 inline int seconds(int base) { return base * timeoutScale(); }
 
 // MSG_NOSIGNAL: a rank that died is reported by the barrier, not by SIGPIPE.
-inline bool sendAll(const void* p, size_t n) { return send(g_fd, p, n, MSG_NOSIGNAL) == (ssize_t)n; }
+inline bool sendAll(const void* p, size_t n) {
+  return send(g_fd, p, n, MSG_NOSIGNAL) == (ssize_t)n;
+}
 inline bool recvAll(void* p, size_t n) {
   uint8_t* b = (uint8_t*)p;
   while (n > 0) {
@@ -81,15 +83,15 @@ inline bool waitValue(const uint32_t* word, uint32_t expected, int seconds) {
 
 }  // namespace softnic_pair
 
-#define CHECK(cond, ...)                                                           \
-  do {                                                                             \
-    if (!(cond)) {                                                                 \
-      std::printf("FAIL rank %d line %d: ", softnic_pair::g_rank, __LINE__);       \
-      std::printf(__VA_ARGS__);                                                    \
-      std::printf("\n");                                                           \
-      std::fflush(stdout);                                                         \
-      ++softnic_pair::g_fail;                                                      \
-    }                                                                              \
+#define CHECK(cond, ...)                                                     \
+  do {                                                                       \
+    if (!(cond)) {                                                           \
+      std::printf("FAIL rank %d line %d: ", softnic_pair::g_rank, __LINE__); \
+      std::printf(__VA_ARGS__);                                              \
+      std::printf("\n");                                                     \
+      std::fflush(stdout);                                                   \
+      ++softnic_pair::g_fail;                                                \
+    }                                                                        \
   } while (0)
 
 namespace softnic_pair {
@@ -103,7 +105,7 @@ struct PeerTables {
   uint32_t keys[kRanks] = {};
   uint32_t lids[kRanks] = {};
   std::vector<uint32_t> qpns;  // kRanks rows of kRanks * qps_per_rank
-  bool header_ok = true;      // both rows carry the metadata magic and version
+  bool header_ok = true;       // both rows carry the metadata magic and version
 };
 
 /// Exchanges metadata and the NICs' keys with the other rank (a connection must prove the
@@ -118,7 +120,8 @@ inline bool exchangeMetadata(te4j::RdmaTransport* t, int qps_per_rank, PeerTable
     return false;
   }
   if (!sendAll(mine.data(), 8 * n) || !recvAll(other.data(), 8 * n)) return false;
-  const int64_t* row[kRanks] = {g_rank == 0 ? mine.data() : other.data(), g_rank == 0 ? other.data() : mine.data()};
+  const int64_t* row[kRanks] = {g_rank == 0 ? mine.data() : other.data(),
+                                g_rank == 0 ? other.data() : mine.data()};
   tables->qpns.assign((size_t)kRanks * kRanks * qps_per_rank, 0);
   for (int r = 0; r < kRanks; ++r) {
     tables->header_ok = tables->header_ok && row[r][0] == te4j::kRdmaMetadataMagic &&
@@ -129,7 +132,8 @@ inline bool exchangeMetadata(te4j::RdmaTransport* t, int qps_per_rank, PeerTable
     tables->ifids[r] = (uint64_t)row[r][8];
     tables->lids[r] = (uint32_t)row[r][9];
     for (int q = 0; q < kRanks * qps_per_rank; ++q)
-      tables->qpns[(size_t)r * kRanks * qps_per_rank + q] = (uint32_t)row[r][te4j::kRdmaMetadataHeader + q];
+      tables->qpns[(size_t)r * kRanks * qps_per_rank + q] =
+          (uint32_t)row[r][te4j::kRdmaMetadataHeader + q];
   }
   uint8_t auth[kRanks][32];
   CHECK(t->authKey(auth[g_rank], 32) == 32, "authKey: %s", t->lastError());
@@ -140,13 +144,14 @@ inline bool exchangeMetadata(te4j::RdmaTransport* t, int qps_per_rank, PeerTable
 
 /// connectPeers with the tables and a peer mask.
 inline int connectWith(te4j::RdmaTransport* t, PeerTables& tables, uint64_t mask) {
-  return t->connectPeers(g_rank, true, tables.addrs, tables.keys, tables.qpns.data(), tables.lids, tables.prefixes,
-                         tables.ifids, mask);
+  return t->connectPeers(g_rank, true, tables.addrs, tables.keys, tables.qpns.data(), tables.lids,
+                         tables.prefixes, tables.ifids, mask);
 }
 
 /// Connects to both ranks (own included), waits for the other rank to be connected too (the
 /// barrier: both ends up before anyone posts) and fills *ctx. False when it failed.
-inline bool connectBoth(te4j::RdmaTransport* t, PeerTables& tables, mooncake::device::IbgdaContext* ctx) {
+inline bool connectBoth(te4j::RdmaTransport* t, PeerTables& tables,
+                        mooncake::device::IbgdaContext* ctx) {
   const int s = connectWith(t, tables, 3);
   CHECK(s == 0, "connectPeers: %s", t->lastError());
   barrier();
@@ -155,7 +160,8 @@ inline bool connectBoth(te4j::RdmaTransport* t, PeerTables& tables, mooncake::de
 }
 
 /// exchangeMetadata then connectBoth.
-inline bool connectPair(te4j::RdmaTransport* t, int qps_per_rank, mooncake::device::IbgdaContext* ctx) {
+inline bool connectPair(te4j::RdmaTransport* t, int qps_per_rank,
+                        mooncake::device::IbgdaContext* ctx) {
   PeerTables tables;
   if (!exchangeMetadata(t, qps_per_rank, &tables)) return false;
   return connectBoth(t, tables, ctx);

@@ -48,8 +48,13 @@ bool copyOnce(std::size_t n, int threads, std::size_t offset, uint64_t seed) {
 }
 
 void testSizesAndThreads() {
-  const std::size_t sizes[] = {0, 1, 4095, te4j::kMinCopyChunk - 1, 2 * te4j::kMinCopyChunk,
-                               2 * te4j::kMinCopyChunk + 1, 5 * te4j::kMinCopyChunk + 12345,
+  const std::size_t sizes[] = {0,
+                               1,
+                               4095,
+                               te4j::kMinCopyChunk - 1,
+                               2 * te4j::kMinCopyChunk,
+                               2 * te4j::kMinCopyChunk + 1,
+                               5 * te4j::kMinCopyChunk + 12345,
                                9 * te4j::kMinCopyChunk + 7};
   int cases = 0;
   for (std::size_t n : sizes) {
@@ -86,8 +91,10 @@ void testConcurrentCallers() {
 // The knob: hostthreads names are the thread counts; default 4.
 void testKnob() {
   CHECK(te4j::tuning::apply("", nullptr) == 0 && te4j::tuning::hostThreads() == 4, "default 4");
-  CHECK(te4j::tuning::apply("hostthreads=1", nullptr) == 0 && te4j::tuning::hostThreads() == 1, "1");
-  CHECK(te4j::tuning::apply("hostthreads=8", nullptr) == 0 && te4j::tuning::hostThreads() == 8, "8");
+  CHECK(te4j::tuning::apply("hostthreads=1", nullptr) == 0 && te4j::tuning::hostThreads() == 1,
+        "1");
+  CHECK(te4j::tuning::apply("hostthreads=8", nullptr) == 0 && te4j::tuning::hostThreads() == 8,
+        "8");
   const char* why = nullptr;
   CHECK(te4j::tuning::apply("hostthreads=16", &why) != 0, "16 is not a value");
   CHECK(te4j::tuning::apply("", nullptr) == 0 && te4j::tuning::hostThreads() == 4, "reset");
@@ -122,7 +129,8 @@ void testPutWithSignalOrder() {
     // Reader: wait (bounded) for this round's signal, then check every byte.
     const uint64_t deadline = mooncake::device::mc_globaltimer_ns() + 10000000000ull;
     uint32_t seen = 0;
-    CHECK(mooncake::device::mc_wait_signal(sig1, (uint32_t)r, deadline, &seen), "round %d signal (%u)", r, seen);
+    CHECK(mooncake::device::mc_wait_signal(sig1, (uint32_t)r, deadline, &seen),
+          "round %d signal (%u)", r, seen);
     for (std::size_t i = 0; i < kBytes; ++i) {
       if (window1[i] != (uint8_t)r) {
         ++stale;

@@ -31,9 +31,9 @@
 // Environment:
 //   TE4J_CUDA_OPS_MAX_BYTES  largest put (default 16777216)
 //   TE4J_CUDA_OPS_VARIANTS   ';'-separated te4j/tuning.h specs to run the put tests under
-//                            (default: "default" (the production knobs), then every put kernel, the copy-engine routes
-//                            and both signal atomics; a spec this libte4j does not know is
-//                            reported and skipped)
+//                            (default: "default" (the production knobs), then every put kernel, the
+//                            copy-engine routes and both signal atomics; a spec this libte4j does
+//                            not know is reported and skipped)
 //   TE4J_CUDA_OPS_ADDS       signal/redAdd ops per (writer, target) pair (default 2000)
 //   TE4J_CUDA_OPS_IPC        0 skips the 2-process CUDA IPC part (default 1)
 //   TE4J_TIMEOUT_SCALE       multiplies every deadline (default 1; base deadline 10 s)
@@ -110,32 +110,32 @@ void reportCall(int line, const char* call, int st, const std::string& error) {
 
 // A te4j call that must succeed (status >= 0); `object` supplies lastError() (nullptr: the
 // calling thread's lastThreadError()). On failure: report and leave the current test (false).
-#define REQUIRE_OK(object, call)                                       \
-  do {                                                                 \
-    const int st_ = (call);                                            \
-    if (st_ < 0) {                                                     \
-      reportCall(__LINE__, #call, st_, errorOf(object));               \
-      return false;                                                    \
-    }                                                                  \
+#define REQUIRE_OK(object, call)                         \
+  do {                                                   \
+    const int st_ = (call);                              \
+    if (st_ < 0) {                                       \
+      reportCall(__LINE__, #call, st_, errorOf(object)); \
+      return false;                                      \
+    }                                                    \
   } while (0)
 
 // Same, in teardown code: report and go on.
-#define CHECK_OK(object, call)                                         \
-  do {                                                                 \
-    const int st_ = (call);                                            \
-    if (st_ < 0) reportCall(__LINE__, #call, st_, errorOf(object));    \
+#define CHECK_OK(object, call)                                      \
+  do {                                                              \
+    const int st_ = (call);                                         \
+    if (st_ < 0) reportCall(__LINE__, #call, st_, errorOf(object)); \
   } while (0)
 
-#define REQUIRE(cond, ...)                                             \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      failHeader(__LINE__);                                            \
-      std::fprintf(stderr, "%s: ", #cond);                             \
-      std::fprintf(stderr, __VA_ARGS__);                               \
-      std::fprintf(stderr, "\n");                                      \
-      std::fflush(stderr);                                             \
-      return false;                                                    \
-    }                                                                  \
+#define REQUIRE(cond, ...)                 \
+  do {                                     \
+    if (!(cond)) {                         \
+      failHeader(__LINE__);                \
+      std::fprintf(stderr, "%s: ", #cond); \
+      std::fprintf(stderr, __VA_ARGS__);   \
+      std::fprintf(stderr, "\n");          \
+      std::fflush(stderr);                 \
+      return false;                        \
+    }                                      \
   } while (0)
 
 constexpr int64_t kMs = 1000000;
@@ -332,7 +332,8 @@ bool setUp(World* w) {
   for (int r = 0; r < 2; ++r) {
     Rank& k = w->rank[r];
     int n = 0;
-    REQUIRE_OK(k.transport, n = k.transport->exportIpcHandle(k.window, rows.data() + r * ints, ints));
+    REQUIRE_OK(k.transport,
+               n = k.transport->exportIpcHandle(k.window, rows.data() + r * ints, ints));
     REQUIRE(n == ints, "exportIpcHandle wrote %d ints, expected %d", n, ints);
   }
   for (int r = 0; r < 2; ++r) {
@@ -377,13 +378,13 @@ bool putCase(World* w, int s, int d, bool with_signal, std::size_t n, std::size_
   if (!poison(to.device, to.window, off + n + kGuard)) return false;
   if (with_signal) {
     uint32_t* sig = word(from.window, w->layout, kSigPut);
-    REQUIRE_OK(from.stream, from.stream->putWithSignal(from.ctx, d, from.window + off,
-                                                       from.src + soff, n, sig, 1, blocks,
-                                                       threads));
+    REQUIRE_OK(from.stream,
+               from.stream->putWithSignal(from.ctx, d, from.window + off, from.src + soff, n, sig,
+                                          1, blocks, threads));
     ++to.put_signals;
     // The producer is enqueued first: correct even where a tool serialises kernels.
-    REQUIRE_OK(to.stream, to.stream->waitSignal(word(to.window, w->layout, kSigPut),
-                                                to.put_signals, g_cfg.timeout_ns));
+    REQUIRE_OK(to.stream, to.stream->waitSignal(word(to.window, w->layout, kSigPut), to.put_signals,
+                                                g_cfg.timeout_ns));
     if (!sync(to)) return false;
   } else {
     REQUIRE_OK(from.stream, from.stream->put(from.ctx, d, from.window + off, from.src + soff, n,
@@ -394,13 +395,38 @@ bool putCase(World* w, int s, int d, bool with_signal, std::size_t n, std::size_
 }
 
 bool testSizes(World* w, const std::string& variant) {
-  static const std::size_t kSizes[] = {
-      0,         1,          2,          3,          7,         15,         16,
-      17,        31,         33,         63,         64,        65,         127,
-      255,       256,        257,        1000,       4095,      4096,       4099,
-      65536,     65539,      262143,     262144 + 3, 1u << 20,  (1u << 20) + 5,
-      4u << 20,  (4u << 20) + 3,         16u << 20,  (16u << 20) - 1};
-  static const std::size_t kOffsets[][2] = {{0, 0},  {1, 0},  {0, 3},  {3, 3},
+  static const std::size_t kSizes[] = {0,
+                                       1,
+                                       2,
+                                       3,
+                                       7,
+                                       15,
+                                       16,
+                                       17,
+                                       31,
+                                       33,
+                                       63,
+                                       64,
+                                       65,
+                                       127,
+                                       255,
+                                       256,
+                                       257,
+                                       1000,
+                                       4095,
+                                       4096,
+                                       4099,
+                                       65536,
+                                       65539,
+                                       262143,
+                                       262144 + 3,
+                                       1u << 20,
+                                       (1u << 20) + 5,
+                                       4u << 20,
+                                       (4u << 20) + 3,
+                                       16u << 20,
+                                       (16u << 20) - 1};
+  static const std::size_t kOffsets[][2] = {{0, 0},   {1, 0},  {0, 3}, {3, 3},
                                             {16, 16}, {5, 13}, {4, 8}, {13, 0}};
   static const int kShapes[][2] = {{0, 0}, {132, 512}, {3, 96}, {1, 32}, {16, 1024}, {7, 0}};
   const std::size_t limit = w->layout.slot - 64 - kGuard;
@@ -421,9 +447,10 @@ bool testSizes(World* w, const std::string& variant) {
       largest = std::max(largest, n);
     }
   }
-  std::printf("OK [%s] put/putWithSignal: %d cases, 0 .. %zu B, odd sizes and offsets, both "
-              "directions and own rank\n",
-              variant.c_str(), done, largest);
+  std::printf(
+      "OK [%s] put/putWithSignal: %d cases, 0 .. %zu B, odd sizes and offsets, both "
+      "directions and own rank\n",
+      variant.c_str(), done, largest);
   return true;
 }
 
@@ -437,12 +464,13 @@ bool testOrderingShape(World* w, const std::string& variant, std::size_t n, int 
   for (int round = 1; round <= rounds; ++round) {
     pattern(&data, n, 0x0e0e0000u + w->cases++);
     if (!upload(a.device, a.src, data)) return false;
-    if (!poison(b.device, b.window, n) || !poison(b.device, b.window + w->layout.slot, n + kGuard)) {
+    if (!poison(b.device, b.window, n) ||
+        !poison(b.device, b.window + w->layout.slot, n + kGuard)) {
       return false;
     }
-    REQUIRE_OK(a.stream, a.stream->putWithSignal(a.ctx, 1, a.window, a.src, n,
-                                                 word(a.window, w->layout, kSigOrder), 1, blocks,
-                                                 512));
+    REQUIRE_OK(a.stream,
+               a.stream->putWithSignal(a.ctx, 1, a.window, a.src, n,
+                                       word(a.window, w->layout, kSigOrder), 1, blocks, 512));
     ++w->order_signals;
     REQUIRE_OK(b.stream, b.stream->waitSignal(word(b.window, w->layout, kSigOrder),
                                               w->order_signals, g_cfg.timeout_ns));
@@ -452,9 +480,10 @@ bool testOrderingShape(World* w, const std::string& variant, std::size_t n, int 
     std::snprintf(what, sizeof(what), "[%s] ordering round %d snapshot", variant.c_str(), round);
     if (!checkLanded(b.device, b.window + w->layout.slot, 0, data, what)) return false;
   }
-  std::printf("OK [%s] ordering: %d rounds of %zu B on %d blocks, snapshot taken on the device "
-              "right after the signal\n",
-              variant.c_str(), rounds, n, blocks);
+  std::printf(
+      "OK [%s] ordering: %d rounds of %zu B on %d blocks, snapshot taken on the device "
+      "right after the signal\n",
+      variant.c_str(), rounds, n, blocks);
   return true;
 }
 
@@ -484,8 +513,10 @@ bool testGraph(World* w, const std::string& variant) {
                                              word(a.window, w->layout, kSigGraph), 1, 0, 0);
   const int add_rc = a.stream->redAdd(a.ctx, 1, word(a.window, w->layout, kSigGraphAdd), 2);
   const int end_rc = a.stream->endCapture(&graph);  // always ends the capture
-  REQUIRE(refused == te4j::kIllegalState, "synchronize while capturing returned %d (%s), "
-          "expected kIllegalState", refused, statusName(refused));
+  REQUIRE(refused == te4j::kIllegalState,
+          "synchronize while capturing returned %d (%s), "
+          "expected kIllegalState",
+          refused, statusName(refused));
   REQUIRE(put_rc == te4j::kOk && add_rc == te4j::kOk, "captured ops: %d / %d: %s", put_rc, add_rc,
           a.stream->lastError());
   REQUIRE_OK(a.stream, end_rc);
@@ -540,8 +571,8 @@ bool testManyWriters(World* w) {
   const uint32_t total = 3u * static_cast<uint32_t>(adds);
   for (int d = 0; d < 2; ++d) {
     Rank& k = w->rank[d];
-    REQUIRE_OK(k.stream, k.stream->waitSignal(word(k.window, w->layout, kSigAdd), total,
-                                              g_cfg.timeout_ns));
+    REQUIRE_OK(k.stream,
+               k.stream->waitSignal(word(k.window, w->layout, kSigAdd), total, g_cfg.timeout_ns));
   }
   if (!sync(w->rank[0]) || !sync(w->rank[1])) return false;
   for (int d = 0; d < 2; ++d) {
@@ -552,9 +583,10 @@ bool testManyWriters(World* w) {
     }
     REQUIRE(got == total, "rank %d: many-writer total %u, expected %u", d, got, total);
   }
-  std::printf("OK many-writer totals: %d signal/redAdd from each rank to each rank, total %u on "
-              "both\n",
-              4 * adds, total);
+  std::printf(
+      "OK many-writer totals: %d signal/redAdd from each rank to each rank, total %u on "
+      "both\n",
+      4 * adds, total);
   return true;
 }
 
@@ -573,8 +605,10 @@ bool testTimeout(World* w) {
   const int rc = b.stream->synchronize(g_cfg.timeout_ns);
   const std::string message = b.stream->lastError();
   const double waited = secondsSince(t0);
-  REQUIRE(rc == te4j::kTimeout, "synchronize after a waitSignal nobody satisfies returned %d (%s): "
-          "%s", rc, statusName(rc), message.c_str());
+  REQUIRE(rc == te4j::kTimeout,
+          "synchronize after a waitSignal nobody satisfies returned %d (%s): "
+          "%s",
+          rc, statusName(rc), message.c_str());
   REQUIRE(message.find("waitSignal timed out") != std::string::npos,
           "the timeout is not the device's: %s", message.c_str());
   REQUIRE(waited >= 0.19, "timed out after %.3f s, before its 200 ms", waited);
@@ -587,8 +621,8 @@ bool testTimeout(World* w) {
               message.c_str());
   // The stream is usable again: a signal from the peer is awaited, then a put runs.
   REQUIRE_OK(a.stream, a.stream->signal(a.ctx, 1, word(a.window, w->layout, kSigRecover), 1));
-  REQUIRE_OK(b.stream, b.stream->waitSignal(word(b.window, w->layout, kSigRecover), 1,
-                                            g_cfg.timeout_ns));
+  REQUIRE_OK(b.stream,
+             b.stream->waitSignal(word(b.window, w->layout, kSigRecover), 1, g_cfg.timeout_ns));
   REQUIRE_OK(b.stream, b.stream->put(b.ctx, 0, b.window, b.src, n, 0, 0));
   if (!sync(a) || !sync(b)) return false;
   if (!checkLanded(a.device, a.window, 0, data, "put after the timeout")) return false;
@@ -680,7 +714,8 @@ bool moveAll(int fd, void* data, std::size_t n, bool sending, int64_t deadline_n
     if (ready == 0) continue;
     const ssize_t m = sending ? ::send(fd, p, n, MSG_NOSIGNAL) : ::recv(fd, p, n, 0);
     if (m < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-    REQUIRE(m > 0, "%s: %s", what, m == 0 ? "the peer process closed the socket" : std::strerror(errno));
+    REQUIRE(m > 0, "%s: %s", what,
+            m == 0 ? "the peer process closed the socket" : std::strerror(errno));
     p += m;
     n -= static_cast<std::size_t>(m);
   }
@@ -717,7 +752,8 @@ bool ipcBody(int rank, int fd, IpcRank* k, const Layout& layout) {
   const int ints = k->transport->handleInts();
   std::vector<int32_t> rows(static_cast<std::size_t>(2 * ints), 0);
   int n = 0;
-  REQUIRE_OK(k->transport, n = k->transport->exportIpcHandle(k->window, rows.data() + rank * ints, ints));
+  REQUIRE_OK(k->transport,
+             n = k->transport->exportIpcHandle(k->window, rows.data() + rank * ints, ints));
   REQUIRE(n == ints, "exportIpcHandle wrote %d ints, expected %d", n, ints);
   const int64_t deadline = nowNs() + 3 * g_cfg.timeout_ns;
   const std::size_t row_bytes = sizeof(int32_t) * static_cast<std::size_t>(ints);
@@ -737,8 +773,7 @@ bool ipcBody(int rank, int fd, IpcRank* k, const Layout& layout) {
 
   // Rounds: poison the own receive area, barrier, put to the peer with a signal, await the
   // peer's signal, check what the peer sent (its pattern is computed here from the seed).
-  static const std::size_t kSizes[] = {1, 17, 4096 + 3, 65536, (1u << 20) + 5, 4u << 20,
-                                       16u << 20};
+  static const std::size_t kSizes[] = {1, 17, 4096 + 3, 65536, (1u << 20) + 5, 4u << 20, 16u << 20};
   static const std::size_t kOffsets[][2] = {{0, 0}, {3, 0}, {16, 16}, {5, 13}};
   uint32_t expected = 0;
   int round = 0;
@@ -754,9 +789,9 @@ bool ipcBody(int rank, int fd, IpcRank* k, const Layout& layout) {
       return false;
     }
     if (!barrier(fd, "round barrier")) return false;
-    REQUIRE_OK(k->stream, k->stream->putWithSignal(k->ctx, peer, k->window + off, k->src + soff,
-                                                   bytes, word(k->window, layout, kSigPut), 1, 0,
-                                                   0));
+    REQUIRE_OK(k->stream,
+               k->stream->putWithSignal(k->ctx, peer, k->window + off, k->src + soff, bytes,
+                                        word(k->window, layout, kSigPut), 1, 0, 0));
     REQUIRE_OK(k->stream, k->stream->waitSignal(word(k->window, layout, kSigPut), ++expected,
                                                 g_cfg.timeout_ns));
     REQUIRE_OK(k->stream, k->stream->synchronize(g_cfg.timeout_ns));
@@ -779,8 +814,8 @@ bool ipcBody(int rank, int fd, IpcRank* k, const Layout& layout) {
     }
   }
   const uint32_t total = 3u * static_cast<uint32_t>(adds);
-  REQUIRE_OK(k->stream, k->stream->waitSignal(word(k->window, layout, kSigAdd), total,
-                                              g_cfg.timeout_ns));
+  REQUIRE_OK(k->stream,
+             k->stream->waitSignal(word(k->window, layout, kSigAdd), total, g_cfg.timeout_ns));
   REQUIRE_OK(k->stream, k->stream->synchronize(g_cfg.timeout_ns));
   uint32_t got = 0;
   if (!readWord(device, reinterpret_cast<uint8_t*>(word(k->window, layout, kSigAdd)), &got)) {
@@ -942,8 +977,8 @@ int main(int argc, char** argv) {
   ::alarm(static_cast<unsigned>(std::min<int64_t>(60 * g_cfg.timeout_ns / 1000000000, 86400)));
   std::string variants;
   for (const std::string& v : g_cfg.variants) variants += (variants.empty() ? "" : " | ") + v;
-  std::printf("test_cuda_ops: max %zu B, %d adds, deadline %.0f s, variants: %s\n",
-              g_cfg.max_bytes, g_cfg.adds, g_cfg.timeout_ns / 1e9, variants.c_str());
+  std::printf("test_cuda_ops: max %zu B, %d adds, deadline %.0f s, variants: %s\n", g_cfg.max_bytes,
+              g_cfg.adds, g_cfg.timeout_ns / 1e9, variants.c_str());
   runInProcess();
   if (g_cfg.ipc) {
     runIpc();

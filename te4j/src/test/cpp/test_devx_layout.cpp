@@ -274,7 +274,9 @@ struct Expect {
   const uint8_t* bytes;  // or byte arrays (GID), value unused
 };
 
-static Expect val(const char* what, Loc at, uint64_t value) { return Expect{what, at, value, nullptr}; }
+static Expect val(const char* what, Loc at, uint64_t value) {
+  return Expect{what, at, value, nullptr};
+}
 static Expect arr(const char* what, Loc at, const uint8_t* b) { return Expect{what, at, 0, b}; }
 
 static int builderFields = 0;
@@ -320,21 +322,22 @@ static void testCreateCq() {
   c.dbr_offset = 0x1122334455667780ull, c.log_umem_page = 16;
   const Loc cqc = loc({"create_cq_in.cq_context"});
   auto in = [&](const char* f) { return Loc{cqc.offset + loc({f}).offset, loc({f}).bits}; };
-  checkMailbox("CREATE_CQ", createCqIn(c), kernelBytes("create_cq_in"),
-               {
-                   val("opcode", loc({"create_cq_in.opcode"}), kernelValue("MLX5_CMD_OP_CREATE_CQ")),
-                   val("cqe_sz", in("cqc.cqe_sz"), kernelValue("MLX5_CQC_CQE_SZ_64_BYTES")),
-                   val("log_cq_size", in("cqc.log_cq_size"), 0x13),
-                   val("uar_page", in("cqc.uar_page"), 0xabcde1),
-                   val("c_eqn", in("cqc.c_eqn_or_apu_element"), 0x5a),
-                   val("log_page_size", in("cqc.log_page_size"), 16 - 12),
-                   val("dbr_umem_valid", in("cqc.dbr_umem_valid"), 1),
-                   val("dbr_umem_id", in("cqc.dbr_umem_id"), 0x55667788),
-                   val("dbr_addr", in("cqc.dbr_addr"), 0x1122334455667780ull),
-                   val("cq_umem_valid", loc({"create_cq_in.cq_umem_valid"}), 1),
-                   val("cq_umem_id", loc({"create_cq_in.cq_umem_id"}), 0x11223344),
-                   val("cq_umem_offset", loc({"create_cq_in.cq_umem_offset"}), 0x0102030405060708ull),
-               });
+  checkMailbox(
+      "CREATE_CQ", createCqIn(c), kernelBytes("create_cq_in"),
+      {
+          val("opcode", loc({"create_cq_in.opcode"}), kernelValue("MLX5_CMD_OP_CREATE_CQ")),
+          val("cqe_sz", in("cqc.cqe_sz"), kernelValue("MLX5_CQC_CQE_SZ_64_BYTES")),
+          val("log_cq_size", in("cqc.log_cq_size"), 0x13),
+          val("uar_page", in("cqc.uar_page"), 0xabcde1),
+          val("c_eqn", in("cqc.c_eqn_or_apu_element"), 0x5a),
+          val("log_page_size", in("cqc.log_page_size"), 16 - 12),
+          val("dbr_umem_valid", in("cqc.dbr_umem_valid"), 1),
+          val("dbr_umem_id", in("cqc.dbr_umem_id"), 0x55667788),
+          val("dbr_addr", in("cqc.dbr_addr"), 0x1122334455667780ull),
+          val("cq_umem_valid", loc({"create_cq_in.cq_umem_valid"}), 1),
+          val("cq_umem_id", loc({"create_cq_in.cq_umem_id"}), 0x11223344),
+          val("cq_umem_offset", loc({"create_cq_in.cq_umem_offset"}), 0x0102030405060708ull),
+      });
 }
 
 static void testCreateQp() {
@@ -344,28 +347,29 @@ static void testCreateQp() {
   c.dbr_offset = 0x40, c.log_umem_page = 12, c.ts_format = 1;
   const Loc qpc = loc({"create_qp_in.qpc"});
   auto in = [&](const char* f) { return Loc{qpc.offset + loc({f}).offset, loc({f}).bits}; };
-  checkMailbox("CREATE_QP", createQpIn(c), kernelBytes("create_qp_in"),
-               {
-                   val("opcode", loc({"create_qp_in.opcode"}), kernelValue("MLX5_CMD_OP_CREATE_QP")),
-                   val("st", in("qpc.st"), kernelValue("MLX5_QPC_ST_RC")),
-                   val("pm_state", in("qpc.pm_state"), kernelValue("MLX5_QPC_PM_STATE_MIGRATED")),
-                   val("pd", in("qpc.pd"), 0x123456),
-                   val("uar_page", in("qpc.uar_page"), 0x654321),
-                   val("log_sq_size", in("qpc.log_sq_size"), 0xb),
-                   val("no_sq", in("qpc.no_sq"), 0),
-                   val("log_rq_size", in("qpc.log_rq_size"), 0),
-                   val("rq_type", in("qpc.rq_type"), kernelValue("MLX5_ZERO_LEN_RQ")),
-                   val("cqn_snd", in("qpc.cqn_snd"), 0xfedcba),
-                   val("cqn_rcv", in("qpc.cqn_rcv"), 0xfedcba),
-                   val("ts_format", in("qpc.ts_format"), kernelValue("MLX5_TIMESTAMP_FORMAT_DEFAULT")),
-                   val("log_page_size", in("qpc.log_page_size"), 0),
-                   val("dbr_umem_valid", in("qpc.dbr_umem_valid"), 1),
-                   val("dbr_umem_id", in("qpc.dbr_umem_id"), 0x0badf00d),
-                   val("dbr_addr", in("qpc.dbr_addr"), 0x40),
-                   val("wq_umem_valid", loc({"create_qp_in.wq_umem_valid"}), 1),
-                   val("wq_umem_id", loc({"create_qp_in.wq_umem_id"}), 0x99aabbcc),
-                   val("wq_umem_offset", loc({"create_qp_in.wq_umem_offset"}), 0x1000200030004000ull),
-               });
+  checkMailbox(
+      "CREATE_QP", createQpIn(c), kernelBytes("create_qp_in"),
+      {
+          val("opcode", loc({"create_qp_in.opcode"}), kernelValue("MLX5_CMD_OP_CREATE_QP")),
+          val("st", in("qpc.st"), kernelValue("MLX5_QPC_ST_RC")),
+          val("pm_state", in("qpc.pm_state"), kernelValue("MLX5_QPC_PM_STATE_MIGRATED")),
+          val("pd", in("qpc.pd"), 0x123456),
+          val("uar_page", in("qpc.uar_page"), 0x654321),
+          val("log_sq_size", in("qpc.log_sq_size"), 0xb),
+          val("no_sq", in("qpc.no_sq"), 0),
+          val("log_rq_size", in("qpc.log_rq_size"), 0),
+          val("rq_type", in("qpc.rq_type"), kernelValue("MLX5_ZERO_LEN_RQ")),
+          val("cqn_snd", in("qpc.cqn_snd"), 0xfedcba),
+          val("cqn_rcv", in("qpc.cqn_rcv"), 0xfedcba),
+          val("ts_format", in("qpc.ts_format"), kernelValue("MLX5_TIMESTAMP_FORMAT_DEFAULT")),
+          val("log_page_size", in("qpc.log_page_size"), 0),
+          val("dbr_umem_valid", in("qpc.dbr_umem_valid"), 1),
+          val("dbr_umem_id", in("qpc.dbr_umem_id"), 0x0badf00d),
+          val("dbr_addr", in("qpc.dbr_addr"), 0x40),
+          val("wq_umem_valid", loc({"create_qp_in.wq_umem_valid"}), 1),
+          val("wq_umem_id", loc({"create_qp_in.wq_umem_id"}), 0x99aabbcc),
+          val("wq_umem_offset", loc({"create_qp_in.wq_umem_offset"}), 0x1000200030004000ull),
+      });
 }
 
 // A modify-QP command's qpc and primary path fields at the kernel's offsets.
@@ -412,8 +416,8 @@ static void testRst2Init() {
   checkMailbox("RST2INIT_QP (write only)", rst2initIn(c), kernelBytes("rst2init_qp_in"), e);
 }
 
-static const uint8_t kGid[16] = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x02, 0x11, 0x22, 0xff,
-                                 0xfe, 0x33, 0x44, 0x55};
+static const uint8_t kGid[16] = {0xfe, 0x80, 0,    0,    0,    0,    0,    0,
+                                 0x02, 0x11, 0x22, 0xff, 0xfe, 0x33, 0x44, 0x55};
 
 static std::vector<Expect> rtrCommon(const ModifyLocs& l, const RtrConfig& c) {
   return {
@@ -436,7 +440,8 @@ static void testInit2Rtr() {
   c.qpn = 0x010203, c.remote_qpn = 0xc0ffee, c.mtu = 5, c.next_rcv_psn = 0xabcdef,
   c.log_rra_max = 5, c.min_rnr_nak = 0x1c, c.log_msg_max = 0x1e;
   c.path.port = 1, c.path.pkey_index = 3, c.path.rlid = 0xbeef, c.path.sl = 0xa;
-  c.path.gid_index = 7, c.path.hop_limit = 0x40, c.path.traffic_class = 0x2e << 2 | 0x2, c.path.udp_sport = 0xc001;
+  c.path.gid_index = 7, c.path.hop_limit = 0x40, c.path.traffic_class = 0x2e << 2 | 0x2,
+  c.path.udp_sport = 0xc001;
   c.path.rmac[0] = 0x02, c.path.rmac[5] = 0x55;  // must not appear on InfiniBand
 
   // InfiniBand, no GID: LID routing only.
@@ -588,7 +593,8 @@ static void testParsers() {
   expectEq("QUERY_QP next_send_psn", q.next_send_psn, 0xabcdef);
   expectContains("qpStateText(ERR)", qpStateText(q.state), "ERR");
   Mailbox atomics(queryHcaCapOutBytes(), 0);
-  const Loc ops = loc({"atomic_caps.atomic_operations"}), sizes = loc({"atomic_caps.atomic_size_qp"});
+  const Loc ops = loc({"atomic_caps.atomic_operations"}),
+            sizes = loc({"atomic_caps.atomic_size_qp"});
   writeBits(atomics, base + ops.offset, ops.bits, 0x000f);
   writeBits(atomics, base + sizes.offset, sizes.bits, 0x0148);
   const AtomicCaps a = parseAtomicCaps(atomics);
@@ -616,16 +622,17 @@ int main() {
   testRtr2Rts();
   testSmallCommands();
   testParsers();
-  std::printf("devx layout: %zu fields checked against %s, %d golden; %zu sizes, %zu values, "
-              "%d builder fields read back\n",
-              kFieldCount - golden, header.c_str(), golden, kSizeCount, kValueCount, builderFields);
+  std::printf(
+      "devx layout: %zu fields checked against %s, %d golden; %zu sizes, %zu values, "
+      "%d builder fields read back\n",
+      kFieldCount - golden, header.c_str(), golden, kSizeCount, kValueCount, builderFields);
 #else
   const char* allow = std::getenv("TE4J_ALLOW_MISSING_IFC");
-  std::printf("%s: no usable kernel mlx5_ifc.h when CMake ran (%s). Install the newest "
-              "linux-headers-*-common (Debian; Ubuntu: linux-headers-<version>-<n>), e.g. with "
-              "scripts/ensure-deps.sh, then re-run CMake. TE4J_ALLOW_MISSING_IFC=1 skips.\n",
-              allow != nullptr && std::strcmp(allow, "1") == 0 ? "SKIP" : "FAIL",
-              TE4J_MLX5_IFC_MISSING);
+  std::printf(
+      "%s: no usable kernel mlx5_ifc.h when CMake ran (%s). Install the newest "
+      "linux-headers-*-common (Debian; Ubuntu: linux-headers-<version>-<n>), e.g. with "
+      "scripts/ensure-deps.sh, then re-run CMake. TE4J_ALLOW_MISSING_IFC=1 skips.\n",
+      allow != nullptr && std::strcmp(allow, "1") == 0 ? "SKIP" : "FAIL", TE4J_MLX5_IFC_MISSING);
   if (allow == nullptr || std::strcmp(allow, "1") != 0) ++failures;
 #endif
   std::printf("%s test_devx_layout (%d failures)\n", failures ? "FAIL" : "PASS", failures);

@@ -44,7 +44,8 @@ void sha(const std::string& msg, const char* expected, const char* name) {
   Sha256 bytewise;
   for (char c : msg) bytewise.update(&c, 1);
   bytewise.finish(out);
-  CHECK(hex(out, sizeof(out)) == expected, "SHA-256 %s byte-wise: %s", name, hex(out, sizeof(out)).c_str());
+  CHECK(hex(out, sizeof(out)) == expected, "SHA-256 %s byte-wise: %s", name,
+        hex(out, sizeof(out)).c_str());
 }
 
 void hmac(const std::vector<uint8_t>& key, const std::vector<uint8_t>& data, const char* expected,
@@ -64,7 +65,9 @@ void hmac(const std::vector<uint8_t>& key, const std::vector<uint8_t>& data, con
   CHECK(std::memcmp(out, again, sizeof(out)) == 0, "HMAC %s in three parts differs", name);
 }
 
-std::vector<uint8_t> bytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+std::vector<uint8_t> bytes(const std::string& s) {
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
 
 }  // namespace
 
@@ -85,12 +88,14 @@ int main() {
        "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe", "case 3");
   hmac(unhex("0102030405060708090a0b0c0d0e0f10111213141516171819"), std::vector<uint8_t>(50, 0xcd),
        "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b", "case 4");
-  hmac(std::vector<uint8_t>(20, 0x0c), bytes("Test With Truncation"), "a3b6167473100ee06e0c796c2955552b",
-       "case 5 (128 bits)");
-  hmac(std::vector<uint8_t>(131, 0xaa), bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
+  hmac(std::vector<uint8_t>(20, 0x0c), bytes("Test With Truncation"),
+       "a3b6167473100ee06e0c796c2955552b", "case 5 (128 bits)");
+  hmac(std::vector<uint8_t>(131, 0xaa),
+       bytes("Test Using Larger Than Block-Size Key - Hash Key First"),
        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54", "case 6");
   hmac(std::vector<uint8_t>(131, 0xaa),
-       bytes("This is a test using a larger than block-size key and a larger than block-size data. The key "
+       bytes("This is a test using a larger than block-size key and a larger than block-size data. "
+             "The key "
              "needs to be hashed before being used by the HMAC algorithm."),
        "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2", "case 7");
 

@@ -140,8 +140,7 @@ void testManyWriters() {
   }
   for (auto& th : writers) th.join();
   const uint32_t expected = kAdds * (kThreads * (kThreads + 1) / 2);
-  CHECK(*w.word(1, 512) == expected, "concurrent total %u, expected %u", *w.word(1, 512),
-        expected);
+  CHECK(*w.word(1, 512) == expected, "concurrent total %u, expected %u", *w.word(1, 512), expected);
 }
 
 // mc_signal_set: routes like mc_signal (own, P2P, none / RDMA refused), stores the value (no
@@ -204,7 +203,8 @@ void testLlPut() {
 
   std::vector<uint8_t> src(300);
   uint64_t seed = 0x9E3779B97F4A7C15ull;
-  for (auto& b : src) b = (uint8_t)((seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 56);
+  for (auto& b : src)
+    b = (uint8_t)((seed = seed * 6364136223846793005ull + 1442695040888963407ull) >> 56);
   uint64_t* slot = (uint64_t*)(w.base(0) + 4096);
   uint64_t* peer_slot = (uint64_t*)(w.base(1) + 4096);
   std::vector<uint8_t> dst(400);
@@ -217,15 +217,19 @@ void testLlPut() {
         for (size_t nt : {(size_t)1, (size_t)3, (size_t)32}) {
           ++flag;
           for (size_t tid = 0; tid < nt; ++tid) {
-            CHECK(mc_ll_put(w.ctx, 1, slot, src.data() + soff, n, flag, tid, nt) == kMcRouteOk, "put");
+            CHECK(mc_ll_put(w.ctx, 1, slot, src.data() + soff, n, flag, tid, nt) == kMcRouteOk,
+                  "put");
           }
           bool flags_ok = true;
-          for (size_t i = 0; i < mc_ll_words(n); ++i) flags_ok = flags_ok && (uint32_t)(peer_slot[i] >> 32) == flag;
+          for (size_t i = 0; i < mc_ll_words(n); ++i)
+            flags_ok = flags_ok && (uint32_t)(peer_slot[i] >> 32) == flag;
           CHECK(flags_ok, "every word of n=%zu carries flag %u", n, flag);
           memset(dst.data(), 0xEE, dst.size());
           bool arrived = true;
           for (size_t tid = 0; tid < nt; ++tid) {
-            arrived = mc_ll_wait(peer_slot, dst.data() + doff, n, flag, mc_globaltimer_ns() + 1000 * kMs, tid, nt) && arrived;
+            arrived = mc_ll_wait(peer_slot, dst.data() + doff, n, flag,
+                                 mc_globaltimer_ns() + 1000 * kMs, tid, nt) &&
+                      arrived;
           }
           bool good = arrived && memcmp(dst.data() + doff, src.data() + soff, n) == 0;
           for (size_t i = 0; i < doff; ++i) good = good && dst[i] == 0xEE;
@@ -243,18 +247,22 @@ void testLlPut() {
   memset(dst.data(), 0xEE, dst.size());
   uint32_t seen = 0;
   const uint64_t t0 = mc_globaltimer_ns();
-  CHECK(!mc_ll_wait(peer_slot, dst.data(), 8, flag + 1, t0 + 20 * kMs, 0, 1, &seen), "stale flag must not match");
+  CHECK(!mc_ll_wait(peer_slot, dst.data(), 8, flag + 1, t0 + 20 * kMs, 0, 1, &seen),
+        "stale flag must not match");
   CHECK(mc_globaltimer_ns() - t0 >= 20 * kMs, "waited until the deadline");
   CHECK(seen == flag, "seen reports the slot's flag %u (got %u)", flag, seen);
   CHECK(dst[0] == 0xEE && dst[3] == 0xEE, "nothing delivered on timeout");
 
-  CHECK(mc_ll_put(w.ctx, 0, slot, src.data(), 8, 5, 0, 1) == kMcRouteOk && (uint32_t)(slot[1] >> 32) == 5,
+  CHECK(mc_ll_put(w.ctx, 0, slot, src.data(), 8, 5, 0, 1) == kMcRouteOk &&
+            (uint32_t)(slot[1] >> 32) == 5,
         "own rank: the local slot");
-  CHECK(mc_ll_put(w.ctx, 2, slot, src.data(), 8, 5, 0, 1) == kMcNoRoute, "no RDMA context: no route");
+  CHECK(mc_ll_put(w.ctx, 2, slot, src.data(), 8, 5, 0, 1) == kMcNoRoute,
+        "no RDMA context: no route");
   static int no_qps[1];
   CommCtx rdma = w.ctx;
   rdma.ibgda.qps = (decltype(rdma.ibgda.qps))no_qps;
-  CHECK(mc_ll_put(rdma, 2, slot, src.data(), 8, 5, 0, 1) == kMcRdmaUnsupported, "RDMA-only rank: unsupported");
+  CHECK(mc_ll_put(rdma, 2, slot, src.data(), 8, 5, 0, 1) == kMcRdmaUnsupported,
+        "RDMA-only rank: unsupported");
   CHECK(*(uint64_t*)(w.base(2) + 4096) == 0, "nothing written to the unreachable rank");
 }
 
@@ -324,8 +332,7 @@ void testCooperativeCopy() {
 
 te4j::OpStream* newHostStream() {
   te4j::OpStream* s = te4j::OpStream::create(te4j::kPlatformHost, 0);
-  CHECK(s != nullptr && s->status() == te4j::kOk, "host stream: %s",
-        s ? s->lastError() : "null");
+  CHECK(s != nullptr && s->status() == te4j::kOk, "host stream: %s", s ? s->lastError() : "null");
   return s;
 }
 
@@ -420,8 +427,7 @@ void testWaitTimeout() {
   CHECK(msg.find("waitSignal timed out") != std::string::npos, "message: %s", msg.c_str());
   CHECK(msg.find("expected>=5 seen 3") != std::string::npos, "message: %s", msg.c_str());
   CHECK(msg.find(addr) != std::string::npos, "message lacks %s: %s", addr, msg.c_str());
-  CHECK(msg.find("1 later operation(s) skipped") != std::string::npos, "message: %s",
-        msg.c_str());
+  CHECK(msg.find("1 later operation(s) skipped") != std::string::npos, "message: %s", msg.c_str());
   CHECK(*w.word(1, 0) == 0, "the put after the failed wait was skipped");
 
   CHECK(s->synchronize(5000 * kMs) == te4j::kOk, "error reported once: %s", s->lastError());

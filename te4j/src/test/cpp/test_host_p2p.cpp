@@ -28,15 +28,15 @@ using te4j::P2pTransport;
 
 int g_failures = 0;
 
-#define EXPECT(cond, ...)                                                     \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      ++g_failures;                                                           \
+#define EXPECT(cond, ...)                                                                     \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
+      ++g_failures;                                                                           \
       std::fprintf(stderr, "[pid %d] FAIL %s:%d: %s: ", static_cast<int>(getpid()), __FILE__, \
-                   __LINE__, #cond);                                          \
-      std::fprintf(stderr, __VA_ARGS__);                                      \
-      std::fprintf(stderr, "\n");                                             \
-    }                                                                         \
+                   __LINE__, #cond);                                                          \
+      std::fprintf(stderr, __VA_ARGS__);                                                      \
+      std::fprintf(stderr, "\n");                                                             \
+    }                                                                                         \
   } while (0)
 
 constexpr std::size_t kSlot = 64 * 1024;  // bytes each rank writes into each peer
@@ -157,9 +157,9 @@ int runRank(int rank, int n, uint64_t seed, int up, int down) {
     EXPECT(std::memcmp(slot, pattern.data(), kSlot) == 0, "rank %d: slot from %d differs", rank,
            src);
   }
-  const uint32_t count = __atomic_load_n(
-      reinterpret_cast<uint32_t*>(static_cast<unsigned char*>(local) + counter_at),
-      __ATOMIC_ACQUIRE);
+  const uint32_t count =
+      __atomic_load_n(reinterpret_cast<uint32_t*>(static_cast<unsigned char*>(local) + counter_at),
+                      __ATOMIC_ACQUIRE);
   EXPECT(count == static_cast<uint32_t>(n - 1), "rank %d: counter %u, expected %d", rank, count,
          n - 1);
 
@@ -308,9 +308,9 @@ void runBadHandles() {
   EXPECT(t->importPeerHandles(local, 2, 2, rows, 3) == te4j::kInvalidArgument, "rank 2 of 2");
   EXPECT(t->importPeerHandles(local, 0, 2, rows, 7) == te4j::kInvalidArgument, "mask bit 2");
   EXPECT(t->importPeerHandles(local, 0, 3, rows, 3) == te4j::kInvalidArgument, "num_ranks 3");
-  EXPECT(t->importPeerHandles(static_cast<char*>(local) + 8, 0, 2, rows, 3) ==
-             te4j::kInvalidArgument,
-         "interior local_ptr");
+  EXPECT(
+      t->importPeerHandles(static_cast<char*>(local) + 8, 0, 2, rows, 3) == te4j::kInvalidArgument,
+      "interior local_ptr");
   EXPECT(t->importPeerHandles(rows, 0, 2, rows, 3) == te4j::kInvalidArgument, "foreign ptr");
   EXPECT(t->importPeerHandles(local, 0, 2, nullptr, 3) == te4j::kInvalidArgument, "null rows");
   EXPECT(t->exportIpcHandle(local, rows, 14) == te4j::kInvalidArgument, "small capacity");

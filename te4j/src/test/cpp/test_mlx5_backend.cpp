@@ -29,7 +29,8 @@
 #include "rdma/mlx5_probe.h"
 
 int main() {
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
   const bool ok = t != nullptr && t->status() == te4j::kUnavailable &&
                   std::strstr(t->lastError(), te4j::rdma::kBuiltWithoutRdmaCore) != nullptr;
   std::printf("%s built without rdma-core headers: backend mlx5 says: %s\n", ok ? "OK" : "FAIL",
@@ -59,16 +60,16 @@ int g_checks = 0;
 int g_fail = 0;
 const te4j::rdma::VerbsApi* g_api = nullptr;  // the fake table main() injects
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    ++g_checks;                                            \
-    if (!(cond)) {                                         \
-      std::printf("FAIL line %d: ", __LINE__);             \
-      std::printf(__VA_ARGS__);                            \
-      std::printf("\n");                                   \
-      std::fflush(stdout);                                 \
-      ++g_fail;                                            \
-    }                                                      \
+#define CHECK(cond, ...)                       \
+  do {                                         \
+    ++g_checks;                                \
+    if (!(cond)) {                             \
+      std::printf("FAIL line %d: ", __LINE__); \
+      std::printf(__VA_ARGS__);                \
+      std::printf("\n");                       \
+      std::fflush(stdout);                     \
+      ++g_fail;                                \
+    }                                          \
   } while (0)
 
 constexpr int kRanks = 2;
@@ -86,7 +87,8 @@ bool contains(const char* text, const char* part) { return std::strstr(text, par
 
 // What checkConnections expects the INIT2RTR / RTR2RTS mailboxes to carry (the defaults unless
 // a test sets TE4J_RDMA_*).
-unsigned g_want_sl = 0, g_want_tclass = 0, g_want_ack_timeout = 20, g_want_retry = 7, g_want_rnr_retry = 7;
+unsigned g_want_sl = 0, g_want_tclass = 0, g_want_ack_timeout = 20, g_want_retry = 7,
+         g_want_rnr_retry = 7;
 
 struct Rank {
   te4j::RdmaTransport* t = nullptr;
@@ -131,11 +133,12 @@ void connectAll(Rank* ranks) {
   for (int r = 0; r < kRanks; ++r) {
     const bool roce = ranks[r].meta[10] != 0;
     // A mask naming a rank the job does not have is refused before any QP changes state.
-    CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3 | 1ull << kRanks) ==
-              te4j::kInvalidArgument,
+    CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids,
+                                   3 | 1ull << kRanks) == te4j::kInvalidArgument,
           "connectPeers rank %d took a mask with a bit past num_ranks", r);
-    CHECK(ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3) == 0,
-          "connectPeers rank %d: %s", r, ranks[r].t->lastError());
+    CHECK(
+        ranks[r].t->connectPeers(r, roce, addrs, keys, qpns.data(), lids, prefixes, ifids, 3) == 0,
+        "connectPeers rank %d: %s", r, ranks[r].t->lastError());
     CHECK(ranks[r].t->fillIbgdaContext(&ranks[r].ctx) == 0, "fill: %s", ranks[r].t->lastError());
   }
 }
@@ -177,8 +180,9 @@ void checkConnections(const Rank* ranks, bool roce) {
               (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsTclass)), g_want_sl,
               g_want_tclass >> 2u, g_want_tclass);
       } else {
-        CHECK(devx::getField(m, devx::at(path, devx::kAdsSl)) == g_want_sl, "rank %d QP %d: SL %llu, want %u",
-              a, i, (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSl)), g_want_sl);
+        CHECK(devx::getField(m, devx::at(path, devx::kAdsSl)) == g_want_sl,
+              "rank %d QP %d: SL %llu, want %u", a, i,
+              (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSl)), g_want_sl);
       }
       if (!roce) {
         CHECK(devx::getField(m, devx::at(path, devx::kAdsRlid)) == (uint64_t)ranks[r].meta[9],
@@ -191,12 +195,13 @@ void checkConnections(const Rank* ranks, bool roce) {
       const uint64_t hi = devx::getField(m, devx::Field{rgid.offset, 64});
       const uint64_t lo = devx::getField(m, devx::Field{rgid.offset + 64, 64});
       CHECK(hi == (uint64_t)ranks[r].meta[7] && lo == (uint64_t)ranks[r].meta[8],
-            "rank %d QP %d: rgid %016llx%016llx, want rank %d's GID", a, i,
-            (unsigned long long)hi, (unsigned long long)lo, r);
-      CHECK(devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)) == 3 && ranks[a].meta[11] == 3,
-            "rank %d: GID index %llu (metadata %lld), want 3 (the IPv4 RoCE v2 entry)", a,
-            (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)),
-            (long long)ranks[a].meta[11]);
+            "rank %d QP %d: rgid %016llx%016llx, want rank %d's GID", a, i, (unsigned long long)hi,
+            (unsigned long long)lo, r);
+      CHECK(
+          devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)) == 3 && ranks[a].meta[11] == 3,
+          "rank %d: GID index %llu (metadata %lld), want 3 (the IPv4 RoCE v2 entry)", a,
+          (unsigned long long)devx::getField(m, devx::at(path, devx::kAdsSrcAddrIndex)),
+          (long long)ranks[a].meta[11]);
       uint8_t gid[16], mac[6];
       for (int b = 0; b < 8; ++b) {
         gid[b] = (uint8_t)((uint64_t)ranks[r].meta[7] >> (56 - 8 * b));
@@ -248,7 +253,8 @@ void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
   uint8_t* cqes = umemAt(cq->umem_id, cq->umem_offset);
   uint32_t* cq_dbr = (uint32_t*)umemAt(cq->dbr_umem_id, cq->dbr_offset);
   CHECK(ring && dbr && cqes && cq_dbr, "the mailboxes' umem offsets lie inside the umem");
-  CHECK(qp->log_size == 4 && cq->log_size == 4, "log sizes %u %u (ring of 16)", qp->log_size, cq->log_size);
+  CHECK(qp->log_size == 4 && cq->log_size == 4, "log sizes %u %u (ring of 16)", qp->log_size,
+        cq->log_size);
   if (!ring || !dbr || !cqes || !cq_dbr) return;
 
   // 1. A WRITE: WQE 0, rung on BlueFlame half 0.
@@ -256,12 +262,14 @@ void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
   uint64_t v = awaitDoorbell(uar, 0, 0);
   uint64_t first8;
   std::memcpy(&first8, ring, 8);
-  CHECK(v != 0 && v == first8, "UAR holds 0x%016llx, WQE 0 starts 0x%016llx",
-        (unsigned long long)v, (unsigned long long)first8);
+  CHECK(v != 0 && v == first8, "UAR holds 0x%016llx, WQE 0 starts 0x%016llx", (unsigned long long)v,
+        (unsigned long long)first8);
   const uint32_t w0 = __builtin_bswap32((uint32_t)v), w1 = __builtin_bswap32((uint32_t)(v >> 32));
-  CHECK((w0 & 0xff) == mlx5::kOpcodeRdmaWrite && ((w0 >> 8) & 0xffff) == 0, "opcode/index 0x%08x", w0);
+  CHECK((w0 & 0xff) == mlx5::kOpcodeRdmaWrite && ((w0 >> 8) & 0xffff) == 0, "opcode/index 0x%08x",
+        w0);
   CHECK((w1 >> 8) == qpn && (w1 & 0xff) == 3, "qpn/ds 0x%08x, want qpn 0x%x ds 3", w1, qpn);
-  CHECK(__builtin_bswap32(__atomic_load_n(&dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE)) == 1, "doorbell record");
+  CHECK(__builtin_bswap32(__atomic_load_n(&dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE)) == 1,
+        "doorbell record");
 
   // 2. The NIC's completion of WQE 0; the device code's quiet consumes it.
   __atomic_store_n(&((mlx5::Cqe64*)cqes)[0].dw[mlx5::kCqeDwOwner],
@@ -270,7 +278,8 @@ void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
   CHECK(__builtin_bswap32(cq_dbr[0]) == 1, "CQ doorbell record %u", __builtin_bswap32(cq_dbr[0]));
 
   // 3. A signal (masked FA, ds 4): WQE 1, on the other BlueFlame half when there is one.
-  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "signal");
+  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk,
+        "signal");
   v = awaitDoorbell(uar, blueflame ? bf_half : 0, 1);
   std::memcpy(&first8, ring + 64, 8);
   CHECK(v == first8, "UAR holds 0x%016llx, WQE 1 starts 0x%016llx", (unsigned long long)v,
@@ -285,8 +294,9 @@ void postAndRing(Rank* ranks, bool blueflame, uint32_t bf_half) {
         "statistics %lld %lld %lld %lld %lld (%s)", (long long)stats[0], (long long)stats[1],
         (long long)stats[2], (long long)stats[3], (long long)stats[4], r0.t->statisticsNames());
   int64_t err[8];
-  CHECK(r0.t->queryQpError(1 * kQpsPerRank, err, 8) == 8 && err[0] == 0 && err[6] == 2 && err[7] == 1,
-        "queryQpError");
+  CHECK(
+      r0.t->queryQpError(1 * kQpsPerRank, err, 8) == 8 && err[0] == 0 && err[6] == 2 && err[7] == 1,
+      "queryQpError");
 }
 
 void twoRanks(bool roce) {
@@ -309,14 +319,16 @@ void twoRanks(bool roce) {
   // CREATE_QP's ts_format: the general caps say free-running only, the RoCE caps both clocks.
   const fake::Obj* any_qp = fake::qpByNumber(qpnOf(ranks[0], 0));
   CHECK(any_qp != nullptr && any_qp->ts_format == (roce ? 1u : 0u), "ts_format %u on %s",
-        any_qp != nullptr ? any_qp->ts_format : 99u, roce ? "RoCE (from the RoCE caps)" : "InfiniBand");
+        any_qp != nullptr ? any_qp->ts_format : 99u,
+        roce ? "RoCE (from the RoCE caps)" : "InfiniBand");
   postAndRing(ranks, roce, 512);
   CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "diagnostics: %s", ranks[0].t->diagnostics());
 
   // After an error CQE: new QPs, new numbers, connected again at both ends.
   const uint32_t old = qpnOf(ranks[0], 0);
   const size_t live = f.live();
-  for (Rank& r : ranks) CHECK(r.t->recreateQueuePairs(nullptr) == 0, "recreate: %s", r.t->lastError());
+  for (Rank& r : ranks)
+    CHECK(r.t->recreateQueuePairs(nullptr) == 0, "recreate: %s", r.t->lastError());
   CHECK(f.live() == live && fake::qpByNumber(old) == nullptr, "recreate replaced the objects");
   for (Rank& r : ranks) readMetadata(&r);
   CHECK(qpnOf(ranks[0], 0) != old, "new QP numbers");
@@ -343,11 +355,14 @@ void gidOverride() {
   Rank r;
   makeRank(&r);
   readMetadata(&r);
-  CHECK(r.meta.size() > 11 && r.meta[11] == 1, "TE4J_RDMA_GID_INDEX=1 chose %lld", (long long)r.meta[11]);
+  CHECK(r.meta.size() > 11 && r.meta[11] == 1, "TE4J_RDMA_GID_INDEX=1 chose %lld",
+        (long long)r.meta[11]);
   delete r.t;
   setenv("TE4J_RDMA_GID_INDEX", "9", 1);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
-  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "TE4J_RDMA_GID_INDEX"),
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable &&
+            contains(t->lastError(), "TE4J_RDMA_GID_INDEX"),
         "bad GID index: %s", t->lastError());
   delete t;
   unsetenv("TE4J_RDMA_GID_INDEX");
@@ -372,8 +387,10 @@ void initializeFailures() {
   for (const Step& s : steps) {
     *s.knob = true;
     if (s.knob2) *s.knob2 = true;
-    te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
-    CHECK(t->initialize("", 1, 1) != 0 && contains(t->lastError(), s.text), "%s: %s", s.text, t->lastError());
+    te4j::RdmaTransport* t =
+        te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+    CHECK(t->initialize("", 1, 1) != 0 && contains(t->lastError(), s.text), "%s: %s", s.text,
+          t->lastError());
     CHECK(f.live() == 0, "%s failure left %zu objects", s.text, f.live());
     *s.knob = false;
     if (s.knob2) *s.knob2 = false;
@@ -383,14 +400,15 @@ void initializeFailures() {
   }
 
   f.dv_open_errno = EPERM;
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
-  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "DevX not permitted") &&
-            contains(t->lastError(), "fix"),
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("mlx5_0", 1, 1) == te4j::kUnavailable &&
+            contains(t->lastError(), "DevX not permitted") && contains(t->lastError(), "fix"),
         "DevX EPERM: %s", t->lastError());
   CHECK(f.live() == 0, "DevX failure left %zu objects", f.live());
   f.dv_open_errno = 0;
-  CHECK(t->initialize("mlx5_7", 1, 1) == te4j::kUnavailable && contains(t->lastError(), "matches 'mlx5_7'") &&
-            contains(t->lastError(), "mlx5_0"),
+  CHECK(t->initialize("mlx5_7", 1, 1) == te4j::kUnavailable &&
+            contains(t->lastError(), "matches 'mlx5_7'") && contains(t->lastError(), "mlx5_0"),
         "filter: %s", t->lastError());
   delete t;
   std::printf("initialize failures: each names its step, nothing left allocated\n");
@@ -399,7 +417,8 @@ void initializeFailures() {
 void queueFailures() {
   fake::Nic& f = fake::nic();
   uint8_t* buf = (uint8_t*)std::aligned_alloc(4096, kWindow);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
   CHECK(t->initialize("", 1, 2) == 0, "initialize: %s", t->lastError());
   CHECK(t->registerMemory(buf, kWindow) == 0, "register: %s", t->lastError());
   const size_t base = f.live();  // context, PD, UAR, window MR
@@ -410,7 +429,8 @@ void queueFailures() {
   CHECK(f.live() == base, "umem failure: %zu objects, want %zu", f.live(), base);
   f.fail_umem = false;
   f.fail_ctrl_mr = true;
-  CHECK(t->createQueuePairs(nullptr) != 0 && contains(t->lastError(), "ibv_reg_mr of the control buffer"),
+  CHECK(t->createQueuePairs(nullptr) != 0 &&
+            contains(t->lastError(), "ibv_reg_mr of the control buffer"),
         "control MR: %s", t->lastError());
   CHECK(f.live() == base, "control MR failure: %zu objects, want %zu", f.live(), base);
   f.fail_ctrl_mr = false;
@@ -425,7 +445,8 @@ void queueFailures() {
         "CREATE_QP failure: '%s', want it to contain '%s'", t->lastError(), want.c_str());
   CHECK(f.objs.empty(), "%zu DevX objects left after the failed CREATE_QP", f.objs.size());
   f.fail_create_qp_after = -1;
-  CHECK(t->createQueuePairs(nullptr) == 0 && f.objs.size() == 4, "create after the failure: %s", t->lastError());
+  CHECK(t->createQueuePairs(nullptr) == 0 && f.objs.size() == 4, "create after the failure: %s",
+        t->lastError());
   delete t;
   std::free(buf);
   CHECK(f.live() == 0, "close left %zu objects", f.live());
@@ -461,7 +482,8 @@ void proxyRereads() {
   uint64_t first8;
   std::memcpy(&first8, ring, 8);
   uint64_t v = 0;
-  while ((v = __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE)) == 0 && std::chrono::steady_clock::now() < end)
+  while ((v = __atomic_load_n(&uar[0], __ATOMIC_ACQUIRE)) == 0 &&
+         std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   CHECK(v == first8 && proxy.doorbells() == 1, "rung 0x%llx after the record moved, want 0x%llx",
         (unsigned long long)v, (unsigned long long)first8);
@@ -512,12 +534,14 @@ void reconnectAfterTraffic() {
   connectAll(ranks);
   const int index = 1 * kQpsPerRank + 0;  // rank 0's QP to rank 1, channel 0
   QpView v = viewOf(ranks[0], index);
-  CHECK(v.qp && v.ring && v.dbr && v.cqes && v.cq_dbr && v.uar, "rank 0's QP to rank 1 and its buffers");
+  CHECK(v.qp && v.ring && v.dbr && v.cqes && v.cq_dbr && v.uar,
+        "rank 0's QP to rank 1 and its buffers");
   if (!(v.qp && v.ring && v.dbr && v.cqes && v.cq_dbr && v.uar)) return;
   Rank& r0 = ranks[0];
   // Three WQEs, all completed: the ring, the CQ and every counter have moved.
   CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 4096, 64, 0) == kMcRdmaOk, "put 0");
-  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk, "add 1");
+  CHECK(mc_rdma_atomic_add(r0.ctx, 0, 1, kQpsPerRank, (uint32_t*)(r0.buf + 64), 1) == kMcRdmaOk,
+        "add 1");
   CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 8192, 64, 0) == kMcRdmaOk, "put 2");
   CHECK(awaitDoorbell(v.uar, 0, 2) != 0, "doorbell of WQE 2");
   for (uint16_t w = 0; w < 3; ++w) completeWqe(v, w, w);
@@ -532,28 +556,33 @@ void reconnectAfterTraffic() {
   CHECK(v.qp->resets == 1, "the QP went through RESET %d times, want 1", v.qp->resets);
   CHECK(qpnOf(ranks[0], index) == v.qp->id, "the QP number stays (the peer holds it)");
   CHECK(v.dbr[mlx5::kSndDbr] == 0 && v.dbr[mlx5::kRcvDbr] == 0 && v.cq_dbr[0] == 0,
-        "doorbell records zeroed by the reconnect: send %u, CQ %u", __builtin_bswap32(v.dbr[mlx5::kSndDbr]),
-        __builtin_bswap32(v.cq_dbr[0]));
+        "doorbell records zeroed by the reconnect: send %u, CQ %u",
+        __builtin_bswap32(v.dbr[mlx5::kSndDbr]), __builtin_bswap32(v.cq_dbr[0]));
   bool cq_clean = true;
   for (uint32_t c = 0; c < 16; ++c)
-    cq_clean &= mlx5::cqe_opcode(((mlx5::Cqe64*)v.cqes)[c].dw[mlx5::kCqeDwOwner]) == mlx5::kCqeInvalid;
+    cq_clean &=
+        mlx5::cqe_opcode(((mlx5::Cqe64*)v.cqes)[c].dw[mlx5::kCqeDwOwner]) == mlx5::kCqeInvalid;
   CHECK(cq_clean, "every CQE invalid after the reconnect");
   int64_t err[8];
   CHECK(r0.t->queryQpError(index, err, 8) == 8 && err[6] == 0 && err[7] == 0 && err[0] == 0,
-        "device counters after the reconnect: posted %lld completed %lld errors %lld", (long long)err[6],
-        (long long)err[7], (long long)err[0]);
+        "device counters after the reconnect: posted %lld completed %lld errors %lld",
+        (long long)err[6], (long long)err[7], (long long)err[0]);
 
-  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 12288, 32, 0) == kMcRdmaOk, "put after");
+  CHECK(mc_rdma_put(r0.ctx, 0, 1, kQpsPerRank, r0.buf, r0.buf + 12288, 32, 0) == kMcRdmaOk,
+        "put after");
   const uint64_t rung = awaitDoorbell(v.uar, 0, 0);
   uint64_t slot0;
   std::memcpy(&slot0, v.ring, 8);
   CHECK(rung != 0 && rung == slot0, "doorbell 0x%016llx for the WQE in slot 0 (0x%016llx)",
         (unsigned long long)rung, (unsigned long long)slot0);
   const uint32_t w0 = __builtin_bswap32((uint32_t)slot0);
-  CHECK(((w0 >> 8) & 0xffff) == 0 && (w0 & 0xff) == mlx5::kOpcodeRdmaWrite, "slot 0 holds WQE index 0: 0x%08x", w0);
+  CHECK(((w0 >> 8) & 0xffff) == 0 && (w0 & 0xff) == mlx5::kOpcodeRdmaWrite,
+        "slot 0 holds WQE index 0: 0x%08x", w0);
   const mlx5::RaddrSeg* raddr = (const mlx5::RaddrSeg*)(v.ring + 16);
-  CHECK(__builtin_bswap64(raddr->raddr) == (uint64_t)ranks[1].meta[5] + 12288, "slot 0 is the new WRITE");
-  CHECK(__builtin_bswap32(v.dbr[mlx5::kSndDbr]) == 1, "the record announces 1 WQE (got %u): none of the old ones",
+  CHECK(__builtin_bswap64(raddr->raddr) == (uint64_t)ranks[1].meta[5] + 12288,
+        "slot 0 is the new WRITE");
+  CHECK(__builtin_bswap32(v.dbr[mlx5::kSndDbr]) == 1,
+        "the record announces 1 WQE (got %u): none of the old ones",
         __builtin_bswap32(v.dbr[mlx5::kSndDbr]));
   uint64_t slot1 = 0;
   std::memcpy(&slot1, v.ring + 64, 8);
@@ -562,9 +591,11 @@ void reconnectAfterTraffic() {
   CHECK(ibgda_lock(&qp->lock, mc_globaltimer_ns() + 1000000000ull), "lock");
   const int consumed = ibgda_poll_cq(qp);
   ibgda_unlock(&qp->lock);
-  CHECK(consumed == 0 && qp->sq_ci == 0, "no stale CQE consumed (%d consumed, sq_ci %u)", consumed, qp->sq_ci);
+  CHECK(consumed == 0 && qp->sq_ci == 0, "no stale CQE consumed (%d consumed, sq_ci %u)", consumed,
+        qp->sq_ci);
   completeWqe(v, 0, 0);
-  CHECK(mc_rdma_quiet(r0.ctx, 0, 1, kQpsPerRank) == kMcRdmaOk && qp->sq_ci == 1 && __builtin_bswap32(v.cq_dbr[0]) == 1,
+  CHECK(mc_rdma_quiet(r0.ctx, 0, 1, kQpsPerRank) == kMcRdmaOk && qp->sq_ci == 1 &&
+            __builtin_bswap32(v.cq_dbr[0]) == 1,
         "the new WQE's CQE retires it");
   for (Rank& r : ranks) {
     delete r.t;
@@ -582,7 +613,8 @@ void fabricTuning() {
   setenv("TE4J_RDMA_ACK_TIMEOUT", "18", 1);
   setenv("TE4J_RDMA_RETRY_COUNT", "5", 1);
   setenv("TE4J_RDMA_RNR_RETRY", "6", 1);
-  g_want_sl = 3, g_want_tclass = 106, g_want_ack_timeout = 18, g_want_retry = 5, g_want_rnr_retry = 6;
+  g_want_sl = 3, g_want_tclass = 106, g_want_ack_timeout = 18, g_want_retry = 5,
+  g_want_rnr_retry = 6;
   for (bool roce : {true, false}) {
     fake::nic().roce = roce;
     Rank ranks[kRanks];
@@ -611,7 +643,8 @@ void fabricTuning() {
   for (const Bad& b : bad) {
     fake::nic().roce = b.roce;
     setenv(b.name, b.value, 1);
-    te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+    te4j::RdmaTransport* t =
+        te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
     CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument && contains(t->lastError(), b.name) &&
               contains(t->lastError(), b.says),
           "%s=%s: %s", b.name, b.value, t->lastError());
@@ -620,7 +653,8 @@ void fabricTuning() {
   }
   fake::nic().roce = false;
   CHECK(fake::nic().live() == 0, "tuning tests left %zu objects", fake::nic().live());
-  std::printf("fabric tuning: SL/priority, traffic class/DSCP, ack timeout, retries in the mailboxes\n");
+  std::printf(
+      "fabric tuning: SL/priority, traffic class/DSCP, ack timeout, retries in the mailboxes\n");
 }
 
 // The control buffer's umem is built of 4 KiB pages (the mailboxes' offsets count in them);
@@ -641,15 +675,20 @@ void umemRegistration() {
       ++objects;
       const fake::Obj* o = e.second;
       if (o->umem_offset != 0) ++nonzero;
-      CHECK(o->dbr_umem_id != o->umem_id || mode == 0, "per-object umems: the records have their own");
-      CHECK(umemAt(o->umem_id, o->umem_offset) != nullptr && umemAt(o->dbr_umem_id, o->dbr_offset) != nullptr,
+      CHECK(o->dbr_umem_id != o->umem_id || mode == 0,
+            "per-object umems: the records have their own");
+      CHECK(umemAt(o->umem_id, o->umem_offset) != nullptr &&
+                umemAt(o->dbr_umem_id, o->dbr_offset) != nullptr,
             "offsets inside their umems");
     }
     if (mode == 0) {
-      CHECK(four_k == 1 && legacy == 0 && nonzero > 0, "one 4 KiB-page umem (%zu 4K, %zu legacy)", four_k, legacy);
+      CHECK(four_k == 1 && legacy == 0 && nonzero > 0, "one 4 KiB-page umem (%zu 4K, %zu legacy)",
+            four_k, legacy);
     } else {
-      CHECK(four_k == 0 && legacy == 3 * (size_t)kQps && nonzero == 0 && objects == 2 * (size_t)kQps,
-            "mode %d: %zu legacy umems (want %d), %zu objects at a non-zero offset", mode, legacy, 3 * kQps, nonzero);
+      CHECK(
+          four_k == 0 && legacy == 3 * (size_t)kQps && nonzero == 0 && objects == 2 * (size_t)kQps,
+          "mode %d: %zu legacy umems (want %d), %zu objects at a non-zero offset", mode, legacy,
+          3 * kQps, nonzero);
     }
     delete r.t;
     std::free(r.buf);
@@ -657,7 +696,8 @@ void umemRegistration() {
   }
   f.fail_umem_ex = false;
   CHECK(f.live() == 0, "umem tests left %zu objects", f.live());
-  std::printf("umem registration: 4 KiB page bitmap, else one legacy umem per object at offset 0\n");
+  std::printf(
+      "umem registration: 4 KiB page bitmap, else one legacy umem per object at offset 0\n");
 }
 
 // What explains a wait that timed out without an error CQE: QUERY_QP and the async events.
@@ -668,17 +708,20 @@ void timeoutDiagnostics() {
   for (Rank& r : ranks) makeRank(&r);
   for (Rank& r : ranks) readMetadata(&r);
   connectAll(ranks);
-  CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "healthy: no diagnostics (%s)", ranks[0].t->diagnostics());
+  CHECK(std::strlen(ranks[0].t->diagnostics()) == 0, "healthy: no diagnostics (%s)",
+        ranks[0].t->diagnostics());
   fake::Obj* qp = fake::qpByNumber(qpnOf(ranks[0], 2));
   qp->state = fake::State::kErr;  // as the firmware moves a QP whose retries ran out
   const int acked = fake::acked_events;
   fake::raiseAsyncEvent(IBV_EVENT_PORT_ERR, 1);
   const std::string d = ranks[0].t->diagnostics();
-  CHECK(contains(d.c_str(), "QP 2") && contains(d.c_str(), "QUERY_QP says ERR") && contains(d.c_str(), "expects RTS"),
+  CHECK(contains(d.c_str(), "QP 2") && contains(d.c_str(), "QUERY_QP says ERR") &&
+            contains(d.c_str(), "expects RTS"),
         "QUERY_QP in diagnostics: %s", d.c_str());
   CHECK(contains(d.c_str(), "async event: mlx5_0: PORT_ERR") && contains(d.c_str(), "on port 1"),
         "async event in diagnostics: %s", d.c_str());
-  CHECK(fake::acked_events == acked + 1, "the event read is acknowledged (%d)", fake::acked_events - acked);
+  CHECK(fake::acked_events == acked + 1, "the event read is acknowledged (%d)",
+        fake::acked_events - acked);
   CHECK(contains(ranks[1].t->diagnostics(), "PORT_ERR") && fake::acked_events == acked + 2,
         "rank 1 reads its own copy of the event");
   CHECK(contains(ranks[0].t->diagnostics(), "PORT_ERR"), "events already read stay in the report");
@@ -721,8 +764,9 @@ void nicSelection() {
   const std::string nic0 = "devices/pci0000:00/0000:00:01.0/0000:01:00.0";
   const std::string nic1 = "devices/pci0000:80/0000:80:01.0/0000:81:00.0/0000:82:00.0";
   const std::string gpu = "devices/pci0000:80/0000:80:01.0/0000:81:00.0/0000:83:00.0";
-  for (const std::string& d : {nic0, nic1, gpu, std::string("class/infiniband/mlx5_0"),
-                               std::string("class/infiniband/mlx5_1"), std::string("bus/pci/devices")})
+  for (const std::string& d :
+       {nic0, nic1, gpu, std::string("class/infiniband/mlx5_0"),
+        std::string("class/infiniband/mlx5_1"), std::string("bus/pci/devices")})
     mkdirs(&t, d);
   link(&t, nic0, "class/infiniband/mlx5_0/device");
   link(&t, nic1, "class/infiniband/mlx5_1/device");
@@ -730,18 +774,21 @@ void nicSelection() {
   te4j::rdma::VerbsApi api = fake::api(t.root + "/class/infiniband");
   api.pci_devices_root = t.root + "/bus/pci/devices";
 
-  CHECK(te4j::rdma::sysfsDistance("/a/b/c/d", "/a/b/e") == 3 && te4j::rdma::sysfsDistance("", "/a") == -1,
+  CHECK(te4j::rdma::sysfsDistance("/a/b/c/d", "/a/b/e") == 3 &&
+            te4j::rdma::sysfsDistance("", "/a") == -1,
         "sysfsDistance");
   f.device_names = {"mlx5_0", "mlx5_1"};
   f.roce = false;
   int n = 0;
   ibv_device** list = api.get_device_list(&n);
   std::string why;
-  std::vector<te4j::rdma::Mlx5Candidate> c = te4j::rdma::mlx5Candidates(api, list, n, "", "0000:83:00.0", &why);
+  std::vector<te4j::rdma::Mlx5Candidate> c =
+      te4j::rdma::mlx5Candidates(api, list, n, "", "0000:83:00.0", &why);
   CHECK(c.size() == 2 && c[0].name == "mlx5_1" && c[0].distance == 2 && c[1].name == "mlx5_0" &&
             c[1].distance == 7,
-        "nearest first: %s (%d), %s (%d)", c.size() > 0 ? c[0].name.c_str() : "-", c.size() > 0 ? c[0].distance : 0,
-        c.size() > 1 ? c[1].name.c_str() : "-", c.size() > 1 ? c[1].distance : 0);
+        "nearest first: %s (%d), %s (%d)", c.size() > 0 ? c[0].name.c_str() : "-",
+        c.size() > 0 ? c[0].distance : 0, c.size() > 1 ? c[1].name.c_str() : "-",
+        c.size() > 1 ? c[1].distance : 0);
   c = te4j::rdma::mlx5Candidates(api, list, n, "", "", &why);
   CHECK(c.size() == 2 && c[0].name == "mlx5_0" && c[0].distance == -1, "no GPU: ibverbs' order");
   c = te4j::rdma::mlx5Candidates(api, list, n, "mlx5_0", "0000:83:00.0", &why);
@@ -750,7 +797,8 @@ void nicSelection() {
 
   {
     te4j::rdma::Mlx5Device d(&api);
-    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kOk && d.name() == "mlx5_1" && d.pciDistance() == 2,
+    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kOk && d.name() == "mlx5_1" &&
+              d.pciDistance() == 2,
           "open picks the GPU's NIC: %s %s", d.name().c_str(), why.c_str());
   }
   f.ports_down = {"mlx5_1"};
@@ -764,8 +812,10 @@ void nicSelection() {
   {
     te4j::rdma::Mlx5Device d(&api);
     why.clear();
-    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kUnavailable && contains(why.c_str(), "no usable mlx5 device") &&
-              contains(why.c_str(), "mlx5_0 port 1 is DOWN") && contains(why.c_str(), "mlx5_1 port 1 is DOWN"),
+    CHECK(d.open("", "0000:83:00.0", &why) == te4j::kUnavailable &&
+              contains(why.c_str(), "no usable mlx5 device") &&
+              contains(why.c_str(), "mlx5_0 port 1 is DOWN") &&
+              contains(why.c_str(), "mlx5_1 port 1 is DOWN"),
           "every port down: %s", why.c_str());
   }
   f.ports_down.clear();
@@ -803,19 +853,23 @@ void atomicRoute() {
       uint32_t* word = (uint32_t*)(ranks[0].buf + 256);
       uint32_t* target = (uint32_t*)(ranks[dst].buf + 256);
       const uint32_t before = *target;
-      CHECK(mc_red_add(ctx, dst, 0, kQpsPerRank, word, 5) == kMcRouteOk, "mc_red_add to rank %d", dst);
-      CHECK(mc_signal_noret(ctx, dst, 0, kQpsPerRank, word, 2) == kMcRouteOk, "mc_signal_noret to rank %d", dst);
+      CHECK(mc_red_add(ctx, dst, 0, kQpsPerRank, word, 5) == kMcRouteOk, "mc_red_add to rank %d",
+            dst);
+      CHECK(mc_signal_noret(ctx, dst, 0, kQpsPerRank, word, 2) == kMcRouteOk,
+            "mc_signal_noret to rank %d", dst);
       uint64_t first8[2] = {0, 0};
       std::memcpy(&first8[0], v.ring, 8);
       std::memcpy(&first8[1], v.ring + 64, 8);
-      const bool posted = (__builtin_bswap32((uint32_t)first8[0]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa &&
-                          (__builtin_bswap32((uint32_t)first8[1]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa;
+      const bool posted =
+          (__builtin_bswap32((uint32_t)first8[0]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa &&
+          (__builtin_bswap32((uint32_t)first8[1]) & 0xff) == mlx5::kOpcodeAtomicMaskedFa;
       if (via_nic) {
-        CHECK(posted && *target == before, "rank %d: both adds posted to the NIC (%s), word untouched (%u)",
-              dst, dst == 0 ? "loopback" : "P2P peer", *target);
+        CHECK(posted && *target == before,
+              "rank %d: both adds posted to the NIC (%s), word untouched (%u)", dst,
+              dst == 0 ? "loopback" : "P2P peer", *target);
       } else {
-        CHECK(!posted && *target == before + 7, "rank %d: local adds (word %u, want %u), nothing posted", dst,
-              *target, before + 7);
+        CHECK(!posted && *target == before + 7,
+              "rank %d: local adds (word %u, want %u), nothing posted", dst, *target, before + 7);
       }
     }
     for (Rank& r : ranks) {
@@ -825,8 +879,10 @@ void atomicRoute() {
     unsetenv("TE4J_RDMA_ATOMICS");
   }
   setenv("TE4J_RDMA_ATOMICS", "mixed", 1);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
-  CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument && contains(t->lastError(), "TE4J_RDMA_ATOMICS"),
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->initialize("", 1, 1) == te4j::kInvalidArgument &&
+            contains(t->lastError(), "TE4J_RDMA_ATOMICS"),
         "bad TE4J_RDMA_ATOMICS: %s", t->lastError());
   delete t;
   unsetenv("TE4J_RDMA_ATOMICS");
@@ -842,7 +898,8 @@ void doorbellVerdicts() {
   using te4j::rdma::doorbellVerdict;
   CHECK(doorbellVerdict(kMcRdmaOk, false) == DoorbellVerdict::kGpu, "completed: GPU doorbells");
   CHECK(doorbellVerdict(kMcRdmaTimeout, true) == DoorbellVerdict::kProxy, "lost GPU write: proxy");
-  CHECK(doorbellVerdict(kMcRdmaTimeout, false) == DoorbellVerdict::kBroken, "nothing completes: broken");
+  CHECK(doorbellVerdict(kMcRdmaTimeout, false) == DoorbellVerdict::kBroken,
+        "nothing completes: broken");
   CHECK(doorbellVerdict(kMcRdmaQpError, false) == DoorbellVerdict::kBroken, "error CQE: broken");
   CHECK(doorbellVerdict(kMcRdmaFatal, true) == DoorbellVerdict::kBroken, "fatal CQE: broken");
   CHECK(doorbellVerdict(1, false) == DoorbellVerdict::kUnverified, "probe did not run: unverified");
@@ -868,22 +925,24 @@ void registrationPaths() {
   uint8_t* gpu = (uint8_t*)std::aligned_alloc(4096, 8192);
   te4j::rdma::Registration reg;
   std::string why;
-  CHECK(te4j::rdma::registerRegion(api, &pd, gpu + 0x40, 4096, &okDmabuf, 0, &reg, &why) == 0 && reg.dmabuf,
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu + 0x40, 4096, &okDmabuf, 0, &reg, &why) == 0 &&
+            reg.dmabuf,
         "dma-buf path: %s", why.c_str());
-  CHECK(f.dmabuf_offset == 0x40 && f.dmabuf_iova == (uint64_t)(uintptr_t)(gpu + 0x40) && f.dmabuf_fd == g_dmabuf_fd,
-        "ibv_reg_dmabuf_mr got offset 0x%llx iova 0x%llx fd %d", (unsigned long long)f.dmabuf_offset,
-        (unsigned long long)f.dmabuf_iova, f.dmabuf_fd);
+  CHECK(f.dmabuf_offset == 0x40 && f.dmabuf_iova == (uint64_t)(uintptr_t)(gpu + 0x40) &&
+            f.dmabuf_fd == g_dmabuf_fd,
+        "ibv_reg_dmabuf_mr got offset 0x%llx iova 0x%llx fd %d",
+        (unsigned long long)f.dmabuf_offset, (unsigned long long)f.dmabuf_iova, f.dmabuf_fd);
   CHECK(fcntl(g_dmabuf_fd, F_GETFD) == -1, "the dma-buf fd is closed after registration");
   fake::deregMr(reg.mr);
 
-  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &noDmabuf, 0, &reg, &why) == 0 && !reg.dmabuf &&
-            contains(reg.note.c_str(), "refused by the test"),
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &noDmabuf, 0, &reg, &why) == 0 &&
+            !reg.dmabuf && contains(reg.note.c_str(), "refused by the test"),
         "no dma-buf: fallback to ibv_reg_mr (note '%s')", reg.note.c_str());
   fake::deregMr(reg.mr);
 
   f.fail_dmabuf_mr = true;
-  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &okDmabuf, 0, &reg, &why) == 0 && !reg.dmabuf &&
-            contains(reg.note.c_str(), "ibv_reg_dmabuf_mr failed"),
+  CHECK(te4j::rdma::registerRegion(api, &pd, gpu, 4096, &okDmabuf, 0, &reg, &why) == 0 &&
+            !reg.dmabuf && contains(reg.note.c_str(), "ibv_reg_dmabuf_mr failed"),
         "dma-buf MR refused: fallback (note '%s')", reg.note.c_str());
   fake::deregMr(reg.mr);
   f.fail_dmabuf_mr = false;
@@ -907,8 +966,10 @@ void noDevice() {
   fake::Nic& f = fake::nic();
   f.device_names = {"rxe0"};
   f.is_mlx5 = false;
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
-  CHECK(t->status() == te4j::kUnavailable && contains(t->lastError(), "no mlx5 device"), "mlx5: %s", t->lastError());
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  CHECK(t->status() == te4j::kUnavailable && contains(t->lastError(), "no mlx5 device"), "mlx5: %s",
+        t->lastError());
   delete t;
   t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendAuto);
   CHECK(t->status() == 0 && t->backend() == te4j::kRdmaBackendSoft, "auto without mlx5: soft NIC");
@@ -916,7 +977,8 @@ void noDevice() {
   f.device_names = {"mlx5_0"};
   f.is_mlx5 = true;
   t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendAuto);
-  CHECK(t->status() == 0 && t->backend() == te4j::kRdmaBackendMlx5, "auto with mlx5: the DevX backend");
+  CHECK(t->status() == 0 && t->backend() == te4j::kRdmaBackendMlx5,
+        "auto with mlx5: the DevX backend");
   delete t;
   std::printf("device choice: no mlx5 device reported, auto picks mlx5 only when present\n");
 }
@@ -926,12 +988,15 @@ void realLibraries() {
   te4j::rdma::injectVerbsApi(nullptr);
   std::string why;
   const te4j::rdma::VerbsApi* api = te4j::rdma::loadVerbsApi(&why);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendMlx5);
   if (t->status() == 0) {
-    std::printf("SKIP real libraries: an mlx5 device exists here (the fake tests cover the rest)\n");
+    std::printf(
+        "SKIP real libraries: an mlx5 device exists here (the fake tests cover the rest)\n");
   } else {
     CHECK(t->status() == te4j::kUnavailable &&
-              (contains(t->lastError(), "no mlx5 device") || (api == nullptr && contains(t->lastError(), "not found"))),
+              (contains(t->lastError(), "no mlx5 device") ||
+               (api == nullptr && contains(t->lastError(), "not found"))),
           "real rdma-core: %s", t->lastError());
     std::printf("real rdma-core (%s): %s\n", api != nullptr ? "loaded" : "absent", t->lastError());
   }

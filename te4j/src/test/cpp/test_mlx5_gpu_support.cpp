@@ -17,14 +17,14 @@
 #include "transport/device/ibgda/status.cuh"
 
 static int g_failures = 0;
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
+#define EXPECT(cond, ...)                                               \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
       fprintf(stderr, "FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                         \
-      fprintf(stderr, "\n");                                \
-      ++g_failures;                                         \
-    }                                                       \
+      fprintf(stderr, __VA_ARGS__);                                     \
+      fprintf(stderr, "\n");                                            \
+      ++g_failures;                                                     \
+    }                                                                   \
   } while (0)
 
 int main() {
@@ -43,8 +43,12 @@ int main() {
     fprintf(stderr, "FAILED: allocateBuffer: %s\n", p2p->lastError());
     return 1;
   }
-  struct Range { size_t at, len; const char* what; };
-  const Range ranges[] = {{0, bytes, "whole buffer"}, {1u << 20, 2u << 20, "inner 2 MiB"},
+  struct Range {
+    size_t at, len;
+    const char* what;
+  };
+  const Range ranges[] = {{0, bytes, "whole buffer"},
+                          {1u << 20, 2u << 20, "inner 2 MiB"},
                           {4096 + 100, 1000, "sub-page range"}};
   for (const Range& r : ranges) {
     uint64_t offset = ~0ull;
@@ -66,7 +70,8 @@ int main() {
   const std::string bus_id = te4j::rdma::gpuPciBusId(0, &why);
   struct stat st;
   EXPECT(!bus_id.empty() && stat(("/sys/bus/pci/devices/" + bus_id).c_str(), &st) == 0,
-         "GPU 0's bus id '%s' (%s) names no /sys/bus/pci/devices entry", bus_id.c_str(), why.c_str());
+         "GPU 0's bus id '%s' (%s) names no /sys/bus/pci/devices entry", bus_id.c_str(),
+         why.c_str());
   printf("  GPU 0 is PCI function %s\n", bus_id.c_str());
 
   // One rank, its own loopback QP on the software NIC; the probe posts and rings from the GPU.
@@ -81,14 +86,18 @@ int main() {
     const int n = nic->localMetadata(md, 64);
     EXPECT(n > 0, "localMetadata: %s", nic->lastError());
     uint64_t addr = (uint64_t)md[5], prefix = (uint64_t)md[7], ifid = (uint64_t)md[8];
-    uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9], qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
+    uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9],
+             qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
     // The software NIC authenticates every connection, its own loopback one included.
     uint8_t auth[32];
-    EXPECT(nic->authKey(auth, 32) == 32 && nic->setPeerKeys(auth, 32) == 0, "own key: %s", nic->lastError());
+    EXPECT(nic->authKey(auth, 32) == 32 && nic->setPeerKeys(auth, 32) == 0, "own key: %s",
+           nic->lastError());
     EXPECT(n > 0 && nic->connectPeers(0, true, &addr, &key, &qpn, &lid, &prefix, &ifid, 1) == 0,
            "connectPeers: %s", nic->lastError());
-    const int probe = te4j::rdma::gpuDoorbellProbe(0, nic->qpDevCtxsPtr(), addr, key, 2000000000ull, &why);
-    EXPECT(probe == mooncake::device::kMcRdmaOk, "doorbell probe: status %d (%s)", probe, why.c_str());
+    const int probe =
+        te4j::rdma::gpuDoorbellProbe(0, nic->qpDevCtxsPtr(), addr, key, 2000000000ull, &why);
+    EXPECT(probe == mooncake::device::kMcRdmaOk, "doorbell probe: status %d (%s)", probe,
+           why.c_str());
     int64_t err[8];
     EXPECT(nic->queryQpError(0, err, 8) == 8 && err[6] == 1 && err[7] == 1 && err[0] == 0,
            "after the probe: posted %lld, completed %lld, errors %lld", (long long)err[6],

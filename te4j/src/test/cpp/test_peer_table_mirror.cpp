@@ -7,12 +7,12 @@
 #include "p2p/peer_table_mirror.h"
 
 static int g_failures = 0;
-#define EXPECT(cond)                                                  \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define EXPECT(cond)                                                    \
+  do {                                                                  \
+    if (!(cond)) {                                                      \
       fprintf(stderr, "FAILED %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                   \
-    }                                                                 \
+      ++g_failures;                                                     \
+    }                                                                   \
   } while (0)
 
 int main() {
@@ -27,14 +27,16 @@ int main() {
   peer_tables::publish(&device_table_a, local, sizeof(local), available, ptrs);
   EXPECT(peer_tables::translate(&device_table_a, 1, local + 100, 8, &out) && out == peer1 + 100);
   EXPECT(peer_tables::translate(&device_table_a, 0, local, sizeof(local), &out) && out == local);
-  EXPECT(peer_tables::translate(&device_table_a, 1, local + sizeof(local), 0, &out));  // empty at end
-  EXPECT(!peer_tables::translate(&device_table_a, 2, local, 8, &out));   // rank not mapped here
-  EXPECT(!peer_tables::translate(&device_table_a, 3, local, 8, &out));   // rank out of range
+  EXPECT(
+      peer_tables::translate(&device_table_a, 1, local + sizeof(local), 0, &out));  // empty at end
+  EXPECT(!peer_tables::translate(&device_table_a, 2, local, 8, &out));  // rank not mapped here
+  EXPECT(!peer_tables::translate(&device_table_a, 3, local, 8, &out));  // rank out of range
   EXPECT(!peer_tables::translate(&device_table_a, -1, local, 8, &out));
-  EXPECT(!peer_tables::translate(&device_table_a, 1, local - 1, 8, &out));  // before the window
+  EXPECT(!peer_tables::translate(&device_table_a, 1, local - 1, 8, &out));     // before the window
   EXPECT(!peer_tables::translate(&device_table_a, 1, local + 4090, 8, &out));  // runs past it
-  EXPECT(!peer_tables::translate(&device_table_a, 1, local + 8, (size_t)-1, &out));  // overflow bait
-  EXPECT(!peer_tables::translate(&device_table_b, 1, local, 8, &out));  // other tables
+  EXPECT(
+      !peer_tables::translate(&device_table_a, 1, local + 8, (size_t)-1, &out));  // overflow bait
+  EXPECT(!peer_tables::translate(&device_table_b, 1, local, 8, &out));            // other tables
   peer_tables::withdraw(&device_table_a);
   EXPECT(!peer_tables::translate(&device_table_a, 1, local, 8, &out));  // withdrawn
   peer_tables::withdraw(&device_table_a);                               // twice: harmless

@@ -1,7 +1,8 @@
 // test_rdma_cuda_softnic.cpp — the GPU-initiated RDMA path through the software NIC, natively:
-// two ranks, rank r on GPU r modulo the GPUs present (both on GPU 0 with one), P2P disabled for the pair (each window maps only its own rank), so
-// every op to the other rank is posted by a te4j kernel as mlx5 WQEs and executed by the
-// software NIC over TCP loopback. Uses te4j's C++ API only (te4j/api.h, te4j/rdma_api.h).
+// two ranks, rank r on GPU r modulo the GPUs present (both on GPU 0 with one), P2P disabled for the
+// pair (each window maps only its own rank), so every op to the other rank is posted by a te4j
+// kernel as mlx5 WQEs and executed by the software NIC over TCP loopback. Uses te4j's C++ API only
+// (te4j/api.h, te4j/rdma_api.h).
 //
 //   test_rdma_cuda_softnic             ranks as two forked processes (as the Java test runs them)
 //   test_rdma_cuda_softnic --threads   both ranks in this process, one thread each
@@ -45,8 +46,8 @@ constexpr int kRing = 64;
 constexpr int kExitSkip = 3;
 constexpr size_t kMiB = 1u << 20;
 constexpr size_t kMaxPut = 16 * kMiB;
-constexpr size_t kSlot = kMaxPut + 4096;  // receive slot [0, kSlot), send slot [kSlot, 2 kSlot)
-constexpr size_t kSigData = 2 * kSlot;    // put+signal signal word (from the peer)
+constexpr size_t kSlot = kMaxPut + 4096;    // receive slot [0, kSlot), send slot [kSlot, 2 kSlot)
+constexpr size_t kSigData = 2 * kSlot;      // put+signal signal word (from the peer)
 constexpr size_t kCounter = kSigData + 64;  // many-writer counter
 constexpr size_t kSigRecover = kSigData + 128;
 constexpr size_t kSigLone = kSigData + 192;
@@ -125,24 +126,25 @@ void dumpDiagnostics(Rank& r, const char* why) {
       r.say("QP %d: queryQpError failed: %s", q, r.rdma->lastError());
       continue;
     }
-    r.say("QP %d (to rank %d, channel %d): WQEBBs posted %lld completed %lld; error CQEs %lld, first "
-          "syndrome 0x%02llx vendor 0x%02llx opcode 0x%llx at wqe %lld; fatal CQEs %lld",
-          q, q / kQpsPerRank, q % kQpsPerRank, (long long)e[6], (long long)e[7], (long long)e[0],
-          (long long)e[1], (long long)e[2], (long long)e[3], (long long)e[4], (long long)e[5]);
+    r.say(
+        "QP %d (to rank %d, channel %d): WQEBBs posted %lld completed %lld; error CQEs %lld, first "
+        "syndrome 0x%02llx vendor 0x%02llx opcode 0x%llx at wqe %lld; fatal CQEs %lld",
+        q, q / kQpsPerRank, q % kQpsPerRank, (long long)e[6], (long long)e[7], (long long)e[0],
+        (long long)e[1], (long long)e[2], (long long)e[3], (long long)e[4], (long long)e[5]);
   }
   const std::string diag = r.rdma->diagnostics();
   r.say("NIC diagnostics: %s", diag.empty() ? "(none)" : diag.c_str());
   r.say("---- end of diagnostics ----");
 }
 
-#define CHECK(r, cond, ...)                                   \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      char what_[512];                                        \
-      std::snprintf(what_, sizeof(what_), __VA_ARGS__);       \
-      (r).say("FAIL line %d: %s", __LINE__, what_);           \
-      ++(r).fails;                                            \
-    }                                                         \
+#define CHECK(r, cond, ...)                             \
+  do {                                                  \
+    if (!(cond)) {                                      \
+      char what_[512];                                  \
+      std::snprintf(what_, sizeof(what_), __VA_ARGS__); \
+      (r).say("FAIL line %d: %s", __LINE__, what_);     \
+      ++(r).fails;                                      \
+    }                                                   \
   } while (0)
 
 // ---- the socket between the ranks -----------------------------------------------------------
@@ -194,7 +196,8 @@ bool syncOk(Rank& r, te4j::OpStream* s, const char* what) {
   const auto t0 = std::chrono::steady_clock::now();
   const int rc = s->synchronize(hostTimeoutNs());
   if (rc == te4j::kOk) return true;
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.say("FAIL %s: synchronize returned %d after %.1f ms: %s", what, rc, ms, s->lastError());
   ++r.fails;
   dumpDiagnostics(r, what);
@@ -227,7 +230,8 @@ bool connectRdma(Rank& r) {
     prefixes[k] = (uint64_t)row[k][7];
     ifids[k] = (uint64_t)row[k][8];
     lids[k] = (uint32_t)row[k][9];
-    for (int q = 0; q < qps; ++q) qpns[(size_t)k * qps + q] = (uint32_t)row[k][te4j::kRdmaMetadataHeader + q];
+    for (int q = 0; q < qps; ++q)
+      qpns[(size_t)k * qps + q] = (uint32_t)row[k][te4j::kRdmaMetadataHeader + q];
   }
   // The NICs' keys travel with the metadata: a connection must prove the listener's key.
   uint8_t auth[kRanks][32];
@@ -236,7 +240,8 @@ bool connectRdma(Rank& r) {
     CHECK(r, false, "key exchange: the other rank is gone");
     return false;
   }
-  CHECK(r, r.rdma->setPeerKeys(&auth[0][0], 32 * kRanks) == 0, "setPeerKeys: %s", r.rdma->lastError());
+  CHECK(r, r.rdma->setPeerKeys(&auth[0][0], 32 * kRanks) == 0, "setPeerKeys: %s",
+        r.rdma->lastError());
   const int s = r.rdma->connectPeers(r.rank, true, addrs, keys, qpns.data(), lids, prefixes, ifids,
                                      (1u << kRanks) - 1);
   CHECK(r, s == 0, "connectPeers: %s", r.rdma->lastError());
@@ -297,15 +302,18 @@ bool stepLone(Rank& r) {
   if (te4j::fillMemory(te4j::kPlatformCuda, r.device, r.win, kPoison, 128) != 0)
     CHECK(r, false, "fillMemory: %s", te4j::lastThreadError());
   if (!barrier(r, "before the lone put")) return false;
-  CHECK(r, r.stream->put(r.ctx, r.peer, r.win, r.win + kSlot, 64, 0, 0) == 0, "put: %s", r.stream->lastError());
+  CHECK(r, r.stream->put(r.ctx, r.peer, r.win, r.win + kSlot, 64, 0, 0) == 0, "put: %s",
+        r.stream->lastError());
   if (!syncOk(r, r.stream, "lone put (RDMA WRITE, 64 B)")) return false;
   r.say("OK lone put completed (WRITE CQE seen by the kernel)");
   if (!barrier(r, "after the lone put")) return false;
   verifyPattern(r, 0, 64, 500 + r.peer, 64, "lone put data");
-  CHECK(r, r.stream->signal(r.ctx, r.peer, word(r, kSigLone), 1) == 0, "signal: %s", r.stream->lastError());
+  CHECK(r, r.stream->signal(r.ctx, r.peer, word(r, kSigLone), 1) == 0, "signal: %s",
+        r.stream->lastError());
   if (!syncOk(r, r.stream, "lone signal (masked fetch-and-add)")) return false;
   r.say("OK lone signal completed (atomic CQE seen by the kernel)");
-  CHECK(r, r.stream->waitSignal(word(r, kSigLone), 1, hostTimeoutNs() / 2) == 0, "waitSignal: %s", r.stream->lastError());
+  CHECK(r, r.stream->waitSignal(word(r, kSigLone), 1, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
+        r.stream->lastError());
   if (!syncOk(r, r.stream, "waiting for the peer's lone signal")) return false;
   CHECK(r, readWord(r, kSigLone) == 1, "lone signal word %u != 1", readWord(r, kSigLone));
   if (!barrier(r, "after the lone signal")) return false;
@@ -323,13 +331,15 @@ bool stepPutSignal(Rank& r) {
       CHECK(r, false, "fillMemory: %s", te4j::lastThreadError());
     if (!writePattern(r, kSlot, size, 1000 * r.rank + round)) return false;
     if (!barrier(r, "before put+signal")) return false;  // the peer's slot is poisoned
-    CHECK(r, r.stream->putWithSignal(r.ctx, r.peer, r.win, r.win + kSlot, size, word(r, kSigData), 1, 0, 0) == 0,
+    CHECK(r,
+          r.stream->putWithSignal(r.ctx, r.peer, r.win, r.win + kSlot, size, word(r, kSigData), 1,
+                                  0, 0) == 0,
           "putWithSignal: %s", r.stream->lastError());
     char what[96];
     std::snprintf(what, sizeof(what), "putWithSignal of %zu B to rank %d", size, r.peer);
     if (!syncOk(r, r.stream, what)) return false;
-    CHECK(r, r.stream->waitSignal(word(r, kSigData), round, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
-          r.stream->lastError());
+    CHECK(r, r.stream->waitSignal(word(r, kSigData), round, hostTimeoutNs() / 2) == 0,
+          "waitSignal: %s", r.stream->lastError());
     std::snprintf(what, sizeof(what), "waiting for the signal of the peer's %zu B put", size);
     if (!syncOk(r, r.stream, what)) return false;
     std::snprintf(what, sizeof(what), "data of the peer's %zu B put", size);
@@ -376,8 +386,8 @@ bool stepManyWriters(Rank& r) {
     return false;
   }
   const uint32_t expected = kWriters * kWrites * (1 + 2);  // both ranks add rank + 1
-  CHECK(r, r.stream->waitSignal(word(r, kCounter), expected, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
-        r.stream->lastError());
+  CHECK(r, r.stream->waitSignal(word(r, kCounter), expected, hostTimeoutNs() / 2) == 0,
+        "waitSignal: %s", r.stream->lastError());
   if (!syncOk(r, r.stream, "waiting for the many-writer total")) {
     r.say("counter reads %u of %u", readWord(r, kCounter), expected);
     return false;
@@ -385,7 +395,8 @@ bool stepManyWriters(Rank& r) {
   if (!barrier(r, "after many writers")) return false;
   const uint32_t total = readWord(r, kCounter);
   CHECK(r, total == expected, "many-writer total %u != %u", total, expected);
-  if (total == expected) r.say("OK many-writer total %u (2 ranks x %d threads x %d adds)", total, kWriters, kWrites);
+  if (total == expected)
+    r.say("OK many-writer total %u (2 ranks x %d threads x %d adds)", total, kWriters, kWrites);
   return r.fails == 0;
 }
 
@@ -393,35 +404,45 @@ bool stepManyWriters(Rank& r) {
 // the QP is then in the error state; both recreate their QPs, reconnect, and a put works again.
 bool stepErrorCqe(Rank& r) {
   if (!barrier(r, "before the error step")) return false;
-  if (r.rank == 1) CHECK(r, r.rdma->deregisterMemory(r.win) == 0, "deregisterMemory: %s", r.rdma->lastError());
+  if (r.rank == 1)
+    CHECK(r, r.rdma->deregisterMemory(r.win) == 0, "deregisterMemory: %s", r.rdma->lastError());
   if (!barrier(r, "window deregistered")) return false;
   if (r.rank == 0) {
-    CHECK(r, r.stream->put(r.ctx, 1, r.win, r.win + kSlot, 4096, 0, 0) == 0, "put: %s", r.stream->lastError());
+    CHECK(r, r.stream->put(r.ctx, 1, r.win, r.win + kSlot, 4096, 0, 0) == 0, "put: %s",
+          r.stream->lastError());
     int rc = r.stream->synchronize(hostTimeoutNs());
     std::string msg = r.stream->lastError();
     CHECK(r, rc == te4j::kRemoteError && msg.find("0x13") != std::string::npos,
-          "put to a deregistered window: expected kRemoteError with syndrome 0x13, got %d: %s", rc, msg.c_str());
+          "put to a deregistered window: expected kRemoteError with syndrome 0x13, got %d: %s", rc,
+          msg.c_str());
     if (rc == te4j::kRemoteError) r.say("OK error CQE raised: %s", msg.c_str());
     int64_t e[8];
     const int qp = 1 * kQpsPerRank + 0;
     CHECK(r, r.rdma->queryQpError(qp, e, 8) == 8, "queryQpError: %s", r.rdma->lastError());
     CHECK(r, e[0] >= 1 && e[1] == 0x13 && e[3] == 0xd,
-          "QP %d error record: %lld error CQEs, syndrome 0x%llx, opcode 0x%llx (expected >= 1, 0x13, 0xd)", qp,
-          (long long)e[0], (long long)e[1], (long long)e[3]);
-    CHECK(r, r.stream->signal(r.ctx, 1, word(r, kSigRecover), 1) == 0, "signal: %s", r.stream->lastError());
+          "QP %d error record: %lld error CQEs, syndrome 0x%llx, opcode 0x%llx (expected >= 1, "
+          "0x13, 0xd)",
+          qp, (long long)e[0], (long long)e[1], (long long)e[3]);
+    CHECK(r, r.stream->signal(r.ctx, 1, word(r, kSigRecover), 1) == 0, "signal: %s",
+          r.stream->lastError());
     rc = r.stream->synchronize(hostTimeoutNs());
     msg = r.stream->lastError();
     CHECK(r, rc == te4j::kRemoteError && msg.find("error state") != std::string::npos,
-          "signal on a QP in error: expected kRemoteError (error state), got %d: %s", rc, msg.c_str());
+          "signal on a QP in error: expected kRemoteError (error state), got %d: %s", rc,
+          msg.c_str());
     if (r.fails != 0) dumpDiagnostics(r, "error CQE");
   }
   if (!barrier(r, "error seen")) return false;
-  if (r.rank == 1) CHECK(r, r.rdma->registerMemory(r.win, kWindow) == 0, "registerMemory: %s", r.rdma->lastError());
-  CHECK(r, r.rdma->recreateQueuePairs(r.stream->nativeHandle()) == 0, "recreateQueuePairs: %s", r.rdma->lastError());
+  if (r.rank == 1)
+    CHECK(r, r.rdma->registerMemory(r.win, kWindow) == 0, "registerMemory: %s",
+          r.rdma->lastError());
+  CHECK(r, r.rdma->recreateQueuePairs(r.stream->nativeHandle()) == 0, "recreateQueuePairs: %s",
+        r.rdma->lastError());
   if (!connectRdma(r)) return false;
   if (r.rank == 0) {
     int64_t e[8];
-    CHECK(r, r.rdma->queryQpError(1 * kQpsPerRank, e, 8) == 8 && e[0] == 0, "QP still in error after recreate");
+    CHECK(r, r.rdma->queryQpError(1 * kQpsPerRank, e, 8) == 8 && e[0] == 0,
+          "QP still in error after recreate");
     if (te4j::fillMemory(te4j::kPlatformCuda, r.device, r.win + kSlot, 0, 4096) != 0)
       CHECK(r, false, "fillMemory: %s", te4j::lastThreadError());
     writePattern(r, kSlot, 4096, 777);
@@ -430,17 +451,20 @@ bool stepErrorCqe(Rank& r) {
   }
   if (!barrier(r, "reconnected")) return false;
   if (r.rank == 0) {
-    CHECK(r, r.stream->putWithSignal(r.ctx, 1, r.win, r.win + kSlot, 4096, word(r, kSigRecover), 1, 0, 0) == 0,
+    CHECK(r,
+          r.stream->putWithSignal(r.ctx, 1, r.win, r.win + kSlot, 4096, word(r, kSigRecover), 1, 0,
+                                  0) == 0,
           "putWithSignal: %s", r.stream->lastError());
     syncOk(r, r.stream, "putWithSignal after recovery");
   } else {
-    CHECK(r, r.stream->waitSignal(word(r, kSigRecover), 1, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
-          r.stream->lastError());
+    CHECK(r, r.stream->waitSignal(word(r, kSigRecover), 1, hostTimeoutNs() / 2) == 0,
+          "waitSignal: %s", r.stream->lastError());
     if (syncOk(r, r.stream, "waiting for the signal after recovery"))
       verifyPattern(r, 0, 4096, 777, 64, "put after recovery");
   }
   if (!barrier(r, "after recovery")) return false;
-  if (r.fails == 0) r.say("OK error CQE, error state, recreateQueuePairs + reconnect, put+signal after recovery");
+  if (r.fails == 0)
+    r.say("OK error CQE, error state, recreateQueuePairs + reconnect, put+signal after recovery");
   return r.fails == 0;
 }
 
@@ -467,13 +491,15 @@ int runRank(int rank, int fd) {
     r.say("SKIP %s", why.empty() ? "the other rank skips" : why.c_str());
     return kExitSkip;
   }
-  r.say("GPU %d of %d; cudaCanAccessPeer(%d, %d) = %d (te4j's P2P route is disabled for the pair "
-        "regardless); device timeout %.0f ms, host timeout %.0f ms",
-        r.device, devices, r.device, r.peer, te4j::cudaCanAccessPeer(r.device, r.peer),
-        deviceTimeoutNs() / 1e6, hostTimeoutNs() / 1e6);
+  r.say(
+      "GPU %d of %d; cudaCanAccessPeer(%d, %d) = %d (te4j's P2P route is disabled for the pair "
+      "regardless); device timeout %.0f ms, host timeout %.0f ms",
+      r.device, devices, r.device, r.peer, te4j::cudaCanAccessPeer(r.device, r.peer),
+      deviceTimeoutNs() / 1e6, hostTimeoutNs() / 1e6);
 
   r.p2p = te4j::P2pTransport::create(te4j::kPlatformCuda, r.device, kRanks);
-  CHECK(r, r.p2p != nullptr && r.p2p->status() == 0, "P2pTransport::create: %s", r.p2p ? r.p2p->lastError() : "null");
+  CHECK(r, r.p2p != nullptr && r.p2p->status() == 0, "P2pTransport::create: %s",
+        r.p2p ? r.p2p->lastError() : "null");
   void* win = nullptr;
   if (r.fails == 0)
     CHECK(r, r.p2p->allocateBuffer(kWindow, &win) == 0, "allocateBuffer: %s", r.p2p->lastError());
@@ -486,23 +512,36 @@ int runRank(int rank, int fd) {
     CHECK(r, window >= 0, "importPeerHandles: %s", r.p2p->lastError());
   }
   r.ctx = te4j::newCommCtx();
-  if (r.fails == 0) CHECK(r, r.p2p->makeCommCtx(window, r.ctx) == 0, "makeCommCtx: %s", r.p2p->lastError());
+  if (r.fails == 0)
+    CHECK(r, r.p2p->makeCommCtx(window, r.ctx) == 0, "makeCommCtx: %s", r.p2p->lastError());
   r.stream = te4j::OpStream::create(te4j::kPlatformCuda, r.device);
-  CHECK(r, r.stream != nullptr && r.stream->status() == 0, "OpStream::create: %s", r.stream ? r.stream->lastError() : "null");
+  CHECK(r, r.stream != nullptr && r.stream->status() == 0, "OpStream::create: %s",
+        r.stream ? r.stream->lastError() : "null");
   r.rdma = te4j::RdmaTransport::create(te4j::kPlatformCuda, r.device, te4j::kRdmaBackendSoft);
-  CHECK(r, r.rdma != nullptr && r.rdma->status() == 0, "RdmaTransport::create: %s", r.rdma ? r.rdma->lastError() : "null");
-  if (r.fails == 0) CHECK(r, r.rdma->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", r.rdma->lastError());
-  if (r.fails == 0) CHECK(r, r.rdma->registerMemory(win, kWindow) == 0, "registerMemory: %s", r.rdma->lastError());
-  if (r.fails == 0) CHECK(r, r.rdma->setRingSize(kRing) == 0, "setRingSize: %s", r.rdma->lastError());
-  if (r.fails == 0) CHECK(r, r.rdma->setDeviceTimeoutNs(deviceTimeoutNs()) == 0, "setDeviceTimeoutNs: %s", r.rdma->lastError());
-  if (r.fails == 0) CHECK(r, r.rdma->createQueuePairs(r.stream->nativeHandle()) == 0, "createQueuePairs: %s", r.rdma->lastError());
+  CHECK(r, r.rdma != nullptr && r.rdma->status() == 0, "RdmaTransport::create: %s",
+        r.rdma ? r.rdma->lastError() : "null");
+  if (r.fails == 0)
+    CHECK(r, r.rdma->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0,
+          "initialize: %s", r.rdma->lastError());
+  if (r.fails == 0)
+    CHECK(r, r.rdma->registerMemory(win, kWindow) == 0, "registerMemory: %s", r.rdma->lastError());
+  if (r.fails == 0)
+    CHECK(r, r.rdma->setRingSize(kRing) == 0, "setRingSize: %s", r.rdma->lastError());
+  if (r.fails == 0)
+    CHECK(r, r.rdma->setDeviceTimeoutNs(deviceTimeoutNs()) == 0, "setDeviceTimeoutNs: %s",
+          r.rdma->lastError());
+  if (r.fails == 0)
+    CHECK(r, r.rdma->createQueuePairs(r.stream->nativeHandle()) == 0, "createQueuePairs: %s",
+          r.rdma->lastError());
   int other_fails = 0;
   if (!exchangeInt(r, r.fails, &other_fails)) {
     r.say("FAIL the other rank is gone during setup");
     return 1;
   }
   bool ok = r.fails == 0 && other_fails == 0 && connectRdma(r);
-  if (ok) r.say("OK connected over the software NIC (ring %d WQEBBs, %d QPs per rank)", kRing, kQpsPerRank);
+  if (ok)
+    r.say("OK connected over the software NIC (ring %d WQEBBs, %d QPs per rank)", kRing,
+          kQpsPerRank);
   if (ok) ok = stepLone(r);
   if (ok) ok = stepPutSignal(r);
   if (ok) ok = stepManyWriters(r);
@@ -510,8 +549,9 @@ int runRank(int rank, int fd) {
   if (ok) {
     int64_t st[32];
     const int n = r.rdma->statistics(st, 32);
-    CHECK(r, n >= 3 && st[1] == 0 && st[2] == 0, "doorbell contract violations (dbr %lld, uar %lld): %s",
-          (long long)st[1], (long long)st[2], r.rdma->diagnostics());
+    CHECK(r, n >= 3 && st[1] == 0 && st[2] == 0,
+          "doorbell contract violations (dbr %lld, uar %lld): %s", (long long)st[1],
+          (long long)st[2], r.rdma->diagnostics());
     dumpDiagnostics(r, "final state, for the record");
     ok = barrier(r, "done") && r.fails == 0;
   }
@@ -534,7 +574,8 @@ int verdict(int rc0, int rc1) {
     return 0;
   }
   const bool ok = rc0 == 0 && rc1 == 0;
-  std::printf("%s test_rdma_cuda_softnic (rank 0 exit %d, rank 1 exit %d)\n", ok ? "PASS" : "FAIL", rc0, rc1);
+  std::printf("%s test_rdma_cuda_softnic (rank 0 exit %d, rank 1 exit %d)\n", ok ? "PASS" : "FAIL",
+              rc0, rc1);
   return ok ? 0 : 1;
 }
 
@@ -581,7 +622,8 @@ int main(int argc, char** argv) {
   close(sv[0]);
   close(sv[1]);
   int rc[2] = {-1, -1};
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300 * timeoutScale());
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(300 * timeoutScale());
   int left = 2;
   while (left > 0) {
     for (int rank = 0; rank < 2; ++rank) {
@@ -593,7 +635,8 @@ int main(int argc, char** argv) {
       }
     }
     if (left > 0 && std::chrono::steady_clock::now() > deadline) {
-      std::printf("FAIL test_rdma_cuda_softnic: ranks still running after %d s, killing them\n", 300 * timeoutScale());
+      std::printf("FAIL test_rdma_cuda_softnic: ranks still running after %d s, killing them\n",
+                  300 * timeoutScale());
       for (int rank = 0; rank < 2; ++rank)
         if (rc[rank] == -1) {
           kill(pids[rank], SIGKILL);

@@ -41,9 +41,9 @@ constexpr int kQpsPerRank = 2;
 constexpr size_t kMiB = 1u << 20;
 const size_t kSizes[] = {1, 7, 64, 4096, 65537, kMiB, 16 * kMiB, 64 * kMiB};
 constexpr int kNumSizes = sizeof(kSizes) / sizeof(kSizes[0]);
-constexpr size_t kSrc = 0;                // rank 0's source area (64 MiB)
-constexpr size_t kDst = 64 * kMiB;        // rank 1's destinations of phase 1, one per size
-constexpr size_t kDstWrap = 146 * kMiB;   // phase 3 (4000 B)
+constexpr size_t kSrc = 0;                        // rank 0's source area (64 MiB)
+constexpr size_t kDst = 64 * kMiB;                // rank 1's destinations of phase 1, one per size
+constexpr size_t kDstWrap = 146 * kMiB;           // phase 3 (4000 B)
 constexpr size_t kDstRecover = kDstWrap + 65536;  // phase 5 (4 KiB)
 constexpr size_t kDstMany = kDstRecover + 65536;  // phase 3b (8 threads x 300 x 8 B)
 constexpr size_t kSig = kDstMany + 65536;         // signal words
@@ -66,10 +66,12 @@ bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) {
   PeerTables tables;
   if (!exchangeMetadata(t, kQpsPerRank, &tables)) return false;
   CHECK(tables.header_ok, "metadata header");
-  // A mask naming a rank the job does not have is refused, not skipped (found by fuzz_rdma_metadata).
+  // A mask naming a rank the job does not have is refused, not skipped (found by
+  // fuzz_rdma_metadata).
   CHECK(connectWith(t, tables, 3 | 1ull << kRanks) == te4j::kInvalidArgument,
         "connectPeers took a mask with a bit past num_ranks");
-  CHECK(connectWith(t, tables, 1ull << 63) == te4j::kInvalidArgument, "connectPeers took a mask with bit 63");
+  CHECK(connectWith(t, tables, 1ull << 63) == te4j::kInvalidArgument,
+        "connectPeers took a mask with bit 63");
   return connectBoth(t, tables, ctx);
 }
 
@@ -93,9 +95,11 @@ int runRank(int rank) {
   g_rank = rank;
   uint8_t* base = (uint8_t*)aligned_alloc(4096, kBytes);
   std::memset(base, 0, kBytes);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
   CHECK(t->status() == 0, "create: %s", t->lastError());
-  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", t->lastError());
+  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s",
+        t->lastError());
   CHECK(t->registerMemory(base, kBytes) == 0, "register: %s", t->lastError());
   CHECK(t->setRingSize(16) == 0, "ring: %s", t->lastError());
   CHECK(t->setDeviceTimeoutNs(20000000000ll * timeoutScale()) == 0, "timeout");
@@ -111,7 +115,8 @@ int runRank(int rank) {
   if (rank == 0) {
     for (int i = 0; i < nsizes; ++i) {
       fillPattern(base + kSrc, sizes[i], i);
-      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + dstOf(i), sizes[i], 0) == 0, "put %zu", sizes[i]);
+      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + dstOf(i), sizes[i], 0) == 0,
+            "put %zu", sizes[i]);
       CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 0), 1) == 0, "signal");
       // The source is reused next round: wait until the NIC has sent it.
       CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == 0, "quiet after %zu", sizes[i]);
@@ -121,7 +126,8 @@ int runRank(int rank) {
     for (int i = 0; i < nsizes; ++i) {
       CHECK(waitValue(sigWord(base, 0), i + 1, seconds(60)), "signal %d never came", i + 1);
       // The signal is the last request of its QP: the data must already be complete.
-      CHECK(checkPattern(base + dstOf(i), sizes[i], i), "data of put %zu before its signal", sizes[i]);
+      CHECK(checkPattern(base + dstOf(i), sizes[i], i), "data of put %zu before its signal",
+            sizes[i]);
       barrier();
     }
   }
@@ -143,8 +149,8 @@ int runRank(int rank) {
   } else {
     CHECK(waitValue(sigWord(base, 1), 8 * 500 * 3, seconds(60)), "red-add total %u != 12000",
           __atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE));
-    CHECK(__atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE) == 12000, "red-add total overshoot %u",
-          __atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE));
+    CHECK(__atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE) == 12000,
+          "red-add total overshoot %u", __atomic_load_n(sigWord(base, 1), __ATOMIC_ACQUIRE));
   }
   barrier();
 
@@ -154,7 +160,9 @@ int runRank(int rank) {
     qpError(t, peer * kQpsPerRank + 1, before);
     for (int k = 0; k < 1000; ++k) {
       *(uint32_t*)(base + kSrc + 4 * k) = 0xa5000000u + k;
-      CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc + 4 * k, base + kDstWrap + 4 * k, 4, 0) == 0, "wrap put %d", k);
+      CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc + 4 * k, base + kDstWrap + 4 * k, 4,
+                        0) == 0,
+            "wrap put %d", k);
     }
     CHECK(mc_rdma_atomic_add(ctx, 1, peer, kQpsPerRank, sigWord(base, 2), 1) == 0, "wrap signal");
     CHECK(mc_rdma_quiet(ctx, 1, peer, kQpsPerRank) == 0, "wrap quiet");
@@ -165,7 +173,8 @@ int runRank(int rank) {
   } else {
     CHECK(waitValue(sigWord(base, 2), 1, seconds(60)), "wrap signal never came");
     bool ok = true;
-    for (int k = 0; k < 1000; ++k) ok = ok && *(uint32_t*)(base + kDstWrap + 4 * k) == 0xa5000000u + k;
+    for (int k = 0; k < 1000; ++k)
+      ok = ok && *(uint32_t*)(base + kDstWrap + 4 * k) == 0xa5000000u + k;
     CHECK(ok, "wraparound data");
   }
   barrier();
@@ -226,10 +235,13 @@ int runRank(int rank) {
     uint32_t bad_keys[kRanks] = {ctx.rkeys[0], ctx.rkeys[1] ^ 0x100u};
     IbgdaContext bad = ctx;
     bad.rkeys = bad_keys;
-    CHECK(mc_rdma_put(bad, 0, peer, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0, "bad-key put posts");
+    CHECK(mc_rdma_put(bad, 0, peer, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0,
+          "bad-key put posts");
     for (int k = 0; k < 5; ++k)
-      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0, "post behind the error");
-    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 3), 1) == 0, "signal behind the error");
+      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0,
+            "post behind the error");
+    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 3), 1) == 0,
+          "signal behind the error");
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaQpError, "quiet reports the error");
     int64_t e[8];
     qpError(t, qp01, e);
@@ -240,7 +252,8 @@ int runRank(int rank) {
           "a QP in error refuses new posts");
 
     // Out of range on channel 1: raddr past the end of rank 1's region.
-    CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc, base + kBytes - 8, 64, 0) == 0, "oob put posts");
+    CHECK(mc_rdma_put(ctx, 1, peer, kQpsPerRank, base + kSrc, base + kBytes - 8, 64, 0) == 0,
+          "oob put posts");
     CHECK(mc_rdma_quiet(ctx, 1, peer, kQpsPerRank) == kMcRdmaQpError, "oob quiet");
     qpError(t, peer * kQpsPerRank + 1, e);
     CHECK(e[1] == mlx5::kSyndromeRemoteAccessErr, "oob syndrome 0x%llx", (long long)e[1]);
@@ -248,7 +261,8 @@ int runRank(int rank) {
     // Bad lkey on the loopback QP to rank 0 itself: a local protection error.
     IbgdaContext badl = ctx;
     badl.lkey ^= 0x100u;
-    CHECK(mc_rdma_put(badl, 0, 0, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0, "bad-lkey put posts");
+    CHECK(mc_rdma_put(badl, 0, 0, kQpsPerRank, base + kSrc, base + kDst, 64, 0) == 0,
+          "bad-lkey put posts");
     CHECK(mc_rdma_quiet(ctx, 0, 0, kQpsPerRank) == kMcRdmaQpError, "bad lkey quiet");
     qpError(t, 0, e);
     CHECK(e[1] == mlx5::kSyndromeLocalProtErr, "bad lkey syndrome 0x%llx", (long long)e[1]);
@@ -258,7 +272,8 @@ int runRank(int rank) {
   } else {
     // Nothing behind the bad request may have executed (the signal stays 0).
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    CHECK(__atomic_load_n(sigWord(base, 3), __ATOMIC_ACQUIRE) == 0, "a request behind a failed one executed");
+    CHECK(__atomic_load_n(sigWord(base, 3), __ATOMIC_ACQUIRE) == 0,
+          "a request behind a failed one executed");
   }
   barrier();
   std::printf("rank %d: error CQEs and flushes done\n", rank);
@@ -268,8 +283,10 @@ int runRank(int rank) {
   if (!connect(t, &ctx)) return 1;
   if (rank == 0) {
     fillPattern(base + kSrc, 4096, 99);
-    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 4096, 0) == 0, "put after recreate");
-    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 4), 1) == 0, "signal after recreate");
+    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 4096, 0) == 0,
+          "put after recreate");
+    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 4), 1) == 0,
+          "signal after recreate");
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == 0, "quiet after recreate");
   } else {
     CHECK(waitValue(sigWord(base, 4), 1, seconds(30)), "signal after recreate never came");
@@ -288,15 +305,20 @@ int runRank(int rank) {
   if (rank == 0) {
     int32_t lost[kRanks] = {0, 0};
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds(10));
-    while (t->lostPeers(lost, kRanks) == kRanks && lost[1] == 0 && std::chrono::steady_clock::now() < end)
+    while (t->lostPeers(lost, kRanks) == kRanks && lost[1] == 0 &&
+           std::chrono::steady_clock::now() < end)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    CHECK(lost[1] == te4j::RdmaTransport::kPeerClosedConnection, "rank 1's loss not recorded: %d", lost[1]);
+    CHECK(lost[1] == te4j::RdmaTransport::kPeerClosedConnection, "rank 1's loss not recorded: %d",
+          lost[1]);
     CHECK(lost[0] == 0, "the own rank counted as lost: %d", lost[0]);
-    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 64, 0) == 0, "put to a lost peer");
-    CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaQpError, "quiet to a lost peer: an error CQE, not a timeout");
+    CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstRecover, 64, 0) == 0,
+          "put to a lost peer");
+    CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaQpError,
+          "quiet to a lost peer: an error CQE, not a timeout");
     int64_t e[8];
     qpError(t, peer * kQpsPerRank, e);
-    CHECK(e[1] == mlx5::kSyndromeTransportRetryExcErr, "lost peer syndrome 0x%llx", (long long)e[1]);
+    CHECK(e[1] == mlx5::kSyndromeTransportRetryExcErr, "lost peer syndrome 0x%llx",
+          (long long)e[1]);
   }
   barrier();
   std::printf("rank %d: peer loss done\n", rank);

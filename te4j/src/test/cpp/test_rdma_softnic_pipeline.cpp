@@ -36,10 +36,10 @@ constexpr size_t kMiB = 1u << 20;
 constexpr int kPuts = 4000;
 constexpr int kSignalEvery = 250;
 constexpr size_t kMaxPut = 16384;
-constexpr size_t kSrc = 0;                 // rank 0's source: the same offsets as the destination
-constexpr size_t kArea = 64 * kMiB;        // phase 1 uses the first kPuts * kMaxPut bytes at most
-constexpr size_t kDst = kArea;             // rank 1's destination of phase 1
-constexpr size_t kStalled = 32 * kMiB;     // phase 2: two puts of this size
+constexpr size_t kSrc = 0;              // rank 0's source: the same offsets as the destination
+constexpr size_t kArea = 64 * kMiB;     // phase 1 uses the first kPuts * kMaxPut bytes at most
+constexpr size_t kDst = kArea;          // rank 1's destination of phase 1
+constexpr size_t kStalled = 32 * kMiB;  // phase 2: two puts of this size
 // Phase 2 writes fresh bytes, none that phase 1 checked (softnic_pair.h: the order through the
 // other process is real but invisible to ThreadSanitizer).
 constexpr size_t kDstStalled = kDst + kArea;
@@ -63,9 +63,11 @@ int runRank(int rank) {
   g_rank = rank;
   uint8_t* base = (uint8_t*)aligned_alloc(4096, kBytes);
   std::memset(base, 0, kBytes);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
   CHECK(t->status() == 0, "create: %s", t->lastError());
-  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", t->lastError());
+  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s",
+        t->lastError());
   CHECK(t->registerMemory(base, kBytes) == 0, "register: %s", t->lastError());
   CHECK(t->setRingSize(64) == 0, "ring: %s", t->lastError());
   CHECK(t->setDeviceTimeoutNs(20000000000ll * timeoutScale()) == 0, "timeout");
@@ -93,28 +95,32 @@ int runRank(int rank) {
     const auto t0 = std::chrono::steady_clock::now();
     int posted_bbs = 0;
     for (int i = 0; i < kPuts; ++i) {
-      const int rc = mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc + at[i], base + kDst + at[i], len[i], 0);
+      const int rc = mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc + at[i],
+                                 base + kDst + at[i], len[i], 0);
       CHECK(rc == kMcRdmaOk, "put %d of %zu B: status %d", i, len[i], rc);
       ++posted_bbs;
       if ((i + 1) % kSignalEvery == 0) {
-        CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 0), 1) == kMcRdmaOk, "signal after %d", i);
+        CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 0), 1) == kMcRdmaOk,
+              "signal after %d", i);
         ++posted_bbs;
       }
       if (g_fail) break;
     }
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaOk, "quiet after %d puts", kPuts);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     int64_t e[8];
     qpState(t, qp01, e);
     CHECK(e[0] == 0, "error CQEs: %lld", (long long)e[0]);
-    CHECK(e[6] - before[6] == posted_bbs && e[7] == e[6], "posted %lld WQEBBs (expected %d), completed %lld",
-          (long long)(e[6] - before[6]), posted_bbs, (long long)(e[7] - before[6]));
+    CHECK(e[6] - before[6] == posted_bbs && e[7] == e[6],
+          "posted %lld WQEBBs (expected %d), completed %lld", (long long)(e[6] - before[6]),
+          posted_bbs, (long long)(e[7] - before[6]));
     int64_t st[17];
     CHECK(t->statistics(st, 17) == 16, "stats");
-    CHECK(st[1] == 0 && st[2] == 0 && st[8] == 0 && st[4] == 0, "contract violations, CQ overruns or local errors: %s",
-          t->diagnostics());
-    std::printf("rank 0: %d puts (%.1f MiB, random sizes) through a 64-WQEBB ring in %.1f ms\n", kPuts,
-                (double)end / kMiB, ms);
+    CHECK(st[1] == 0 && st[2] == 0 && st[8] == 0 && st[4] == 0,
+          "contract violations, CQ overruns or local errors: %s", t->diagnostics());
+    std::printf("rank 0: %d puts (%.1f MiB, random sizes) through a 64-WQEBB ring in %.1f ms\n",
+                kPuts, (double)end / kMiB, ms);
   } else {
     const uint32_t signals = kPuts / kSignalEvery;
     CHECK(waitValue(sigWord(base, 0), signals, 60 * timeoutScale()), "signals: %u of %u",
@@ -145,16 +151,21 @@ int runRank(int rank) {
     for (size_t i = 0; i < kStalled; ++i) base[kSrc + i] = patternAt(i);
     barrier();
     int status = 0;
-    CHECK(waitpid(g_child, &status, WUNTRACED) == g_child && WIFSTOPPED(status), "rank 1 did not stop");
+    CHECK(waitpid(g_child, &status, WUNTRACED) == g_child && WIFSTOPPED(status),
+          "rank 1 did not stop");
     for (int k = 0; k < 2; ++k)
-      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstStalled, kStalled, 0) == kMcRdmaOk, "stalled put");
-    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 1), 1) == kMcRdmaOk, "stalled signal");
+      CHECK(mc_rdma_put(ctx, 0, peer, kQpsPerRank, base + kSrc, base + kDstStalled, kStalled, 0) ==
+                kMcRdmaOk,
+            "stalled put");
+    CHECK(mc_rdma_atomic_add(ctx, 0, peer, kQpsPerRank, sigWord(base, 1), 1) == kMcRdmaOk,
+          "stalled signal");
     IbgdaContext quick = ctx;
     quick.timeout_ns = 1000000000ull * timeoutScale();
     const auto t0 = std::chrono::steady_clock::now();
     const int rc = mc_rdma_quiet(quick, 0, peer, kQpsPerRank);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    CHECK(rc == kMcRdmaTimeout, "quiet against a peer that does not read: status %d (expected a timeout)", rc);
+    CHECK(rc == kMcRdmaTimeout,
+          "quiet against a peer that does not read: status %d (expected a timeout)", rc);
     CHECK(s < 5.0 * timeoutScale(), "the bounded quiet took %.1f s", s);
     std::printf("rank 0: quiet against a stopped peer timed out after %.2f s\n", s);
     kill(g_child, SIGCONT);
@@ -162,8 +173,8 @@ int runRank(int rank) {
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaOk, "quiet once the peer reads again");
     int64_t e[8];
     qpState(t, qp01, e);
-    CHECK(e[0] == 0 && e[7] == e[6], "after the stall: errors %lld, pi %lld, ci %lld", (long long)e[0],
-          (long long)e[6], (long long)e[7]);
+    CHECK(e[0] == 0 && e[7] == e[6], "after the stall: errors %lld, pi %lld, ci %lld",
+          (long long)e[0], (long long)e[6], (long long)e[7]);
   }
   barrier();
   std::printf("rank %d: peer that stops reading done\n", rank);

@@ -24,8 +24,8 @@ namespace {
 constexpr int kRanks = 2;
 constexpr int kQpsPerRank = 2;
 constexpr size_t kMiB = 1u << 20;
-constexpr size_t kSrc = 0;               // rank 1's source area
-constexpr size_t kDst = 32 * kMiB;       // rank 0's destinations
+constexpr size_t kSrc = 0;          // rank 1's source area
+constexpr size_t kDst = 32 * kMiB;  // rank 0's destinations
 constexpr size_t kBytes = 64 * kMiB;
 constexpr uint8_t kPoison = 0xa5;
 
@@ -39,7 +39,8 @@ bool connect(te4j::RdmaTransport* t, IbgdaContext* ctx) { return connectPair(t, 
 bool checkRead(const uint8_t* base, size_t at, size_t src, size_t n) {
   for (size_t i = 0; i < n; ++i)
     if (base[at + i] != patternAt(src + i)) {
-      std::printf("  byte %zu of a %zu B READ: %u, want %u\n", i, n, base[at + i], patternAt(src + i));
+      std::printf("  byte %zu of a %zu B READ: %u, want %u\n", i, n, base[at + i],
+                  patternAt(src + i));
       return false;
     }
   for (size_t i = 0; i < 64 && at + n + i < kBytes; ++i)
@@ -61,9 +62,11 @@ int runRank(int rank) {
   uint8_t* base = (uint8_t*)aligned_alloc(4096, kBytes);
   for (size_t i = 0; i < kDst; ++i) base[i] = patternAt(i);
   std::memset(base + kDst, kPoison, kBytes - kDst);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
   CHECK(t->status() == 0, "create: %s", t->lastError());
-  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", t->lastError());
+  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s",
+        t->lastError());
   CHECK(t->registerMemory(base, kBytes) == 0, "register: %s", t->lastError());
   CHECK(t->setRingSize(64) == 0, "ring: %s", t->lastError());
   CHECK(t->setDeviceTimeoutNs(20000000000ll) == 0, "timeout");
@@ -76,7 +79,8 @@ int runRank(int rank) {
     const size_t sizes[] = {1, 7, 64, 4096, 65537, kMiB, 16 * kMiB};
     size_t at = kDst, src = 3;
     for (size_t n : sizes) {
-      CHECK(mc_rdma_get(ctx, 0, peer, kQpsPerRank, base + at, base + kSrc + src, n, 0) == 0, "get %zu", n);
+      CHECK(mc_rdma_get(ctx, 0, peer, kQpsPerRank, base + at, base + kSrc + src, n, 0) == 0,
+            "get %zu", n);
       CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == 0, "quiet after get %zu", n);
       CHECK(checkRead(base, at, src, n), "READ of %zu B", n);
       at += (n + 4095 + 64) & ~(size_t)4095;
@@ -86,28 +90,33 @@ int runRank(int rank) {
     // 2. Many small READs in flight on one QP (more than the ring: the poster waits for slots).
     const size_t many = at;
     for (int k = 0; k < 512; ++k)
-      CHECK(mc_rdma_get(ctx, 1, peer, kQpsPerRank, base + many + 256 * k, base + kSrc + 1000 * k, 100, 0) == 0,
+      CHECK(mc_rdma_get(ctx, 1, peer, kQpsPerRank, base + many + 256 * k, base + kSrc + 1000 * k,
+                        100, 0) == 0,
             "get %d", k);
     CHECK(mc_rdma_quiet(ctx, 1, peer, kQpsPerRank) == 0, "quiet after 512 gets");
-    for (int k = 0; k < 512; ++k) CHECK(checkRead(base, many + 256 * k, 1000 * k, 100), "small READ %d", k);
+    for (int k = 0; k < 512; ++k)
+      CHECK(checkRead(base, many + 256 * k, 1000 * k, 100), "small READ %d", k);
     std::printf("rank 0: 512 pipelined READs verified\n");
     at = many + 256 * 512 + 4096;
     // 3. Error CQEs; nothing lands.
     uint32_t bad_keys[kRanks] = {ctx.rkeys[0], ctx.rkeys[1] ^ 0x100u};
     IbgdaContext bad = ctx;
     bad.rkeys = bad_keys;
-    CHECK(mc_rdma_get(bad, 0, peer, kQpsPerRank, base + at, base + kSrc, 64, 0) == 0, "bad-rkey get posts");
+    CHECK(mc_rdma_get(bad, 0, peer, kQpsPerRank, base + at, base + kSrc, 64, 0) == 0,
+          "bad-rkey get posts");
     CHECK(mc_rdma_quiet(ctx, 0, peer, kQpsPerRank) == kMcRdmaQpError, "bad rkey quiet");
     int64_t e[8];
     CHECK(t->queryQpError(peer * kQpsPerRank, e, 8) == 8, "queryQpError");
     CHECK(e[1] == mlx5::kSyndromeRemoteAccessErr, "bad rkey syndrome 0x%llx", (long long)e[1]);
-    CHECK(mc_rdma_get(ctx, 1, peer, kQpsPerRank, base + at + 4096, base + kBytes - 8, 64, 0) == 0, "oob get posts");
+    CHECK(mc_rdma_get(ctx, 1, peer, kQpsPerRank, base + at + 4096, base + kBytes - 8, 64, 0) == 0,
+          "oob get posts");
     CHECK(mc_rdma_quiet(ctx, 1, peer, kQpsPerRank) == kMcRdmaQpError, "oob quiet");
     CHECK(t->queryQpError(peer * kQpsPerRank + 1, e, 8) == 8, "queryQpError");
     CHECK(e[1] == mlx5::kSyndromeRemoteAccessErr, "oob syndrome 0x%llx", (long long)e[1]);
     IbgdaContext badl = ctx;
     badl.lkey ^= 0x100u;
-    CHECK(mc_rdma_get(badl, 0, 0, kQpsPerRank, base + at + 8192, base + kSrc, 64, 0) == 0, "bad-lkey get posts");
+    CHECK(mc_rdma_get(badl, 0, 0, kQpsPerRank, base + at + 8192, base + kSrc, 64, 0) == 0,
+          "bad-lkey get posts");
     CHECK(mc_rdma_quiet(ctx, 0, 0, kQpsPerRank) == kMcRdmaQpError, "bad lkey quiet");
     CHECK(t->queryQpError(0, e, 8) == 8, "queryQpError");
     CHECK(e[1] == mlx5::kSyndromeLocalProtErr, "bad lkey syndrome 0x%llx", (long long)e[1]);

@@ -29,12 +29,14 @@ constexpr size_t kKiB = 1024;
 constexpr int kRounds = 120;
 constexpr size_t kSizes[] = {8, 4 * kKiB, 96 * kKiB, 1, 16 * kKiB, 1024 * kKiB};
 constexpr int kNumSizes = sizeof(kSizes) / sizeof(kSizes[0]);
-constexpr size_t kSrc = 0;                    // the own source, rewritten every round
-constexpr size_t kDst = 1024 * kKiB + 4096;   // the rounds' destinations, one after another
+constexpr size_t kSrc = 0;                   // the own source, rewritten every round
+constexpr size_t kDst = 1024 * kKiB + 4096;  // the rounds' destinations, one after another
 constexpr size_t kSig = kDst + 32 * 1024 * kKiB;
 constexpr size_t kWindow = kSig + 4096;
 
-uint8_t patternAt(size_t i, int round, int rank) { return (uint8_t)((i * 2654435761u + round * 131 + rank * 7) >> 5); }
+uint8_t patternAt(size_t i, int round, int rank) {
+  return (uint8_t)((i * 2654435761u + round * 131 + rank * 7) >> 5);
+}
 
 constexpr size_t sizeOf(int round) { return kSizes[round % kNumSizes]; }
 
@@ -51,7 +53,8 @@ bool checkRound(const uint8_t* win, int round, int from) {
   const uint8_t* at = win + dstOf(round);
   for (size_t i = 0; i < n; ++i)
     if (at[i] != patternAt(i, round, from)) {
-      std::printf("  round %d: byte %zu of %zu is %u, want %u\n", round, i, n, at[i], patternAt(i, round, from));
+      std::printf("  round %d: byte %zu of %zu is %u, want %u\n", round, i, n, at[i],
+                  patternAt(i, round, from));
       return false;
     }
   return at[n] == 0;
@@ -62,7 +65,8 @@ int runRank(int rank) {
   g_rank = rank;
   const int peer = 1 - rank;
   te4j::P2pTransport* p2p = te4j::P2pTransport::create(te4j::kPlatformHost, 0, kRanks);
-  CHECK(p2p != nullptr && p2p->status() == 0, "P2pTransport::create: %s", p2p ? p2p->lastError() : "null");
+  CHECK(p2p != nullptr && p2p->status() == 0, "P2pTransport::create: %s",
+        p2p ? p2p->lastError() : "null");
   void* mem = nullptr;
   CHECK(p2p->allocateBuffer(kWindow, &mem) == 0, "allocateBuffer: %s", p2p->lastError());
   uint8_t* win = (uint8_t*)mem;
@@ -75,10 +79,13 @@ int runRank(int rank) {
   CommCtx* ctx = te4j::newCommCtx();
   CHECK(p2p->makeCommCtx(window, ctx) == 0, "makeCommCtx: %s", p2p->lastError());
   te4j::OpStream* stream = te4j::OpStream::create(te4j::kPlatformHost, 0);
-  CHECK(stream != nullptr && stream->status() == 0, "OpStream::create: %s", stream ? stream->lastError() : "null");
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
+  CHECK(stream != nullptr && stream->status() == 0, "OpStream::create: %s",
+        stream ? stream->lastError() : "null");
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
   CHECK(t->status() == 0, "create: %s", t->lastError());
-  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s", t->lastError());
+  CHECK(t->initialize("soft@127.0.0.1", kRanks, kRanks * kQpsPerRank) == 0, "initialize: %s",
+        t->lastError());
   CHECK(t->registerMemory(win, kWindow) == 0, "register: %s", t->lastError());
   CHECK(t->setRingSize(64) == 0, "ring: %s", t->lastError());
   CHECK(t->setDeviceTimeoutNs(20000000000ll * timeoutScale()) == 0, "timeout");
@@ -98,37 +105,41 @@ int runRank(int rank) {
     const size_t n = sizeOf(round);
     // Rank 0 serves first; rank 1 answers each round with a put of the same size.
     if (rank == 1) {
-      CHECK(stream->waitSignal(sig, (uint32_t)round + 1, timeout) == 0, "waitSignal %d: %s", round, stream->lastError());
+      CHECK(stream->waitSignal(sig, (uint32_t)round + 1, timeout) == 0, "waitSignal %d: %s", round,
+            stream->lastError());
       CHECK(stream->synchronize(timeout) == 0, "synchronize: %s", stream->lastError());
       CHECK(checkRound(win, round, peer), "round %d: data of rank %d's %zu B put", round, peer, n);
       // Before the answer: once it is out, rank 0's next round may raise the word again.
-      CHECK(__atomic_load_n(sig, __ATOMIC_ACQUIRE) == (uint32_t)round + 1, "signal count %u in round %d",
-            __atomic_load_n(sig, __ATOMIC_ACQUIRE), round);
+      CHECK(__atomic_load_n(sig, __ATOMIC_ACQUIRE) == (uint32_t)round + 1,
+            "signal count %u in round %d", __atomic_load_n(sig, __ATOMIC_ACQUIRE), round);
     }
     for (size_t i = 0; i < n; ++i) win[kSrc + i] = patternAt(i, round, rank);
     uint8_t* dst = win + dstOf(round);  // the same offset in the peer's window
-    CHECK(stream->putWithSignal(ctx, peer, dst, win + kSrc, n, sig, 1, 0, 0) == 0, "putWithSignal: %s",
+    CHECK(stream->putWithSignal(ctx, peer, dst, win + kSrc, n, sig, 1, 0, 0) == 0,
+          "putWithSignal: %s", stream->lastError());
+    if (rank == 0)
+      CHECK(stream->waitSignal(sig, (uint32_t)round + 1, timeout) == 0, "waitSignal %d: %s", round,
+            stream->lastError());
+    CHECK(stream->synchronize(timeout) == 0, "synchronize after round %d: %s", round,
           stream->lastError());
-    if (rank == 0) CHECK(stream->waitSignal(sig, (uint32_t)round + 1, timeout) == 0, "waitSignal %d: %s", round,
-                         stream->lastError());
-    CHECK(stream->synchronize(timeout) == 0, "synchronize after round %d: %s", round, stream->lastError());
     if (rank == 0) {
       CHECK(checkRound(win, round, peer), "round %d: data of rank %d's %zu B put", round, peer, n);
-      CHECK(__atomic_load_n(sig, __ATOMIC_ACQUIRE) == (uint32_t)round + 1, "signal count %u after round %d",
-            __atomic_load_n(sig, __ATOMIC_ACQUIRE), round);
+      CHECK(__atomic_load_n(sig, __ATOMIC_ACQUIRE) == (uint32_t)round + 1,
+            "signal count %u after round %d", __atomic_load_n(sig, __ATOMIC_ACQUIRE), round);
     }
     ok = g_fail == 0;
   }
   if (ok) {
     int64_t e[8];
     CHECK(t->queryQpError(peer * kQpsPerRank, e, 8) == 8, "queryQpError: %s", t->lastError());
-    CHECK(e[0] == 0 && e[7] == e[6], "errors %lld, pi %lld, ci %lld", (long long)e[0], (long long)e[6],
-          (long long)e[7]);
+    CHECK(e[0] == 0 && e[7] == e[6], "errors %lld, pi %lld, ci %lld", (long long)e[0],
+          (long long)e[6], (long long)e[7]);
     int64_t st[17];
     CHECK(t->statistics(st, 17) == 16, "stats");
-    CHECK(st[1] == 0 && st[2] == 0 && st[4] == 0 && st[8] == 0, "contract violations or local errors: %s",
-          t->diagnostics());
-    std::printf("rank %d: %d ping-pong rounds through the OpStreams, data verified\n", rank, kRounds);
+    CHECK(st[1] == 0 && st[2] == 0 && st[4] == 0 && st[8] == 0,
+          "contract violations or local errors: %s", t->diagnostics());
+    std::printf("rank %d: %d ping-pong rounds through the OpStreams, data verified\n", rank,
+                kRounds);
   }
   // Nobody frees its window while the peer may still write into it.
   barrier();

@@ -47,9 +47,9 @@ static void expectEq(const char* what, long long got, long long want) {
 static void testMaskedFaGolden() {
   alignas(64) uint8_t wqe[64];
   std::memset(wqe, 0xee, sizeof(wqe));
-  const uint64_t word = ibgda_build_masked_fa32(wqe, 0x1234, 0x00abcd, 0x1122334455667788ull,
-                                                0xdeadbeefu, 0x0102030405060708ull, 0xcafef00du,
-                                                5u, 0u);
+  const uint64_t word =
+      ibgda_build_masked_fa32(wqe, 0x1234, 0x00abcd, 0x1122334455667788ull, 0xdeadbeefu,
+                              0x0102030405060708ull, 0xcafef00du, 5u, 0u);
   const uint8_t golden[64] = {
       0x08, 0x12, 0x34, 0x15,  // opmod 0x08 (ext atomic, 4 bytes) | wqe index | opcode 0x15
       0x00, 0xab, 0xcd, 0x04,  // qpn | ds = 4 (ctrl, raddr, atomic, data)
@@ -80,12 +80,14 @@ static void testWriteShape() {
   expectBytes("WRITE leaves bytes 48..63", wqe + 48, tail, 16);
 }
 
-// RDMA READ: one WQEBB, ds = 3, opcode 0x10, CQ_UPDATE; the data segment is the local scatter entry.
+// RDMA READ: one WQEBB, ds = 3, opcode 0x10, CQ_UPDATE; the data segment is the local scatter
+// entry.
 static void testReadGolden() {
   alignas(64) uint8_t wqe[64];
   std::memset(wqe, 0xee, sizeof(wqe));
-  const uint64_t word = ibgda_build_rdma_read(wqe, 0xbeef, 0x00c0de, 0x0011223344556677ull, 0x89abcdefu,
-                                              0x8877665544332211ull, 0x01234567u, 0x00100000u);
+  const uint64_t word =
+      ibgda_build_rdma_read(wqe, 0xbeef, 0x00c0de, 0x0011223344556677ull, 0x89abcdefu,
+                            0x8877665544332211ull, 0x01234567u, 0x00100000u);
   const uint8_t golden[48] = {
       0x00, 0xbe, 0xef, 0x10,  // opmod 0 | wqe index | opcode 0x10 (RDMA READ)
       0x00, 0xc0, 0xde, 0x03,  // qpn | ds = 3 (ctrl, raddr, data)
@@ -109,7 +111,8 @@ static void testReadAgainstRdmaCore() {
   std::mt19937_64 rng(7);
   for (int i = 0; i < 1000; ++i) {
     const uint16_t pi = (uint16_t)rng();
-    const uint32_t qpn = (uint32_t)rng() & 0xffffffu, rkey = (uint32_t)rng(), lkey = (uint32_t)rng();
+    const uint32_t qpn = (uint32_t)rng() & 0xffffffu, rkey = (uint32_t)rng(),
+                   lkey = (uint32_t)rng();
     const uint64_t raddr = rng(), laddr = rng();
     const uint32_t len = 1 + (uint32_t)(rng() % 0x7fffffffu);
     alignas(64) uint8_t theirs[48];
@@ -171,11 +174,14 @@ static void testAgainstRdmaCore() {
 
   // CQE layout: te4j reads words 11, 13, 14, 15.
   expectEq("byte_cnt offset", offsetof(struct mlx5_cqe64, byte_cnt), mlx5::kCqeDwByteCnt * 4);
-  expectEq("sop_drop_qpn offset", offsetof(struct mlx5_cqe64, sop_drop_qpn), mlx5::kCqeDwOpcodeQpn * 4);
+  expectEq("sop_drop_qpn offset", offsetof(struct mlx5_cqe64, sop_drop_qpn),
+           mlx5::kCqeDwOpcodeQpn * 4);
   expectEq("wqe_counter offset", offsetof(struct mlx5_cqe64, wqe_counter), mlx5::kCqeDwOwner * 4);
   expectEq("op_own offset", offsetof(struct mlx5_cqe64, op_own), 63);
-  expectEq("err syndrome offset", offsetof(struct mlx5_err_cqe, syndrome), mlx5::kCqeDwSyndrome * 4 + 3);
-  expectEq("err vendor offset", offsetof(struct mlx5_err_cqe, vendor_err_synd), mlx5::kCqeDwSyndrome * 4 + 2);
+  expectEq("err syndrome offset", offsetof(struct mlx5_err_cqe, syndrome),
+           mlx5::kCqeDwSyndrome * 4 + 3);
+  expectEq("err vendor offset", offsetof(struct mlx5_err_cqe, vendor_err_synd),
+           mlx5::kCqeDwSyndrome * 4 + 2);
   // A CQE as rdma-core's consumer sees it, decoded by te4j.
   struct mlx5_err_cqe e;
   std::memset(&e, 0, sizeof(e));
@@ -209,12 +215,14 @@ static void testAgainstRdmaCore() {
   expectEq("CQE_INVALID", mlx5::kCqeInvalid, MLX5_CQE_INVALID);
   expectEq("REMOTE_ACCESS", mlx5::kSyndromeRemoteAccessErr, MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR);
   expectEq("REMOTE_OP", mlx5::kSyndromeRemoteOpErr, MLX5_CQE_SYNDROME_REMOTE_OP_ERR);
-  expectEq("REMOTE_INVAL_REQ", mlx5::kSyndromeRemoteInvalReqErr, MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
+  expectEq("REMOTE_INVAL_REQ", mlx5::kSyndromeRemoteInvalReqErr,
+           MLX5_CQE_SYNDROME_REMOTE_INVAL_REQ_ERR);
   expectEq("LOCAL_PROT", mlx5::kSyndromeLocalProtErr, MLX5_CQE_SYNDROME_LOCAL_PROT_ERR);
   expectEq("LOCAL_QP_OP", mlx5::kSyndromeLocalQpOpErr, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR);
   expectEq("LOCAL_LENGTH", mlx5::kSyndromeLocalLengthErr, MLX5_CQE_SYNDROME_LOCAL_LENGTH_ERR);
   expectEq("WR_FLUSH", mlx5::kSyndromeWrFlushErr, MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
-  expectEq("TRANSPORT_RETRY", mlx5::kSyndromeTransportRetryExcErr, MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+  expectEq("TRANSPORT_RETRY", mlx5::kSyndromeTransportRetryExcErr,
+           MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
   expectEq("SND_DBR", mlx5::kSndDbr, MLX5_SND_DBR);
 }
 #endif
@@ -227,7 +235,8 @@ int main() {
   testAgainstRdmaCore();
   testReadAgainstRdmaCore();
 #else
-  std::printf("SKIP rdma-core comparisons: <infiniband/mlx5dv.h> not found (install libibverbs-dev)\n");
+  std::printf(
+      "SKIP rdma-core comparisons: <infiniband/mlx5dv.h> not found (install libibverbs-dev)\n");
 #endif
   std::printf("%s test_rdma_wqe_format (%d failures)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;

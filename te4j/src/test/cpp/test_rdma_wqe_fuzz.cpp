@@ -22,14 +22,14 @@ using te4j::rdma::ParsedWqe;
 namespace {
 
 int g_fail = 0;
-#define CHECK(cond, ...)                                        \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      std::printf("FAIL line %d: ", __LINE__);                  \
-      std::printf(__VA_ARGS__);                                 \
-      std::printf("\n");                                        \
-      if (++g_fail > 20) std::exit(1);                          \
-    }                                                           \
+#define CHECK(cond, ...)                       \
+  do {                                         \
+    if (!(cond)) {                             \
+      std::printf("FAIL line %d: ", __LINE__); \
+      std::printf(__VA_ARGS__);                \
+      std::printf("\n");                       \
+      if (++g_fail > 20) std::exit(1);         \
+    }                                          \
   } while (0)
 
 void mutate(std::mt19937_64& rng, uint8_t* wqe) {
@@ -66,11 +66,14 @@ void fuzzParser(std::mt19937_64& rng, long iterations) {
       uint8_t* wqe = ring.data() + (index & (bbs - 1)) * 64;
       const uint64_t kind = rng() % 3;
       if (kind == 0)
-        ibgda_build_rdma_write(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng());
+        ibgda_build_rdma_write(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
+                               (uint32_t)rng(), (uint32_t)rng());
       else if (kind == 1)
-        ibgda_build_rdma_read(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng());
+        ibgda_build_rdma_read(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
+                              (uint32_t)rng(), (uint32_t)rng());
       else
-        ibgda_build_masked_fa32(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(), (uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng());
+        ibgda_build_masked_fa32(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
+                                (uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng());
       mutate(rng, wqe);
     }
     ParsedWqe w;
@@ -82,7 +85,8 @@ void fuzzParser(std::mt19937_64& rng, long iterations) {
             "accepted opcode 0x%x", w.opcode);
       CHECK(w.qpn == qpn && w.wqe_index == (uint16_t)index, "accepted a foreign qpn/index");
       CHECK(w.num_sge >= 0 && w.num_sge <= te4j::rdma::kMaxSge, "num_sge %d", w.num_sge);
-      CHECK(w.total_length <= mlx5::kMaxMessageBytes, "length %llu", (unsigned long long)w.total_length);
+      CHECK(w.total_length <= mlx5::kMaxMessageBytes, "length %llu",
+            (unsigned long long)w.total_length);
       if (w.opcode == mlx5::kOpcodeAtomicMaskedFa)
         CHECK(w.opmod == mlx5::kOpmodExtAtomic32 && w.sge[0].length == 4, "accepted a bad atomic");
     }
@@ -94,7 +98,8 @@ bool connectSelf(te4j::RdmaTransport* t, IbgdaContext* ctx) {
   const int n = t->localMetadata(md, 64);
   if (n <= 0) return false;
   uint64_t addr = md[5], prefix = md[7], ifid = md[8];
-  uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9], qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
+  uint32_t key = (uint32_t)md[6], lid = (uint32_t)md[9],
+           qpn = (uint32_t)md[te4j::kRdmaMetadataHeader];
   uint8_t auth[32];
   if (t->authKey(auth, 32) != 32 || t->setPeerKeys(auth, 32) != 0) {
     std::printf("keys: %s\n", t->lastError());
@@ -118,7 +123,8 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
   // regions and two keys, a source and a destination can only overlap if a mutation turns one
   // key into the other (several specific bits).
   std::vector<uint8_t> sources(kRegion, 0x5a);
-  te4j::RdmaTransport* t = te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
+  te4j::RdmaTransport* t =
+      te4j::RdmaTransport::create(te4j::kPlatformHost, 0, te4j::kRdmaBackendSoft);
   CHECK(t->initialize("soft", 1, 1) == 0, "init: %s", t->lastError());
   CHECK(t->registerMemory(sources.data(), kRegion) == 0, "register sources");
   CHECK(t->setRingSize(8) == 0, "ring");
@@ -128,7 +134,10 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
   const uint32_t source_key = (uint32_t)md[6];  // the latest registration's key: the sources'
   CHECK(t->registerMemory(region, kRegion) == 0, "register");
   IbgdaContext ctx;
-  if (!connectSelf(t, &ctx)) { CHECK(false, "connect"); return; }
+  if (!connectSelf(t, &ctx)) {
+    CHECK(false, "connect");
+    return;
+  }
   long errors = 0;
   for (long it = 0; it < iterations; ++it) {
     IbgdaQp* qp = (IbgdaQp*)ctx.qps;
@@ -138,10 +147,11 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
     const uint64_t raddr = (uint64_t)(uintptr_t)region + rng() % kRegion;
     const uint64_t laddr = (uint64_t)(uintptr_t)sources.data() + rng() % kRegion;
     if (rng() & 1)
-      ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, ctx.rkeys[0], laddr, source_key, 1 + rng() % 4096);
+      ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, ctx.rkeys[0], laddr,
+                             source_key, 1 + rng() % 4096);
     else
-      ibgda_build_masked_fa32(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr & ~3ull, ctx.rkeys[0], qp->scratch_addr,
-                              qp->scratch_lkey, (uint32_t)rng(), (uint32_t)rng());
+      ibgda_build_masked_fa32(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr & ~3ull, ctx.rkeys[0],
+                              qp->scratch_addr, qp->scratch_lkey, (uint32_t)rng(), (uint32_t)rng());
     mutate(rng, wqe);
     ++qp->sq_pi;
     uint64_t mutated;  // the doorbell carries the (possibly mutated) first 8 bytes
@@ -156,7 +166,8 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
     uint8_t* nop = qp->sq_buf + (qp->sq_pi & qp->sq_mask) * 64;
     mlx5::set_ctrl_seg((mlx5::CtrlSeg*)nop, (uint16_t)qp->sq_pi, mlx5::kOpcodeNop, 0, qp->qpn,
                        mlx5::kCtrlCqUpdate, 1, 0, 0);
-    const uint64_t nop_word = mlx5::ctrl_doorbell_word((uint16_t)qp->sq_pi, mlx5::kOpcodeNop, 0, qp->qpn, 1);
+    const uint64_t nop_word =
+        mlx5::ctrl_doorbell_word((uint16_t)qp->sq_pi, mlx5::kOpcodeNop, 0, qp->qpn, 1);
     ++qp->sq_pi;
     ibgda_ring_doorbell(qp, nop_word);
     const uint32_t target = qp->sq_pi;
@@ -165,12 +176,16 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
     // A mutated ds can make the WQE swallow the NOP's block (as on hardware); its error CQE
     // is then the last one. Anything else that does not complete is a NIC bug.
     if (s == kMcRdmaTimeout && mc_ld_acquire_u32(&qp->err_count) > 0) s = kMcRdmaQpError;
-    CHECK(s == kMcRdmaOk || s == kMcRdmaQpError, "iteration %ld: status %d (a WQE that never completed)", it, s);
+    CHECK(s == kMcRdmaOk || s == kMcRdmaQpError,
+          "iteration %ld: status %d (a WQE that never completed)", it, s);
     if (s != kMcRdmaOk) {
       ++errors;
       // Recovery, as an application would do it.
       CHECK(t->recreateQueuePairs(nullptr) == 0, "recreate: %s", t->lastError());
-      if (!connectSelf(t, &ctx)) { CHECK(false, "reconnect"); return; }
+      if (!connectSelf(t, &ctx)) {
+        CHECK(false, "reconnect");
+        return;
+      }
     }
   }
   for (size_t i = 0; i < kGuard; ++i) {
@@ -181,8 +196,9 @@ void fuzzNic(std::mt19937_64& rng, long iterations) {
   }
   int64_t st[16];
   t->statistics(st, 16);
-  std::printf("nic fuzz: %ld WQEs, %ld error completions, %lld local errors, %lld rejected remotely\n",
-              iterations, errors, (long long)st[4], (long long)st[11]);
+  std::printf(
+      "nic fuzz: %ld WQEs, %ld error completions, %lld local errors, %lld rejected remotely\n",
+      iterations, errors, (long long)st[4], (long long)st[11]);
   delete t;
 }
 
@@ -195,6 +211,7 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(seed);
   fuzzParser(rng, parser_iterations);
   fuzzNic(rng, nic_iterations);
-  std::printf("%s test_rdma_wqe_fuzz (seed %llu)\n", g_fail ? "FAIL" : "PASS", (unsigned long long)seed);
+  std::printf("%s test_rdma_wqe_fuzz (seed %llu)\n", g_fail ? "FAIL" : "PASS",
+              (unsigned long long)seed);
   return g_fail ? 1 : 0;
 }

@@ -61,8 +61,8 @@ void testIntOps() {
   }
   bool same = true;
   for (int i = 0; i < 64; ++i) {
-    same = same && md::mc_ld_nc_s32(&ints[i]) == ints[i] && md::mc_ld_nc_f32(&floats[i]) == floats[i] &&
-           md::mc_ld_nc_s64(&longs[i]) == longs[i];
+    same = same && md::mc_ld_nc_s32(&ints[i]) == ints[i] &&
+           md::mc_ld_nc_f32(&floats[i]) == floats[i] && md::mc_ld_nc_s64(&longs[i]) == longs[i];
   }
   CHECK(same, "non-coherent scalar loads return the stored values");
 
@@ -160,7 +160,8 @@ void testSignalFamilies() {
     int* up_dst = (int*)(w.base(dst) + 64);
     CHECK(*up_dst == b, "dst %d: upstream mc_signal stores (expected %d, got %d)", dst, b, *up_dst);
     md::mc_red_add(ctx, dst, 0, 1, up, a);
-    CHECK(*up_dst == a, "dst %d: upstream mc_red_add stores too on P2P/self (got %d)", dst, *up_dst);
+    CHECK(*up_dst == a, "dst %d: upstream mc_red_add stores too on P2P/self (got %d)", dst,
+          *up_dst);
     const int sa = md::mc_signal(ctx, dst, 0, 1, te, (uint32_t)a);
     const int sb = md::mc_red_add(ctx, dst, 0, 1, te, (uint32_t)b);
     uint32_t* te_dst = (uint32_t*)(w.base(dst) + 128);
@@ -280,7 +281,8 @@ void testUpstreamHostClassesOverSoftNic() {
           md::te4jRdma(&t)->lastError());
     CHECK(t.registerMemory(ranks[r].buffer, kRdmaBytes) == 0, "registerMemory: %s",
           md::te4jRdma(&t)->lastError());
-    CHECK(t.allocateControlBuffer() == 0, "allocateControlBuffer: %s", md::te4jRdma(&t)->lastError());
+    CHECK(t.allocateControlBuffer() == 0, "allocateControlBuffer: %s",
+          md::te4jRdma(&t)->lastError());
     CHECK(t.createQueuePairs(nullptr) == 0, "createQueuePairs: %s", md::te4jRdma(&t)->lastError());
     ranks[r].meta = t.localMetadata();
     CHECK(ranks[r].meta.qpns.size() == (size_t)(kRdmaRanks * kRdmaQpr) &&
@@ -329,7 +331,8 @@ void testUpstreamHostClassesOverSoftNic() {
   }
   for (std::thread& th : threads) th.join();
   for (int r = 0; r < kRdmaRanks; ++r) {
-    CHECK(connect_status[r] == 0, "rank %d connectPeers: %s", r, md::te4jRdma(ranks[r].t.get())->lastError());
+    CHECK(connect_status[r] == 0, "rank %d connectPeers: %s", r,
+          md::te4jRdma(ranks[r].t.get())->lastError());
   }
   if (g_failures != 0) return;
 
@@ -337,9 +340,9 @@ void testUpstreamHostClassesOverSoftNic() {
   int32_t p2p_self_only[kRdmaRanks] = {1, 0};
   void* peers[kRdmaRanks] = {ranks[0].buffer, nullptr};
   md::RdmaTransport& t0 = *ranks[0].t;
-  md::CommCtx ctx = md::make_comm_ctx(ranks[0].buffer, p2p_self_only, peers, t0.raddrsPtr(),
-                                      t0.rkeysPtr(), t0.qpDevCtxsPtr(), nullptr, nullptr, 0,
-                                      kRdmaRanks, 256);
+  md::CommCtx ctx =
+      md::make_comm_ctx(ranks[0].buffer, p2p_self_only, peers, t0.raddrsPtr(), t0.rkeysPtr(),
+                        t0.qpDevCtxsPtr(), nullptr, nullptr, 0, kRdmaRanks, 256);
   const size_t n = 1000 * 16;
   for (size_t i = 0; i < n; ++i) ranks[0].buffer[kDataOffset + i] = (uint8_t)g_rng();
   int* sig = (int*)(ranks[0].buffer + kSigOffset);
@@ -370,8 +373,10 @@ void testUpstreamHostClassesOverSoftNic() {
   CHECK(fallback->count == before, "the QP table's record took the failure, not the fallback");
   // ... which the op streams of the platform report (CUDA: OpStream::synchronize) once.
   const std::string posts = te4j::takeDeviceErrors(te4j::kPlatformHost, 0);
-  CHECK(posts.find("RDMA write") != std::string::npos && posts.find("to rank 2") != std::string::npos &&
-            posts.find("no QP") != std::string::npos && posts.find("1 failed post") != std::string::npos,
+  CHECK(posts.find("RDMA write") != std::string::npos &&
+            posts.find("to rank 2") != std::string::npos &&
+            posts.find("no QP") != std::string::npos &&
+            posts.find("1 failed post") != std::string::npos,
         "the recorded failure, described: %s", posts.c_str());
   CHECK(te4j::takeDeviceErrors(te4j::kPlatformHost, 0).empty(), "taken once, then cleared");
   for (int r = 0; r < kRdmaRanks; ++r) {
@@ -385,7 +390,8 @@ void testP2pClassOnHost() {
   std::unique_ptr<md::P2pTransport> p2p = md::wrapP2pTransport(raw);
   CHECK(p2p != nullptr, "wrapP2pTransport: %s", te4j::lastThreadError());
   if (p2p == nullptr) return;
-  CHECK(p2p->availableTablePtr() == nullptr && !p2p->allPeersAccessible(), "no tables before import");
+  CHECK(p2p->availableTablePtr() == nullptr && !p2p->allPeersAccessible(),
+        "no tables before import");
   void* buffer = p2p->allocateBuffer(4096);
   CHECK(buffer != nullptr, "allocateBuffer: %s", md::te4jP2p(p2p.get())->lastError());
   if (buffer == nullptr) return;
@@ -414,7 +420,8 @@ void testFactories() {
     CHECK(te4j::lastThreadError()[0] != '\0', "a nullptr transport comes with a reason");
     printf("createIbgdaDeviceTransport: unavailable here: %s\n", te4j::lastThreadError());
   }
-  CHECK(md::te4jP2p(nullptr) == nullptr && md::te4jRdma(nullptr) == nullptr, "te4j accessors of nullptr");
+  CHECK(md::te4jP2p(nullptr) == nullptr && md::te4jRdma(nullptr) == nullptr,
+        "te4j accessors of nullptr");
 }
 
 }  // namespace

@@ -22,24 +22,24 @@ namespace {
 
 int g_fail = 0;
 
-#define CUDA_OK(call)                                                                      \
-  do {                                                                                     \
-    const cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                               \
-      std::printf("FAIL line %d: %s: %s (%s)\n", __LINE__, #call, cudaGetErrorName(e_),    \
-                  cudaGetErrorString(e_));                                                 \
-      std::exit(1);                                                                        \
-    }                                                                                      \
+#define CUDA_OK(call)                                                                   \
+  do {                                                                                  \
+    const cudaError_t e_ = (call);                                                      \
+    if (e_ != cudaSuccess) {                                                            \
+      std::printf("FAIL line %d: %s: %s (%s)\n", __LINE__, #call, cudaGetErrorName(e_), \
+                  cudaGetErrorString(e_));                                              \
+      std::exit(1);                                                                     \
+    }                                                                                   \
   } while (0)
 
-#define CHECK(cond, ...)                                  \
-  do {                                                    \
-    if (!(cond)) {                                        \
-      std::printf("FAIL line %d: ", __LINE__);            \
-      std::printf(__VA_ARGS__);                           \
-      std::printf("\n");                                  \
-      ++g_fail;                                           \
-    }                                                     \
+#define CHECK(cond, ...)                       \
+  do {                                         \
+    if (!(cond)) {                             \
+      std::printf("FAIL line %d: ", __LINE__); \
+      std::printf(__VA_ARGS__);                \
+      std::printf("\n");                       \
+      ++g_fail;                                \
+    }                                          \
   } while (0)
 
 constexpr uint8_t kPoison = 0xa5;
@@ -56,7 +56,9 @@ std::vector<Planned> plan(std::mt19937_64& rng, int count, size_t max_len) {
   size_t pos_a = 64, pos_b = 64;
   for (int i = 0; i < count; ++i) {
     const int kind = (int)(rng() % 10);
-    size_t len = kind < 4 ? 1 + rng() % 4096 : kind < 8 ? 4096 + rng() % (256 << 10) : (256 << 10) + rng() % max_len;
+    size_t len = kind < 4   ? 1 + rng() % 4096
+                 : kind < 8 ? 4096 + rng() % (256 << 10)
+                            : (256 << 10) + rng() % max_len;
     if (len > max_len) len = max_len;
     Planned p;
     p.to_b = (rng() & 1) != 0;
@@ -85,17 +87,22 @@ struct Run {
 Run runBatch(const std::vector<BatchCopy>& copies, bool cancel_first, cudaStream_t s) {
   std::vector<BatchProgress> progress(copies.size());
   std::vector<BatchChunk> chunks(chunkCount(copies.data(), (uint32_t)copies.size()));
-  const uint64_t n = splitIntoChunks(copies.data(), (uint32_t)copies.size(), chunks.data(), chunks.size(), progress.data());
-  CHECK(n == chunks.size(), "split gave %llu chunks, expected %zu", (unsigned long long)n, chunks.size());
+  const uint64_t n = splitIntoChunks(copies.data(), (uint32_t)copies.size(), chunks.data(),
+                                     chunks.size(), progress.data());
+  CHECK(n == chunks.size(), "split gave %llu chunks, expected %zu", (unsigned long long)n,
+        chunks.size());
   BatchCopy* d_copies;
   BatchChunk* d_chunks;
   BatchProgress* d_progress;
   CUDA_OK(cudaMalloc(&d_copies, copies.size() * sizeof(BatchCopy)));
   CUDA_OK(cudaMalloc(&d_chunks, chunks.size() * sizeof(BatchChunk)));
   CUDA_OK(cudaMalloc(&d_progress, progress.size() * sizeof(BatchProgress)));
-  CUDA_OK(cudaMemcpy(d_copies, copies.data(), copies.size() * sizeof(BatchCopy), cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(d_chunks, chunks.data(), chunks.size() * sizeof(BatchChunk), cudaMemcpyHostToDevice));
-  CUDA_OK(cudaMemcpy(d_progress, progress.data(), progress.size() * sizeof(BatchProgress), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(d_copies, copies.data(), copies.size() * sizeof(BatchCopy),
+                     cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(d_chunks, chunks.data(), chunks.size() * sizeof(BatchChunk),
+                     cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemcpy(d_progress, progress.data(), progress.size() * sizeof(BatchProgress),
+                     cudaMemcpyHostToDevice));
   // States and the cancel word in device memory, as libte4j's batch keeps them.
   int32_t* d_words;
   CUDA_OK(cudaMalloc(&d_words, (copies.size() + 1) * sizeof(int32_t)));
@@ -110,15 +117,16 @@ Run runBatch(const std::vector<BatchCopy>& copies, bool cancel_first, cudaStream
   CUDA_OK(cudaEventCreate(&a));
   CUDA_OK(cudaEventCreate(&b));
   CUDA_OK(cudaEventRecord(a, s));
-  batchCopyKernel<<<batchBlocks(n, sms * 8), kBatchThreads, 0, s>>>(d_copies, d_chunks, n, d_progress, d_words,
-                                                                   d_words + copies.size());
+  batchCopyKernel<<<batchBlocks(n, sms * 8), kBatchThreads, 0, s>>>(
+      d_copies, d_chunks, n, d_progress, d_words, d_words + copies.size());
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaEventRecord(b, s));
   CUDA_OK(cudaStreamSynchronize(s));
   Run r;
   CUDA_OK(cudaEventElapsedTime(&r.ms, a, b));
   r.states.resize(copies.size());
-  CUDA_OK(cudaMemcpy(r.states.data(), d_words, copies.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  CUDA_OK(cudaMemcpy(r.states.data(), d_words, copies.size() * sizeof(int32_t),
+                     cudaMemcpyDeviceToHost));
   CUDA_OK(cudaEventDestroy(a));
   CUDA_OK(cudaEventDestroy(b));
   CUDA_OK(cudaFree(d_words));
@@ -140,7 +148,8 @@ void resetRegions(uint8_t* d_a, uint8_t* d_b, std::vector<uint8_t>& a, std::vect
 // Destinations must be poisoned first and sources hold their pattern: the lower 64 bytes of
 // each region and every gap are the poison, every destination range gets the source bytes.
 void poisonDestinations(uint8_t* d_a, uint8_t* d_b, const std::vector<Planned>& p) {
-  for (const Planned& x : p) CUDA_OK(cudaMemset((x.to_b ? d_b : d_a) + x.dst_off, kPoison, x.len + 64));
+  for (const Planned& x : p)
+    CUDA_OK(cudaMemset((x.to_b ? d_b : d_a) + x.dst_off, kPoison, x.len + 64));
 }
 
 }  // namespace
@@ -149,7 +158,8 @@ int main() {
   int n = 0;
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess || n == 0) {
-    std::printf("SKIP: no usable CUDA device (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    std::printf("SKIP: no usable CUDA device (%s)\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
     return 0;
   }
   CUDA_OK(cudaSetDevice(0));
@@ -174,26 +184,32 @@ int main() {
     for (const Planned& x : p) {
       const uint8_t* src = x.to_b ? d_a : d_b;
       uint8_t* dst = x.to_b ? d_b : d_a;
-      copies.push_back(BatchCopy{(uint64_t)(uintptr_t)(src + x.src_off), (uint64_t)(uintptr_t)(dst + x.dst_off), x.len});
+      copies.push_back(BatchCopy{(uint64_t)(uintptr_t)(src + x.src_off),
+                                 (uint64_t)(uintptr_t)(dst + x.dst_off), x.len});
     }
     const Run r = runBatch(copies, cancel, s);
     std::vector<uint8_t> want_a = a, want_b = b;
     for (size_t i = 0; i < p.size(); ++i) {
       const int32_t st = r.states[i];
-      CHECK(st == (cancel ? kStateTimeout : kStateCompleted), "round %d copy %zu: state %d", round, i, st);
+      CHECK(st == (cancel ? kStateTimeout : kStateCompleted), "round %d copy %zu: state %d", round,
+            i, st);
       if (st != kStateCompleted) continue;
       const std::vector<uint8_t>& src = p[i].to_b ? a : b;
       std::vector<uint8_t>& dst = p[i].to_b ? want_b : want_a;
       std::memcpy(dst.data() + p[i].dst_off, src.data() + p[i].src_off, p[i].len);
     }
     CUDA_OK(cudaMemcpy(got.data(), d_a, kRegion, cudaMemcpyDeviceToHost));
-    CHECK(std::memcmp(got.data(), want_a.data(), kRegion) == 0, "round %d: region a differs", round);
+    CHECK(std::memcmp(got.data(), want_a.data(), kRegion) == 0, "round %d: region a differs",
+          round);
     CUDA_OK(cudaMemcpy(got.data(), d_b, kRegion, cudaMemcpyDeviceToHost));
-    CHECK(std::memcmp(got.data(), want_b.data(), kRegion) == 0, "round %d: region b differs", round);
+    CHECK(std::memcmp(got.data(), want_b.data(), kRegion) == 0, "round %d: region b differs",
+          round);
     size_t bytes = 0;
     for (const Planned& x : p) bytes += x.len;
-    std::printf("round %d: %zu copies, %zu bytes, %s, kernel %.3f ms\n", round, p.size(), bytes,
-                cancel ? "cancelled (all TIMEOUT, destinations untouched)" : "all COMPLETED and verified", r.ms);
+    std::printf(
+        "round %d: %zu copies, %zu bytes, %s, kernel %.3f ms\n", round, p.size(), bytes,
+        cancel ? "cancelled (all TIMEOUT, destinations untouched)" : "all COMPLETED and verified",
+        r.ms);
   }
 
   // KV-cache shapes: N x S scattered in region b, gathered into region a; kernel time beside one
@@ -206,16 +222,18 @@ int main() {
     for (size_t i = 0; i < slots; ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), rng);
     for (size_t i = 0; i < sh[0]; ++i)
-      copies.push_back(BatchCopy{(uint64_t)(uintptr_t)(d_b + order[i] * sh[1]), (uint64_t)(uintptr_t)(d_a + i * sh[1]), sh[1]});
+      copies.push_back(BatchCopy{(uint64_t)(uintptr_t)(d_b + order[i] * sh[1]),
+                                 (uint64_t)(uintptr_t)(d_a + i * sh[1]), sh[1]});
     CUDA_OK(cudaMemset(d_a, kPoison, sh[0] * sh[1]));
     runBatch(copies, false, s);  // warm-up
     const Run r = runBatch(copies, false, s);
-    for (size_t i = 0; i < copies.size(); ++i) CHECK(r.states[i] == kStateCompleted, "shape copy %zu", i);
+    for (size_t i = 0; i < copies.size(); ++i)
+      CHECK(r.states[i] == kStateCompleted, "shape copy %zu", i);
     CUDA_OK(cudaMemcpy(got.data(), d_a, sh[0] * sh[1], cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(b.data(), d_b, kRegion, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < sh[0]; ++i)
-      CHECK(std::memcmp(got.data() + i * sh[1], b.data() + order[i] * sh[1], sh[1]) == 0, "shape %zux%zu block %zu",
-            sh[0], sh[1], i);
+      CHECK(std::memcmp(got.data() + i * sh[1], b.data() + order[i] * sh[1], sh[1]) == 0,
+            "shape %zux%zu block %zu", sh[0], sh[1], i);
     cudaEvent_t x, y;
     CUDA_OK(cudaEventCreate(&x));
     CUDA_OK(cudaEventCreate(&y));
@@ -227,8 +245,8 @@ int main() {
     CUDA_OK(cudaEventElapsedTime(&contiguous, x, y));
     CUDA_OK(cudaEventDestroy(x));
     CUDA_OK(cudaEventDestroy(y));
-    std::printf("shape %zu x %zu: batch kernel %.1f us, one contiguous copy %.1f us\n", sh[0], sh[1], r.ms * 1000,
-                contiguous * 1000);
+    std::printf("shape %zu x %zu: batch kernel %.1f us, one contiguous copy %.1f us\n", sh[0],
+                sh[1], r.ms * 1000, contiguous * 1000);
   }
   CUDA_OK(cudaFree(d_a));
   CUDA_OK(cudaFree(d_b));

@@ -19,16 +19,16 @@ using namespace mooncake::device;
 
 namespace {
 
-#define CUDA_OK(call)                                                                      \
-  do {                                                                                     \
-    cudaError_t e_ = (call);                                                               \
-    if (e_ != cudaSuccess) {                                                               \
+#define CUDA_OK(call)                                                                             \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
       fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return false;                                                                        \
-    }                                                                                      \
+      return false;                                                                               \
+    }                                                                                             \
   } while (0)
 
-constexpr size_t kSlotOffset = 4096;     // symmetric offset of each side's LL slot
+constexpr size_t kSlotOffset = 4096;      // symmetric offset of each side's LL slot
 constexpr size_t kDstOffset = 64 * 1024;  // where the receiver delivers
 constexpr size_t kBufferBytes = 128 * 1024;
 constexpr size_t kGuard = 64;
@@ -44,9 +44,9 @@ __host__ __device__ uint32_t message_word(uint64_t seed, int from, uint32_t r, s
 }
 
 struct SideResult {
-  uint32_t rounds;  // completed
-  uint32_t bad;     // messages that differed from what the peer sent that round
-  uint32_t timeout; // 1 when a wait passed the deadline
+  uint32_t rounds;   // completed
+  uint32_t bad;      // messages that differed from what the peer sent that round
+  uint32_t timeout;  // 1 when a wait passed the deadline
   uint32_t seen;
 };
 
@@ -103,7 +103,7 @@ __global__ void ll_side_kernel(CommCtx ctx, int peer, bool initiator, size_t byt
 struct Side {
   int device;
   uint8_t* buffer = nullptr;
-  int* available = nullptr;    // device tables of the CommCtx
+  int* available = nullptr;  // device tables of the CommCtx
   void** peer_ptrs = nullptr;
   cudaStream_t stream = nullptr;
   SideResult* result = nullptr;  // mapped pinned
@@ -150,9 +150,11 @@ bool launch(Side* s, int peer, bool initiator, size_t bytes, uint32_t rounds, ui
             uint64_t timeout_ns, size_t unroll = kMcLlUnroll) {
   CUDA_OK(cudaSetDevice(s->device));
   s->result->rounds = 0xffffffffu;  // "not written"
-  auto kernel = unroll == 4 ? ll_side_kernel<4> : unroll == 8 ? ll_side_kernel<8> : ll_side_kernel<kMcLlUnroll>;
+  auto kernel = unroll == 4   ? ll_side_kernel<4>
+                : unroll == 8 ? ll_side_kernel<8>
+                              : ll_side_kernel<kMcLlUnroll>;
   kernel<<<1, 32, 0, s->stream>>>(s->ctx, peer, initiator, bytes, rounds, seed, timeout_ns,
-                                          s->result_dev);
+                                  s->result_dev);
   CUDA_OK(cudaGetLastError());
   return true;
 }
@@ -175,7 +177,8 @@ bool checkDst(Side* s, int from, size_t bytes, uint32_t last_round, uint64_t see
   for (size_t i = bytes; i < got.size(); ++i) overrun += got[i] != kPoison;
   CHECK(wrong == 0, "rank %d dst: %zu of %zu bytes differ from round %u's message", s->ctx.rank,
         wrong, bytes, last_round);
-  CHECK(overrun == 0, "rank %d dst: %zu guard bytes overwritten after %zu", s->ctx.rank, overrun, bytes);
+  CHECK(overrun == 0, "rank %d dst: %zu guard bytes overwritten after %zu", s->ctx.rank, overrun,
+        bytes);
   return true;
 }
 
@@ -207,9 +210,11 @@ bool pingPong(Side* a, Side* b, size_t bytes, uint32_t rounds, uint64_t seed,
   if (us_per_round_trip != nullptr) *us_per_round_trip = ms * 1000.0f / (float)rounds;
   for (Side* s : {a, b}) {
     const SideResult r = *s->result;
-    CHECK(r.timeout == 0 && r.rounds == rounds, "%zu B: rank %d did %u of %u rounds (timeout %u, seen %u)",
-          bytes, s->ctx.rank, r.rounds, rounds, r.timeout, r.seen);
-    CHECK(r.bad == 0, "%zu B: rank %d received %u wrong bytes over %u rounds", bytes, s->ctx.rank, r.bad, rounds);
+    CHECK(r.timeout == 0 && r.rounds == rounds,
+          "%zu B: rank %d did %u of %u rounds (timeout %u, seen %u)", bytes, s->ctx.rank, r.rounds,
+          rounds, r.timeout, r.seen);
+    CHECK(r.bad == 0, "%zu B: rank %d received %u wrong bytes over %u rounds", bytes, s->ctx.rank,
+          r.bad, rounds);
   }
   return checkDst(a, 1, bytes, rounds, seed) && checkDst(b, 0, bytes, rounds, seed);
 }
@@ -225,8 +230,8 @@ bool timeoutCase(Side* a) {
   if (!launch(a, 1, true, 8, 1, 1, 50ull * 1000 * 1000)) return false;
   if (!finish(a)) return false;
   const SideResult r = *a->result;
-  CHECK(r.timeout == 1 && r.rounds == 0 && r.seen == 0, "timeout case: rounds %u timeout %u seen %u",
-        r.rounds, r.timeout, r.seen);
+  CHECK(r.timeout == 1 && r.rounds == 0 && r.seen == 0,
+        "timeout case: rounds %u timeout %u seen %u", r.rounds, r.timeout, r.seen);
   std::vector<uint8_t> got(8);
   CUDA_OK(cudaMemcpy(got.data(), a->buffer + kDstOffset, 8, cudaMemcpyDeviceToHost));
   CHECK(got[0] == kPoison && got[7] == kPoison, "timeout case: nothing delivered");
@@ -279,7 +284,8 @@ int main(int argc, char** argv) {
         float us = 0;
         if (!ok) break;
         ok = pingPong(&a, &b, bytes, 5000, seed + 7 * bytes + unroll, unroll, &us);
-        printf("  timing: %zu B, %zu word(s) in flight per lane: %.3f us per round trip\n", bytes, unroll, us);
+        printf("  timing: %zu B, %zu word(s) in flight per lane: %.3f us per round trip\n", bytes,
+               unroll, us);
       }
     }
   }

@@ -32,31 +32,30 @@ namespace {
 
 int g_failures = 0;
 
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      ++g_failures;                                             \
+#define EXPECT(cond, ...)                                             \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      ++g_failures;                                                   \
       fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                             \
-      fprintf(stderr, "\n");                                    \
-    }                                                           \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+    }                                                                 \
   } while (0)
 
-#define CUDA_OK(call)                                                              \
-  do {                                                                             \
-    const cudaError_t e_ = (call);                                                 \
-    if (e_ != cudaSuccess) {                                                       \
-      fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call,           \
-              cudaGetErrorString(e_));                                             \
-      exit(1);                                                                     \
-    }                                                                              \
+#define CUDA_OK(call)                                                                             \
+  do {                                                                                            \
+    const cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                      \
+      fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      exit(1);                                                                                    \
+    }                                                                                             \
   } while (0)
 
 constexpr int kRanks = 4;
 constexpr size_t kBytes = 1 << 20;
-constexpr size_t kSigOffset = 0;           // int[kRanks]: upstream-style signal per sender
-constexpr size_t kCounterOffset = 256;     // uint32_t: te4j counter; int: upstream counter at +4
-constexpr size_t kSlotOffset = 4096;       // kRanks slots of kSlotBytes: data from each sender
+constexpr size_t kSigOffset = 0;        // int[kRanks]: upstream-style signal per sender
+constexpr size_t kCounterOffset = 256;  // uint32_t: te4j counter; int: upstream counter at +4
+constexpr size_t kSlotOffset = 4096;    // kRanks slots of kSlotBytes: data from each sender
 constexpr size_t kSlotBytes = 64 * 1024;
 constexpr size_t kPutBytes = kSlotBytes - 16 * 13;  // not a multiple of a warp's 512 bytes
 constexpr int kOpsThreads = 256;
@@ -158,8 +157,8 @@ void testOps(std::mt19937& rng) {
   CUDA_OK(cudaMemset(d_vo, 0xa5, sizeof(int4) * kOpsThreads));
   CUDA_OK(cudaMemset(d_s32o, 0xa5, sizeof(int) * kOpsThreads));
   const int add = (int)(rng() % 1000) + 10;
-  opsKernel<<<1, kOpsThreads>>>(d_word, d_s32, d_f32, d_s64, d_s32o, d_f32o, d_s64o, d_v, d_vo,
-                                add, d_u32, d_u64, d_group, d_out);
+  opsKernel<<<1, kOpsThreads>>>(d_word, d_s32, d_f32, d_s64, d_s32o, d_f32o, d_s64o, d_v, d_vo, add,
+                                d_u32, d_u64, d_group, d_out);
   CUDA_OK(cudaGetLastError());
   CUDA_OK(cudaDeviceSynchronize());
   const OpsOut out = hostCopy(d_out, 1)[0];
@@ -180,9 +179,19 @@ void testOps(std::mt19937& rng) {
     ok = ok && group[t] == (g * 128 + ((t % 128) + 1) % 128) * 7 + 1;
   }
   EXPECT(ok, "named barriers: every thread saw its group's writes");
-  cudaFree(d_s32); cudaFree(d_f32); cudaFree(d_s64); cudaFree(d_v); cudaFree(d_s32o);
-  cudaFree(d_f32o); cudaFree(d_s64o); cudaFree(d_vo); cudaFree(d_group); cudaFree(d_word);
-  cudaFree(d_u32); cudaFree(d_u64); cudaFree(d_out);
+  cudaFree(d_s32);
+  cudaFree(d_f32);
+  cudaFree(d_s64);
+  cudaFree(d_v);
+  cudaFree(d_s32o);
+  cudaFree(d_f32o);
+  cudaFree(d_s64o);
+  cudaFree(d_vo);
+  cudaFree(d_group);
+  cudaFree(d_word);
+  cudaFree(d_u32);
+  cudaFree(d_u64);
+  cudaFree(d_out);
 }
 
 // ---- grid ----
@@ -220,7 +229,9 @@ void testGridSync(std::mt19937& rng) {
   bool ok = true;
   for (int b = 0; b < blocks; ++b) ok = ok && out[b] == values[(b + 1) % blocks] * 3;
   EXPECT(ok, "mc_grid_sync: every block saw every other block's write (%d blocks)", blocks);
-  cudaFree(d_values); cudaFree(d_staged); cudaFree(d_out);
+  cudaFree(d_values);
+  cudaFree(d_staged);
+  cudaFree(d_out);
 }
 
 // ---- put + signal, counters ----
@@ -319,12 +330,14 @@ void testPutSignal(std::mt19937& rng, const RankTables& t) {
       CUDA_OK(cudaDeviceSynchronize());
       const std::vector<int> res = hostCopy(d_result, 2);
       EXPECT(res[0] == 1, "rank %d saw rank %d's signal (a stored value)", dst, src);
-      EXPECT(res[1] == 0, "rank %d: %d wrong bytes from rank %d (data or poison)", dst, res[1], src);
+      EXPECT(res[1] == 0, "rank %d: %d wrong bytes from rank %d (data or poison)", dst, res[1],
+             src);
       cudaFree(d_ref);
     }
   }
   const uint32_t total = hostCopy((const uint32_t*)(t.base[0] + kCounterOffset), 1)[0];
-  EXPECT(total == te4j_total, "te4j's uint32_t mc_red_add adds: %u, expected %u", total, te4j_total);
+  EXPECT(total == te4j_total, "te4j's uint32_t mc_red_add adds: %u, expected %u", total,
+         te4j_total);
   const int last = hostCopy((const int*)(t.base[0] + kCounterOffset + 4), 1)[0];
   bool one_of = false;
   for (int v : upstream_values) one_of = one_of || v == last;
@@ -335,11 +348,11 @@ void testPutSignal(std::mt19937& rng, const RankTables& t) {
 // ---- rdma route: QP choice and error records ----
 
 __global__ void rdmaFailKernel(void* gdr_buffer, const int32_t* available, void* const* peer_ptrs,
-                               void* raddrs, void* rkeys, void* qps, McErrorRecord* record,
-                               int dst, int channel, int qps_per_rank) {
+                               void* raddrs, void* rkeys, void* qps, McErrorRecord* record, int dst,
+                               int channel, int qps_per_rank) {
   CommCtx ctx = make_comm_ctx(gdr_buffer, available, peer_ptrs, raddrs, rkeys, qps, nullptr,
                               nullptr, 0, kRanks, 256);
-  ctx.ibgda.timeout_ns = 1000000;  // the chosen QP's held lock times out within 1 ms
+  ctx.ibgda.timeout_ns = 1000000;   // the chosen QP's held lock times out within 1 ms
   ctx.ibgda.error_record = record;  // nullptr: the QP's own record
   const int lane = threadIdx.x % 32;
   uint8_t* local = (uint8_t*)ctx.p2p.local_base;
@@ -388,12 +401,14 @@ void testRdmaRoute(const RankTables& t) {
       CUDA_OK(cudaDeviceSynchronize());
       EXPECT(h_records[1].count == 2 && h_records[1].first_status == kMcRdmaTimeout &&
                  h_records[0].count == 0,
-             "dst %d ch %d: without a context record the QP's record has them (count %u)", dst,
-             ch, h_records[1].count);
+             "dst %d ch %d: without a context record the QP's record has them (count %u)", dst, ch,
+             h_records[1].count);
       cudaFree(d_qps);
     }
   }
-  cudaFree(d_only_self); cudaFree(d_raddrs); cudaFree(d_rkeys);
+  cudaFree(d_only_self);
+  cudaFree(d_raddrs);
+  cudaFree(d_rkeys);
   cudaFreeHost(h_records);
 }
 

@@ -32,23 +32,23 @@ namespace {
 
 int g_failures = 0;
 
-#define EXPECT(cond, ...)                                              \
-  do {                                                                 \
-    if (!(cond)) {                                                     \
-      ++g_failures;                                                    \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);  \
-      fprintf(stderr, __VA_ARGS__);                                    \
-      fprintf(stderr, "\n");                                           \
-    }                                                                  \
+#define EXPECT(cond, ...)                                             \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      ++g_failures;                                                   \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fprintf(stderr, "\n");                                          \
+    }                                                                 \
   } while (0)
 
-#define CUDA_OK(call)                                                                      \
-  do {                                                                                     \
-    const cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                               \
+#define CUDA_OK(call)                                                                             \
+  do {                                                                                            \
+    const cudaError_t e_ = (call);                                                                \
+    if (e_ != cudaSuccess) {                                                                      \
       fprintf(stderr, "FAIL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      return 1;                                                                            \
-    }                                                                                      \
+      return 1;                                                                                   \
+    }                                                                                             \
   } while (0)
 
 constexpr int kRanks = 2;
@@ -94,10 +94,12 @@ int run() {
   CUDA_OK(cudaSetDevice(0));
 
   std::unique_ptr<md::RdmaTransport> factory = md::createIbgdaDeviceTransport();
-  EXPECT(factory != nullptr, "createIbgdaDeviceTransport on a GPU host: %s", te4j::lastThreadError());
+  EXPECT(factory != nullptr, "createIbgdaDeviceTransport on a GPU host: %s",
+         te4j::lastThreadError());
   factory.reset();
   std::unique_ptr<md::P2pTransport> p2p_factory = md::createP2pDeviceTransport(kRanks);
-  EXPECT(p2p_factory != nullptr, "createP2pDeviceTransport on a GPU host: %s", te4j::lastThreadError());
+  EXPECT(p2p_factory != nullptr, "createP2pDeviceTransport on a GPU host: %s",
+         te4j::lastThreadError());
   p2p_factory.reset();
 
   Rank ranks[kRanks];
@@ -156,13 +158,15 @@ int run() {
   }
   for (std::thread& th : threads) th.join();
   for (int r = 0; r < kRanks; ++r) {
-    EXPECT(status[r] == 0, "rank %d connectPeers: %s", r, md::te4jRdma(ranks[r].t.get())->lastError());
+    EXPECT(status[r] == 0, "rank %d connectPeers: %s", r,
+           md::te4jRdma(ranks[r].t.get())->lastError());
   }
   if (g_failures != 0) return 1;
 
   std::vector<uint8_t> source(kPutBytes);
   for (uint8_t& b : source) b = (uint8_t)rng();
-  CUDA_OK(cudaMemcpy(ranks[0].buffer + kSrcOffset, source.data(), kPutBytes, cudaMemcpyHostToDevice));
+  CUDA_OK(
+      cudaMemcpy(ranks[0].buffer + kSrcOffset, source.data(), kPutBytes, cudaMemcpyHostToDevice));
   const int32_t self_only[kRanks] = {1, 0};
   void* peers[kRanks] = {ranks[0].buffer, nullptr};
   int32_t* d_available = nullptr;
@@ -173,7 +177,8 @@ int run() {
   CUDA_OK(cudaMemcpy(d_peers, peers, sizeof(peers), cudaMemcpyHostToDevice));
 
   te4j::OpStream* stream = te4j::OpStream::create(te4j::kPlatformCuda, 0);
-  EXPECT(stream != nullptr && stream->status() == 0, "OpStream: %s", stream ? stream->lastError() : "null");
+  EXPECT(stream != nullptr && stream->status() == 0, "OpStream: %s",
+         stream ? stream->lastError() : "null");
   if (g_failures != 0) return 1;
   cudaStream_t s = (cudaStream_t)stream->nativeHandle();
   md::RdmaTransport& t0 = *ranks[0].t;
@@ -194,7 +199,8 @@ int run() {
     if (seen == expected) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   } while (std::chrono::steady_clock::now() < end);
-  EXPECT(seen == expected, "the int* mc_signal adds over RDMA: expected %d, got %d", expected, seen);
+  EXPECT(seen == expected, "the int* mc_signal adds over RDMA: expected %d, got %d", expected,
+         seen);
   std::vector<uint8_t> received(kPutBytes + 64);
   CUDA_OK(cudaMemcpy(received.data(), ranks[1].buffer + kDataOffset, received.size(),
                      cudaMemcpyDeviceToHost));

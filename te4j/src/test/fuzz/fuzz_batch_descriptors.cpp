@@ -138,7 +138,8 @@ void fuzzChunking(fz::Bytes& in) {
   uint64_t max_chunks = m < 128 ? need : m < 192 ? (need > 0 ? need - 1 : 0) : m % 64;
   std::vector<bt::BatchChunk> out(max_chunks);
   std::vector<bt::BatchProgress> progress(n);
-  const uint64_t got = bt::splitIntoChunks(copies.data(), n, out.data(), max_chunks, progress.data());
+  const uint64_t got =
+      bt::splitIntoChunks(copies.data(), n, out.data(), max_chunks, progress.data());
   if (!lengths_ok || (n > 0 && need > max_chunks)) {
     FUZZ_ASSERT(got == 0);
     return;
@@ -189,8 +190,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fz::Bytes in{data, size};
   const uint8_t platform_byte = in.u8();
   const uint8_t cap_byte = in.u8();
-  const int platform = (platform_byte & 3) < 2 ? kPlatformHost : (platform_byte & 3) == 2 ? kPlatformCuda : 7;
-  const int capacity = cap_byte < 252 ? 1 + cap_byte % 64
+  const int platform = (platform_byte & 3) < 2    ? kPlatformHost
+                       : (platform_byte & 3) == 2 ? kPlatformCuda
+                                                  : 7;
+  const int capacity = cap_byte < 252    ? 1 + cap_byte % 64
                        : cap_byte == 252 ? 0
                        : cap_byte == 253 ? -1
                        : cap_byte == 254 ? TransferBatch::kMaxBatchCapacity + 1
@@ -201,7 +204,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fillPages(platform_byte, &model_l, &model_r);
   TransferBatch* b = TransferBatch::create(platform, 0, capacity);
   FUZZ_ASSERT(b != nullptr);
-  const bool host_ok = platform == kPlatformHost && capacity >= 1 && capacity <= TransferBatch::kMaxBatchCapacity;
+  const bool host_ok =
+      platform == kPlatformHost && capacity >= 1 && capacity <= TransferBatch::kMaxBatchCapacity;
   if (!host_ok) {
     checkUnavailable(b, in);
     destroyObject(b);
@@ -214,7 +218,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int cmd = 0; cmd < 24 && in.n > 0; ++cmd) {
     const uint8_t c = in.u8();
     switch (c % 4) {
-      case 0: {  // submit
+      case 0: {                                     // submit
         const int count = (int)(in.u8() % 12) - 1;  // -1 .. 10
         const uint8_t f = in.u8();
         const int model_first = (int)submitted.size();
@@ -233,10 +237,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!descs[i].valid && first_bad < 0) first_bad = i;
         }
         const bool placed = count >= 1 && first == model_first && count <= capacity - first;
-        const int st = b->submit(first, count, ops.data(), local.data(), remote.data(), lengths.data());
+        const int st =
+            b->submit(first, count, ops.data(), local.data(), remote.data(), lengths.data());
         if (placed && !cancelled && first_bad < 0) {
           FUZZ_ASSERT(st == kOk);
-          for (const Desc& d : descs) submitted.push_back(Submitted{d.opcode, d.local_off, d.remote_off, d.length});
+          for (const Desc& d : descs)
+            submitted.push_back(Submitted{d.opcode, d.local_off, d.remote_off, d.length});
         } else {
           FUZZ_ASSERT(st < 0 && std::strlen(b->lastError()) > 0);
           if (placed && !cancelled) {
@@ -257,8 +263,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           FUZZ_ASSERT(st == kOk);
           for (int i = 0; i < count; ++i) {
             const int idx = first + i;
-            if (idx >= (int)submitted.size()) FUZZ_ASSERT(out[i] == kRequestPending);
-            else FUZZ_ASSERT(out[i] == kRequestPending || out[i] == kRequestCompleted || out[i] == kRequestTimeout);
+            if (idx >= (int)submitted.size())
+              FUZZ_ASSERT(out[i] == kRequestPending);
+            else
+              FUZZ_ASSERT(out[i] == kRequestPending || out[i] == kRequestCompleted ||
+                          out[i] == kRequestTimeout);
           }
         } else if (!inside) {
           FUZZ_ASSERT(st < 0);
@@ -293,8 +302,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_ASSERT(states[i] == kRequestCompleted && !skipped);
     uint8_t* lm = model_l.data() + s.local_off;
     uint8_t* rm = model_r.data() + s.remote_off;
-    if (s.opcode == bt::kOpRead) std::memmove(lm, rm, s.length);
-    else std::memmove(rm, lm, s.length);
+    if (s.opcode == bt::kOpRead)
+      std::memmove(lm, rm, s.length);
+    else
+      std::memmove(rm, lm, s.length);
   }
   FUZZ_ASSERT(std::memcmp(model_l.data(), reinterpret_cast<void*>(kPageL), kPageBytes) == 0);
   FUZZ_ASSERT(std::memcmp(model_r.data(), reinterpret_cast<void*>(kPageR), kPageBytes) == 0);

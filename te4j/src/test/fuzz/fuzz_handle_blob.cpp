@@ -59,10 +59,10 @@ struct Importer {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fz::Bytes in{data, size};
-  const int rank = (int)(in.u8() % (kRanks + 1));           // one past the end included
+  const int rank = (int)(in.u8() % (kRanks + 1));  // one past the end included
   const uint8_t ranks_byte = in.u8();
   const int num_ranks = ranks_byte < 200 ? kRanks : (int)(ranks_byte - 200) - 1;  // -1 .. 54
-  const uint64_t mask = in.u8() & 0x1f;                       // bit 4: a rank past num_ranks
+  const uint64_t mask = in.u8() & 0x1f;  // bit 4: a rank past num_ranks
   const int size_class = in.u8() & 3;
   const size_t bytes = kSizes[size_class];
 
@@ -100,7 +100,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int window = im.t->importPeerHandles(local, rank, num_ranks, blobs.data(), mask);
   // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
   static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
-  if (verbose) std::fprintf(stderr, "import: %d %s\n", window, window >= 0 ? "" : im.t->lastError());
+  if (verbose)
+    std::fprintf(stderr, "import: %d %s\n", window, window >= 0 ? "" : im.t->lastError());
   if (window >= 0) {
     FUZZ_ASSERT(rank >= 0 && rank < kRanks && num_ranks == kRanks);
     // Touches the first and last word of every mapping: a mapping shorter than the window

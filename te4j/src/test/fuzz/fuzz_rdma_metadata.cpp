@@ -65,8 +65,10 @@ void isolate() {
   if ((unshare(CLONE_NEWNET) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) && loopbackUp()) {
     g_isolated = true;
   } else {
-    std::fprintf(stderr, "fuzz_rdma_metadata: no network namespace of its own here (%s): addresses outside "
-                         "127/8 are mapped onto 127.0.0.1\n", std::strerror(errno));
+    std::fprintf(stderr,
+                 "fuzz_rdma_metadata: no network namespace of its own here (%s): addresses outside "
+                 "127/8 are mapped onto 127.0.0.1\n",
+                 std::strerror(errno));
   }
 }
 
@@ -121,7 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       lids[r] = (uint32_t)real.meta[9];
     }
     if (choice & 2)
-      for (int q = 0; q < kQps; ++q) qpns[r * kQps + q] = (uint32_t)real.meta[kRdmaMetadataHeader + q];
+      for (int q = 0; q < kQps; ++q)
+        qpns[r * kQps + q] = (uint32_t)real.meta[kRdmaMetadataHeader + q];
     if (choice & 4) std::memcpy(keys + r * 32, real.key, 32);
     if (choice & 8) {
       addrs[r] = (uint64_t)real.meta[5];
@@ -140,8 +143,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                          : kOk;
   if (key_mode == 1) FUZZ_ASSERT(key_status != kOk);
   const auto start = std::chrono::steady_clock::now();
-  const int status = t->connectPeers(local_rank, is_roce, addrs, rkeys, qpns, lids, prefixes, ifids, mask);
-  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  const int status =
+      t->connectPeers(local_rank, is_roce, addrs, rkeys, qpns, lids, prefixes, ifids, mask);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   // The deadline is the call's. The slack is for sanitizers and a machine shared with other
   // builds (stalls of a second or two were seen at a load of 15 on 2 cores); what it must catch
   // is a wait the deadline does not bound, such as the NIC's 30 s I/O timeout.
@@ -151,7 +156,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_ASSERT(took.count() < kTimeoutMs + 5000);
   // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
   static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
-  if (verbose) std::fprintf(stderr, "connectPeers: %d %s\n", status, status == kOk ? "" : t->lastError());
+  if (verbose)
+    std::fprintf(stderr, "connectPeers: %d %s\n", status, status == kOk ? "" : t->lastError());
   if (status == kOk) {
     FUZZ_ASSERT(local_rank < kRanks && is_roce && (mask & 4) == 0);
   } else {

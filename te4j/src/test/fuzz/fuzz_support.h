@@ -85,10 +85,10 @@ struct Bytes {
 }  // namespace te4j
 
 // A broken invariant of a decoder: a crash to libFuzzer, which keeps the input.
-#define FUZZ_ASSERT(cond)                                                      \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
+#define FUZZ_ASSERT(cond)                                                                     \
+  do {                                                                                        \
+    if (!(cond)) {                                                                            \
       std::fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-      std::abort();                                                            \
-    }                                                                          \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)

@@ -123,6 +123,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Replaying one input with TE4J_FUZZ_VERBOSE=1 says what became of it.
   static const bool verbose = std::getenv("TE4J_FUZZ_VERBOSE") != nullptr;
-  if (verbose) std::fprintf(stderr, "hello %s, %u requests served\n", accepted ? "accepted" : "refused", requests);
+  if (verbose)
+    std::fprintf(stderr, "hello %s, %u requests served\n", accepted ? "accepted" : "refused",
+                 requests);
   return 0;
 }

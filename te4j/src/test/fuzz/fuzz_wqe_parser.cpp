@@ -40,7 +40,8 @@ void checkParsed(const ParsedWqe& w, uint32_t ring_bbs) {
   FUZZ_ASSERT(sum == w.total_length);
   FUZZ_ASSERT(w.total_length <= mlx5::kMaxMessageBytes);
   FUZZ_ASSERT(w.ds != 0 && w.num_bbs == (w.ds * 16u + mlx5::kSendWqeBB - 1) / mlx5::kSendWqeBB);
-  if (w.opcode == mlx5::kOpcodeAtomicMaskedFa) FUZZ_ASSERT(w.num_sge == 1 && w.total_length == 4);
+  if (w.opcode == mlx5::kOpcodeAtomicMaskedFa)
+    FUZZ_ASSERT(w.num_sge == 1 && w.total_length == 4);
   else if (w.opcode != mlx5::kOpcodeRdmaWrite && w.opcode != mlx5::kOpcodeRdmaRead)
     FUZZ_ASSERT(w.opcode == mlx5::kOpcodeNop);
 }
@@ -71,9 +72,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (syndrome == 0) syndrome = mlx5::kSyndromeLocalLengthErr;
     }
     if (syndrome == 0) {
-      const uint32_t access = w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead
-                                  ? kAccessLocalWrite
-                                  : kAccessLocalRead;
+      const uint32_t access =
+          w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead
+              ? kAccessLocalWrite
+              : kAccessLocalRead;
       for (int i = 0; i < w.num_sge && syndrome == 0; ++i)
         if (!a.regions.check(w.sge[i].lkey, w.sge[i].addr, w.sge[i].length, access))
           syndrome = mlx5::kSyndromeLocalProtErr;

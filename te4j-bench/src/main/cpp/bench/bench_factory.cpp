@@ -1,6 +1,6 @@
 // bench/bench_factory.cpp — StreamTimer / CopyBaseline / PingPong ::create: picks the platform's
-// implementation. CUDA implementations (src/main/cuda/bench/ of this module) exist only in a build with nvcc;
-// otherwise, as for OpStream, a CUDA request gets an object whose status() says why.
+// implementation. CUDA implementations (src/main/cuda/bench/ of this module) exist only in a build
+// with nvcc; otherwise, as for OpStream, a CUDA request gets an object whose status() says why.
 #include <new>
 #include <string>
 
@@ -10,16 +10,16 @@
 
 te4j::bench::StreamTimer* te4j_bench_new_host_timer();  // host_stream_timer.cpp
 te4j::bench::CopyBaseline* te4j_bench_new_host_copy();  // host_copy_baseline.cpp
-te4j::bench::PingPong* te4j_bench_new_host_ping_pong(const mooncake::device::CommCtx& ctx,
-                                                     int peer, uint32_t* sig, uint32_t* flag,
+te4j::bench::PingPong* te4j_bench_new_host_ping_pong(const mooncake::device::CommCtx& ctx, int peer,
+                                                     uint32_t* sig, uint32_t* flag,
                                                      uint32_t* peer_flag, uint32_t* ready);
 #if defined(TE4J_WITH_CUDA)
 // te4j-bench/src/main/cuda/bench/*.cu
 te4j::bench::StreamTimer* te4j_bench_new_cuda_timer(int device, void* stream);
 te4j::bench::CopyBaseline* te4j_bench_new_cuda_copy(int device, void* stream);
 te4j::bench::PingPong* te4j_bench_new_cuda_ping_pong(int device,
-                                                     const mooncake::device::CommCtx& ctx,
-                                                     int peer, uint32_t* sig, uint32_t* flag,
+                                                     const mooncake::device::CommCtx& ctx, int peer,
+                                                     uint32_t* sig, uint32_t* flag,
                                                      uint32_t* peer_flag, uint32_t* ready);
 #endif
 
@@ -61,7 +61,8 @@ class UnusableCopy final : public CopyBaseline {
   int smCopy(void*, const void*, std::size_t, int, int, int, int64_t, int64_t*) override {
     return init_status_;
   }
-  int copyBlocks(int, const uint64_t*, const uint64_t*, const uint64_t*, int, int64_t, int64_t*) override {
+  int copyBlocks(int, const uint64_t*, const uint64_t*, const uint64_t*, int, int64_t,
+                 int64_t*) override {
     return init_status_;
   }
 };
@@ -105,8 +106,8 @@ CopyBaseline* CopyBaseline::create(int platform, int device, void* stream) {
 }
 
 PingPong* PingPong::create(int platform, int device, void* local_base, void* available_table,
-                           void* peer_ptrs_table, int rank, int peer, uint32_t* sig,
-                           uint32_t* flag, uint32_t* peer_flag, uint32_t* ready) {
+                           void* peer_ptrs_table, int rank, int peer, uint32_t* sig, uint32_t* flag,
+                           uint32_t* peer_flag, uint32_t* ready) {
   const mooncake::device::CommCtx ctx =
       bench_window_ctx(local_base, available_table, peer_ptrs_table, rank);
   if (platform == kPlatformHost) {

@@ -33,9 +33,10 @@ class HostCopyBaseline final : public CopyBaseline {
     return ok();
   }
 
-  int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes, int count,
-                 int64_t /*timeout_ns*/, int64_t* elapsed_ns) override {
-    if (dst == nullptr || src == nullptr || bytes == nullptr || elapsed_ns == nullptr || count <= 0) {
+  int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes,
+                 int count, int64_t /*timeout_ns*/, int64_t* elapsed_ns) override {
+    if (dst == nullptr || src == nullptr || bytes == nullptr || elapsed_ns == nullptr ||
+        count <= 0) {
       return fail(kInvalidArgument, "memcpy blocks baseline: null array or no blocks");
     }
     if (how == kBlocksBatchAsync) return fail(kUnavailable, "cudaMemcpyBatchAsync is CUDA only");
@@ -45,7 +46,8 @@ class HostCopyBaseline final : public CopyBaseline {
     if (how == kBlocksContiguous) {
       memcpy((void*)(uintptr_t)dst[0], (const void*)(uintptr_t)src[0], total);
     } else {
-      for (int i = 0; i < count; ++i) memcpy((void*)(uintptr_t)dst[i], (const void*)(uintptr_t)src[i], bytes[i]);
+      for (int i = 0; i < count; ++i)
+        memcpy((void*)(uintptr_t)dst[i], (const void*)(uintptr_t)src[i], bytes[i]);
     }
     asm volatile("" : : : "memory");
     const auto t1 = std::chrono::steady_clock::now();

@@ -54,19 +54,21 @@ class HostPingPong final : public PingPong {
              int64_t timeout_ns, int64_t* elapsed_ns) override {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
-    if (const char* why = bench_ll_args_error(slot, dst, src, bytes)) return fail(kInvalidArgument, why);
+    if (const char* why = bench_ll_args_error(slot, dst, src, bytes))
+      return fail(kInvalidArgument, why);
     const uint64_t deadline = mooncake::device::mc_globaltimer_ns() + (uint64_t)timeout_ns;
     rc = meet(deadline);
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    bench_ll_side(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes, ll_base_, (uint32_t)iters,
-                  deadline, 0, 1, &r);
+    bench_ll_side(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes, ll_base_,
+                  (uint32_t)iters, deadline, 0, 1, &r);
     const auto t1 = Clock::now();
     if (r.status != kLoopOk) return broken(bench_loop_failure("LL ping-pong", r));
     ll_base_ += (uint32_t)iters;
     // The slot's first word carries the peer's last flag in its high half.
-    const uint32_t flag = (uint32_t)(mooncake::device::mc_ld_relaxed_u64((const uint64_t*)slot) >> 32);
+    const uint32_t flag =
+        (uint32_t)(mooncake::device::mc_ld_relaxed_u64((const uint64_t*)slot) >> 32);
     if (flag != ll_base_) {
       return broken("LL ping-pong slot flag " + std::to_string(flag) + ", expected exactly " +
                     std::to_string(ll_base_));
@@ -84,8 +86,8 @@ class HostPingPong final : public PingPong {
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
     if (tuning::get(tuning::kRawData) != 0) {  // 8 bytes at the peer's window offset 64
-      bench_raw_side<true>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline,
-                           &r, (uint64_t*)((uint8_t*)peer_flag_ - 64));
+      bench_raw_side<true>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline, &r,
+                           (uint64_t*)((uint8_t*)peer_flag_ - 64));
     } else {
       bench_raw_side(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline, &r);
     }
@@ -100,7 +102,8 @@ class HostPingPong final : public PingPong {
 
  private:
   int check(int iters, int64_t timeout_ns, int64_t* elapsed_ns) {
-    if (broken_) return fail(kIllegalState, "ping-pong is out of step with its peer after: " + why_);
+    if (broken_)
+      return fail(kIllegalState, "ping-pong is out of step with its peer after: " + why_);
     if (iters <= 0 || timeout_ns <= 0 || elapsed_ns == nullptr) {
       return fail(kInvalidArgument, "ping-pong: iters and timeout must be positive, out non-null");
     }

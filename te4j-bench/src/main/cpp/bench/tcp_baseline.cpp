@@ -28,7 +28,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int msLeft(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : (int)std::min<long long>(left + 1, 0x7fffffff);
 }
 
@@ -41,12 +42,14 @@ class HostTcpBaseline final : public TcpBaseline {
 
   int listen(const char* ipv4) override {
     sockaddr_in a;
-    if (!address(ipv4, 0, &a)) return fail(kInvalidArgument, std::string("TCP baseline: bad address ") + ipv4);
+    if (!address(ipv4, 0, &a))
+      return fail(kInvalidArgument, std::string("TCP baseline: bad address ") + ipv4);
     listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) return sysFail("socket");
     const int one = 1;
     setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(listen_fd_, (sockaddr*)&a, sizeof(a)) != 0 || ::listen(listen_fd_, 1) != 0) return sysFail("bind/listen");
+    if (bind(listen_fd_, (sockaddr*)&a, sizeof(a)) != 0 || ::listen(listen_fd_, 1) != 0)
+      return sysFail("bind/listen");
     socklen_t len = sizeof(a);
     getsockname(listen_fd_, (sockaddr*)&a, &len);
     ok();
@@ -55,7 +58,8 @@ class HostTcpBaseline final : public TcpBaseline {
 
   int connect(const char* ipv4, int port, int64_t timeout_ns) override {
     sockaddr_in a;
-    if (!address(ipv4, port, &a)) return fail(kInvalidArgument, std::string("TCP baseline: bad address ") + ipv4);
+    if (!address(ipv4, port, &a))
+      return fail(kInvalidArgument, std::string("TCP baseline: bad address ") + ipv4);
     const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd_ < 0) return sysFail("socket");
@@ -65,7 +69,8 @@ class HostTcpBaseline final : public TcpBaseline {
       int so_error = 0;
       socklen_t len = sizeof(so_error);
       getsockopt(fd_, SOL_SOCKET, SO_ERROR, &so_error, &len);
-      if (so_error != 0) return fail(kSystemError, std::string("TCP baseline: connect: ") + std::strerror(so_error));
+      if (so_error != 0)
+        return fail(kSystemError, std::string("TCP baseline: connect: ") + std::strerror(so_error));
     }
     return tune();
   }
@@ -82,21 +87,25 @@ class HostTcpBaseline final : public TcpBaseline {
     return tune();
   }
 
-  int pingPong(bool initiator, std::size_t bytes, int iters, int64_t timeout_ns, int64_t* elapsed_ns) override {
+  int pingPong(bool initiator, std::size_t bytes, int iters, int64_t timeout_ns,
+               int64_t* elapsed_ns) override {
     if (fd_ < 0) return fail(kIllegalState, "TCP baseline: not connected");
     buffer_.resize(bytes > 0 ? bytes : 1);
     const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
     const auto t0 = Clock::now();
     for (int i = 0; i < iters; ++i) {
-      if (initiator && !sendAll(buffer_.data(), bytes, deadline)) return ioFail("ping-pong send", deadline);
+      if (initiator && !sendAll(buffer_.data(), bytes, deadline))
+        return ioFail("ping-pong send", deadline);
       if (!recvAll(buffer_.data(), bytes, deadline)) return ioFail("ping-pong receive", deadline);
-      if (!initiator && !sendAll(buffer_.data(), bytes, deadline)) return ioFail("ping-pong send", deadline);
+      if (!initiator && !sendAll(buffer_.data(), bytes, deadline))
+        return ioFail("ping-pong send", deadline);
     }
     *elapsed_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count();
     return ok();
   }
 
-  int oneWay(bool sender, std::size_t bytes, int count, int64_t timeout_ns, int64_t* elapsed_ns) override {
+  int oneWay(bool sender, std::size_t bytes, int count, int64_t timeout_ns,
+             int64_t* elapsed_ns) override {
     if (fd_ < 0) return fail(kIllegalState, "TCP baseline: not connected");
     buffer_.resize(bytes > 0 ? bytes : 1);
     const Clock::time_point deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
@@ -129,7 +138,8 @@ class HostTcpBaseline final : public TcpBaseline {
     std::memset(a, 0, sizeof(*a));
     a->sin_family = AF_INET;
     a->sin_port = htons((uint16_t)port);
-    return ipv4 != nullptr && port >= 0 && port <= 65535 && inet_pton(AF_INET, ipv4, &a->sin_addr) == 1;
+    return ipv4 != nullptr && port >= 0 && port <= 65535 &&
+           inet_pton(AF_INET, ipv4, &a->sin_addr) == 1;
   }
 
   int tune() {
@@ -192,7 +202,8 @@ class HostTcpBaseline final : public TcpBaseline {
   }
 
   int ioFail(const char* what, Clock::time_point deadline) {
-    if (msLeft(deadline) == 0) return fail(kTimeout, std::string("TCP baseline: ") + what + " timed out");
+    if (msLeft(deadline) == 0)
+      return fail(kTimeout, std::string("TCP baseline: ") + what + " timed out");
     return fail(kPeerLost, std::string("TCP baseline: ") + what + ": the peer closed or failed (" +
                                std::strerror(errno) + ")");
   }

@@ -219,10 +219,12 @@ MC_DEVICE_INLINE void bench_ll_side(const mooncake::device::CommCtx& ctx, int pe
     const uint32_t flag = base + round;
     uint32_t seen = 0;
     bool ok = true;
-    if (!initiator) ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
+    if (!initiator)
+      ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
     if (ok) {
       mc_ll_store(remote, src, bytes, flag, lane, lanes);
-      if (initiator) ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
+      if (initiator)
+        ok = bench_side_all(mc_ll_wait(slot, dst, bytes, flag, deadline, lane, lanes, &seen));
     }
     if (!ok) {
       // The lane that failed knows what it saw; lane 0 records (its own view when it failed).
@@ -277,7 +279,8 @@ MC_DEVICE_INLINE void bench_raw_side(uint32_t* flag, uint32_t* peer_flag, bool i
 }
 
 /// Host side, both platforms: why the LL ping-pong cannot run with these arguments, or nullptr.
-inline const char* bench_ll_args_error(const void* slot, const void* dst, const void* src, size_t bytes) {
+inline const char* bench_ll_args_error(const void* slot, const void* dst, const void* src,
+                                       size_t bytes) {
   if (slot == nullptr || dst == nullptr || src == nullptr || bytes == 0) {
     return "LL ping-pong: null buffer or zero bytes";
   }
@@ -289,8 +292,9 @@ inline const char* bench_ll_args_error(const void* slot, const void* dst, const 
 inline std::string bench_loop_failure(const char* what, const BenchLoopResult& r) {
   std::string m = std::string(what) + ": ";
   if (r.status == kLoopTimeout) {
-    m += "timed out after " + std::to_string(r.done) + " round trips waiting for the word to reach " +
-         std::to_string(r.expected) + " (it holds " + std::to_string(r.seen) +
+    m += "timed out after " + std::to_string(r.done) +
+         " round trips waiting for the word to reach " + std::to_string(r.expected) +
+         " (it holds " + std::to_string(r.seen) +
          "): the peer is gone, slow, or running another case";
   } else if (r.status == kLoopNoRoute) {
     m += "no route to the peer (not P2P-mapped in this window)";

@@ -44,8 +44,9 @@ class CudaCopyBaseline final : public CopyBaseline {
  public:
   CudaCopyBaseline(int device, void* stream) : device_(device), stream_((cudaStream_t)stream) {
     if (stream == nullptr) {
-      init_status_ = fail(kInvalidArgument, "CopyBaseline(CUDA): the stream is null (the legacy "
-                                            "default stream is refused)");
+      init_status_ = fail(kInvalidArgument,
+                          "CopyBaseline(CUDA): the stream is null (the legacy "
+                          "default stream is refused)");
       return;
     }
     DeviceCall call(device_);
@@ -53,8 +54,8 @@ class CudaCopyBaseline final : public CopyBaseline {
     if (e == cudaSuccess) e = cudaEventCreate(&start_);
     if (e == cudaSuccess) e = cudaEventCreate(&stop_);
     if (e != cudaSuccess) {
-      init_status_ = fail(cuda_detail::statusOf(e),
-                          cuda_detail::describe("CopyBaseline: cudaEventCreate", e));
+      init_status_ =
+          fail(cuda_detail::statusOf(e), cuda_detail::describe("CopyBaseline: cudaEventCreate", e));
     }
   }
 
@@ -85,9 +86,10 @@ class CudaCopyBaseline final : public CopyBaseline {
     return finish("copy engine", timeout_ns, elapsed_ns);
   }
 
-  int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes, int count,
-                 int64_t timeout_ns, int64_t* elapsed_ns) override {
-    if (dst == nullptr || src == nullptr || bytes == nullptr || elapsed_ns == nullptr || count <= 0) {
+  int copyBlocks(int how, const uint64_t* dst, const uint64_t* src, const uint64_t* bytes,
+                 int count, int64_t timeout_ns, int64_t* elapsed_ns) override {
+    if (dst == nullptr || src == nullptr || bytes == nullptr || elapsed_ns == nullptr ||
+        count <= 0) {
       return fail(kInvalidArgument, "blocks baseline: null array or no blocks");
     }
     DeviceCall call(device_);
@@ -116,7 +118,8 @@ class CudaCopyBaseline final : public CopyBaseline {
       std::memset(&attr, 0, sizeof(attr));
       attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
       size_t index = 0;
-      e = cudaMemcpyBatchAsync(d.data(), s.data(), n.data(), (size_t)count, &attr, &index, 1, stream_);
+      e = cudaMemcpyBatchAsync(d.data(), s.data(), n.data(), (size_t)count, &attr, &index, 1,
+                               stream_);
     } else {
       for (int i = 0; e == cudaSuccess && i < count; ++i) {
         e = cudaMemcpyAsync((void*)(uintptr_t)dst[i], (const void*)(uintptr_t)src[i], bytes[i],
@@ -135,8 +138,9 @@ class CudaCopyBaseline final : public CopyBaseline {
     int rc = check("SM copy", dst, src, bytes, count, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
     if (blocks <= 0 || blocks > 65535 || threads <= 0 || threads > 1024 || threads % 32 != 0) {
-      return fail(kInvalidArgument, "SM copy: blocks must be 1..65535, threads a multiple of 32 "
-                                    "up to 1024");
+      return fail(kInvalidArgument,
+                  "SM copy: blocks must be 1..65535, threads a multiple of 32 "
+                  "up to 1024");
     }
     if (((uintptr_t)dst & 15u) != 0 || ((uintptr_t)src & 15u) != 0) {
       return fail(kInvalidArgument, "SM copy: dst and src must be 16-byte aligned");
@@ -168,7 +172,8 @@ class CudaCopyBaseline final : public CopyBaseline {
       return fail(kInvalidArgument, std::string(what) + ": null pointer");
     }
     if (bytes == 0 || count <= 0 || timeout_ns <= 0) {
-      return fail(kInvalidArgument, std::string(what) + ": bytes, count and timeout must be positive");
+      return fail(kInvalidArgument,
+                  std::string(what) + ": bytes, count and timeout must be positive");
     }
     return kOk;
   }

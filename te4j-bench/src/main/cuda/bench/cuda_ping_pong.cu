@@ -42,8 +42,8 @@ __global__ void bench_te4j_kernel(CommCtx ctx, int peer, bool initiator, void* d
   __shared__ uint64_t deadline;  // one clock read for the whole warp
   if (threadIdx.x == 0) deadline = mooncake::device::mc_globaltimer_ns() + timeout_ns;
   __syncthreads();
-  bench_te4j_side<kSpin, kSignal>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline, threadIdx.x,
-                  blockDim.x, out);
+  bench_te4j_side<kSpin, kSignal>(ctx, peer, initiator, dst, src, bytes, sig, base, iters, deadline,
+                                  threadIdx.x, blockDim.x, out);
 }
 
 __global__ void bench_ll_kernel(CommCtx ctx, int peer, bool initiator, uint64_t* slot, void* dst,
@@ -70,7 +70,12 @@ class CudaPingPong final : public PingPong {
  public:
   CudaPingPong(int device, const CommCtx& ctx, int peer, uint32_t* sig, uint32_t* flag,
                uint32_t* peer_flag, uint32_t* ready)
-      : device_(device), ctx_(ctx), peer_(peer), sig_(sig), flag_(flag), peer_flag_(peer_flag),
+      : device_(device),
+        ctx_(ctx),
+        peer_(peer),
+        sig_(sig),
+        flag_(flag),
+        peer_flag_(peer_flag),
         ready_(ready) {
     DeviceCall call(device_);
     cudaError_t e = call.status();
@@ -82,7 +87,8 @@ class CudaPingPong final : public PingPong {
     }
     if (e == cudaSuccess) e = cudaHostGetDevicePointer((void**)&results_dev_, results_, 0);
     if (e != cudaSuccess) {
-      init_status_ = fail(cuda_detail::statusOf(e), cuda_detail::describe("PingPong(CUDA) setup", e));
+      init_status_ =
+          fail(cuda_detail::statusOf(e), cuda_detail::describe("PingPong(CUDA) setup", e));
     }
   }
 
@@ -109,14 +115,13 @@ class CudaPingPong final : public PingPong {
       // Variants (te4j/tuning.h): wait=spin, signal=atom|red|set.
       const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
       const int signal = tuning::get(tuning::kSignal);
-      auto kernel = signal == tuning::kSignalSet
-                        ? (spin ? bench_te4j_kernel<true, kBenchSignalSet>
-                                : bench_te4j_kernel<false, kBenchSignalSet>)
-                    : signal == tuning::kSignalRed
-                        ? (spin ? bench_te4j_kernel<true, kBenchSignalRed>
-                                : bench_te4j_kernel<false, kBenchSignalRed>)
-                        : (spin ? bench_te4j_kernel<true, kBenchSignalAtom>
-                                : bench_te4j_kernel<false, kBenchSignalAtom>);
+      auto kernel =
+          signal == tuning::kSignalSet   ? (spin ? bench_te4j_kernel<true, kBenchSignalSet>
+                                                 : bench_te4j_kernel<false, kBenchSignalSet>)
+          : signal == tuning::kSignalRed ? (spin ? bench_te4j_kernel<true, kBenchSignalRed>
+                                                 : bench_te4j_kernel<false, kBenchSignalRed>)
+                                         : (spin ? bench_te4j_kernel<true, kBenchSignalAtom>
+                                                 : bench_te4j_kernel<false, kBenchSignalAtom>);
       kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
                                     (uint32_t)iters, (uint64_t)timeout_ns, results_dev_ + 1);
     });
@@ -129,10 +134,11 @@ class CudaPingPong final : public PingPong {
              int64_t timeout_ns, int64_t* elapsed_ns) override {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
-    if (const char* why = bench_ll_args_error(slot, dst, src, bytes)) return fail(kInvalidArgument, why);
+    if (const char* why = bench_ll_args_error(slot, dst, src, bytes))
+      return fail(kInvalidArgument, why);
     rc = timedLoop("LL ping-pong", timeout_ns, elapsed_ns, [&] {
-      bench_ll_kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, (uint64_t*)slot, dst, src, bytes,
-                                             ll_base_, (uint32_t)iters, (uint64_t)timeout_ns,
+      bench_ll_kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, (uint64_t*)slot, dst, src,
+                                             bytes, ll_base_, (uint32_t)iters, (uint64_t)timeout_ns,
                                              results_dev_ + 1);
     });
     if (rc != kOk) return rc;
@@ -146,7 +152,7 @@ class CudaPingPong final : public PingPong {
     if (rc != kOk) return rc;
     rc = timedLoop("raw flag ping-pong", timeout_ns, elapsed_ns, [&] {
       auto kernel = tuning::get(tuning::kRawData) != 0 ? bench_raw_flag_kernel<true>
-                                                        : bench_raw_flag_kernel<false>;
+                                                       : bench_raw_flag_kernel<false>;
       kernel<<<1, 1, 0, stream_>>>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters,
                                    (uint64_t)timeout_ns, results_dev_ + 1);
     });
@@ -158,7 +164,8 @@ class CudaPingPong final : public PingPong {
  private:
   int check(int iters, int64_t timeout_ns, int64_t* elapsed_ns) {
     if (init_status_ != kOk) return init_status_;
-    if (broken_) return fail(kIllegalState, "ping-pong is out of step with its peer after: " + why_);
+    if (broken_)
+      return fail(kIllegalState, "ping-pong is out of step with its peer after: " + why_);
     if (iters <= 0 || timeout_ns <= 0 || elapsed_ns == nullptr) {
       return fail(kInvalidArgument, "ping-pong: iters and timeout must be positive, out non-null");
     }
@@ -199,7 +206,8 @@ class CudaPingPong final : public PingPong {
       return broken(cuda_detail::statusOf(launched), cuda_detail::describe(what, launched));
     }
     // Two kernels, each bounded by timeout_ns on the device.
-    const int64_t bound = cuda_bench::hostBound(timeout_ns > INT64_MAX / 2 ? INT64_MAX / 2 : 2 * timeout_ns);
+    const int64_t bound =
+        cuda_bench::hostBound(timeout_ns > INT64_MAX / 2 ? INT64_MAX / 2 : 2 * timeout_ns);
     cudaError_t e = cuda_bench::waitEvent(stop_, bound);
     if (e == cudaErrorNotReady) {
       return broken(kTimeout, std::string(what) + ": the kernels did not finish within " +
@@ -268,8 +276,9 @@ class CudaPingPong final : public PingPong {
 }  // namespace te4j
 
 te4j::bench::PingPong* te4j_bench_new_cuda_ping_pong(int device,
-                                                     const mooncake::device::CommCtx& ctx,
-                                                     int peer, uint32_t* sig, uint32_t* flag,
+                                                     const mooncake::device::CommCtx& ctx, int peer,
+                                                     uint32_t* sig, uint32_t* flag,
                                                      uint32_t* peer_flag, uint32_t* ready) {
-  return new (std::nothrow) te4j::bench::CudaPingPong(device, ctx, peer, sig, flag, peer_flag, ready);
+  return new (std::nothrow)
+      te4j::bench::CudaPingPong(device, ctx, peer, sig, flag, peer_flag, ready);
 }

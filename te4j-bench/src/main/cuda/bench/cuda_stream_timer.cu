@@ -18,16 +18,18 @@ class CudaStreamTimer final : public StreamTimer {
  public:
   CudaStreamTimer(int device, void* stream) : device_(device), stream_((cudaStream_t)stream) {
     if (stream == nullptr) {
-      init_status_ = fail(kInvalidArgument, "StreamTimer(CUDA): the stream is null (the legacy "
-                                            "default stream is refused)");
+      init_status_ = fail(kInvalidArgument,
+                          "StreamTimer(CUDA): the stream is null (the legacy "
+                          "default stream is refused)");
       return;
     }
     DeviceCall call(device_);
     cudaError_t e = call.status();
     if (e == cudaSuccess) e = cudaEventCreate(&start_);
     if (e == cudaSuccess) e = cudaEventCreate(&stop_);
-    if (e != cudaSuccess) init_status_ = fail(cuda_detail::statusOf(e),
-                                              cuda_detail::describe("StreamTimer: cudaEventCreate", e));
+    if (e != cudaSuccess)
+      init_status_ =
+          fail(cuda_detail::statusOf(e), cuda_detail::describe("StreamTimer: cudaEventCreate", e));
   }
 
   ~CudaStreamTimer() override {
@@ -58,8 +60,9 @@ class CudaStreamTimer final : public StreamTimer {
     cudaError_t e = call.status();
     if (e == cudaSuccess) e = cuda_bench::waitEvent(stop_, timeout_ns);
     if (e == cudaErrorNotReady) {
-      return fail(kTimeout, "StreamTimer.elapsedNs: the stream did not reach the stop mark within " +
-                                std::to_string(timeout_ns / 1000000) + " ms");
+      return fail(kTimeout,
+                  "StreamTimer.elapsedNs: the stream did not reach the stop mark within " +
+                      std::to_string(timeout_ns / 1000000) + " ms");
     }
     if (e == cudaSuccess) e = cuda_bench::elapsedNs(start_, stop_, out);
     if (e != cudaSuccess) {

@@ -17,7 +17,11 @@
 #include <mutex>
 #include <string>
 
-namespace mooncake { namespace device { struct CommCtx; } }
+namespace mooncake {
+namespace device {
+struct CommCtx;
+}
+}  // namespace mooncake
 
 namespace te4j {
 
@@ -27,17 +31,17 @@ enum Platform : int { kPlatformHost = 0, kPlatformCuda = 1 };
 /// Status codes returned by every API call (mirrored by io.github.te4j.Te4jError.Code).
 enum Status : int {
   kOk = 0,
-  kInvalidArgument = -1,   // a bad argument that Java should already have rejected
-  kUnavailable = -2,       // the platform/driver/device is missing here
-  kCudaError = -3,         // a CUDA runtime call failed (message has cudaGetErrorString)
-  kSystemError = -4,       // an OS call failed (message has strerror)
-  kTimeout = -5,           // a bounded wait expired (message names what was awaited)
-  kPeerLost = -6,          // a peer process is gone
-  kBadHandle = -7,         // corrupt, truncated or foreign handle
+  kInvalidArgument = -1,  // a bad argument that Java should already have rejected
+  kUnavailable = -2,      // the platform/driver/device is missing here
+  kCudaError = -3,        // a CUDA runtime call failed (message has cudaGetErrorString)
+  kSystemError = -4,      // an OS call failed (message has strerror)
+  kTimeout = -5,          // a bounded wait expired (message names what was awaited)
+  kPeerLost = -6,         // a peer process is gone
+  kBadHandle = -7,        // corrupt, truncated or foreign handle
   kOutOfMemory = -8,
-  kIllegalState = -9,      // wrong call order (import before allocate, use after close...)
-  kDeviceFault = -10,      // a device-side error recorded in the status word (stream unusable)
-  kRemoteError = -11,      // an RDMA completion with error
+  kIllegalState = -9,  // wrong call order (import before allocate, use after close...)
+  kDeviceFault = -10,  // a device-side error recorded in the status word (stream unusable)
+  kRemoteError = -11,  // an RDMA completion with error
 };
 
 /// What is available here, as text lines "key=value" (Java parses them). Never fails.
@@ -103,9 +107,9 @@ inline void destroyObject(NativeObject* object) { delete object; }
 
 /// The seed's P2pTransport: symmetric buffers, exported handles, imported peer tables.
 ///
-/// Handles are int32 blobs (the device API's representation); the Java layer wraps them in a versioned
-/// byte encoding. A blob carries platform, host identity, owner pid, size and what a peer needs
-/// to map exactly that allocation and nothing else.
+/// Handles are int32 blobs (the device API's representation); the Java layer wraps them in a
+/// versioned byte encoding. A blob carries platform, host identity, owner pid, size and what a peer
+/// needs to map exactly that allocation and nothing else.
 class P2pTransport : public NativeObject {
  public:
   /// Factory: platform kPlatformHost or kPlatformCuda; device ignored on host. Returns nullptr
@@ -153,7 +157,10 @@ class P2pTransport : public NativeObject {
   /// first byte, *bytes its size. Each call is a mapping of its own: undo it with unmapSegment.
   /// A platform without it says so (kUnavailable).
   virtual int mapSegment(const int32_t* blob, int ints, void** base, uint64_t* bytes) {
-    (void)blob; (void)ints; (void)base; (void)bytes;
+    (void)blob;
+    (void)ints;
+    (void)base;
+    (void)bytes;
     return fail(kUnavailable, "mapSegment: not supported on this platform");
   }
   /// Undoes one mapSegment (base as it returned).

@@ -93,15 +93,15 @@ class DeviceModule : public NativeObject {
   /// Launches on `stream` (a cudaStream_t of this device; inside a graph capture too).
   /// args holds the parameters' bytes back to back; offsets[i] is where parameter i starts.
   /// cooperative != 0 launches cooperatively (grid-wide sync).
-  virtual int launch(void* function, void* stream, int grid_x, int grid_y, int grid_z,
-                     int block_x, int block_y, int block_z, int64_t shared_bytes,
-                     int cooperative, const void* args, const int64_t* offsets, int count) = 0;
+  virtual int launch(void* function, void* stream, int grid_x, int grid_y, int grid_z, int block_x,
+                     int block_y, int block_z, int64_t shared_bytes, int cooperative,
+                     const void* args, const int64_t* offsets, int count) = 0;
   /// launch() `repeats` times back to back (the arguments marshalled once): a launch loop in
   /// C++, for many small launches and for comparing with a loop of launch() calls.
   virtual int launchRepeated(void* function, void* stream, int grid_x, int grid_y, int grid_z,
                              int block_x, int block_y, int block_z, int64_t shared_bytes,
-                             int cooperative, const void* args, const int64_t* offsets,
-                             int count, int repeats) = 0;
+                             int cooperative, const void* args, const int64_t* offsets, int count,
+                             int repeats) = 0;
 
  protected:
   int init_status_ = kOk;

@@ -1,5 +1,5 @@
-// te4j/rdma_api.h — the device API's RdmaTransport: registered memory, RC QPs whose send rings device
-// code writes (IBGDA), their connection to every rank, and the device tables kernels use.
+// te4j/rdma_api.h — the device API's RdmaTransport: registered memory, RC QPs whose send rings
+// device code writes (IBGDA), their connection to every rank, and the device tables kernels use.
 //
 // Conventions of te4j/api.h: status codes (0 / negative te4j::Status) + lastError(), no
 // exception across the boundary, no CUDA or ibverbs header here.
@@ -30,13 +30,18 @@
 
 #include "api.h"
 
-namespace mooncake { namespace device { struct IbgdaContext; } }
+namespace mooncake {
+namespace device {
+struct IbgdaContext;
+}
+}  // namespace mooncake
 
 namespace te4j {
 
 enum RdmaBackend : int { kRdmaBackendAuto = 0, kRdmaBackendSoft = 1, kRdmaBackendMlx5 = 2 };
 
-constexpr int64_t kRdmaMetadataMagic = 0x5445344e;  // "TE4N" (native metadata; distinct from every wire magic)
+constexpr int64_t kRdmaMetadataMagic =
+    0x5445344e;  // "TE4N" (native metadata; distinct from every wire magic)
 constexpr int64_t kRdmaMetadataVersion = 1;
 constexpr int kRdmaMetadataHeader = 12;
 
@@ -127,7 +132,8 @@ class RdmaTransport : public NativeObject {
   /// without its own liveness source reports every rank as reachable.
   static constexpr int32_t kPeerClosedConnection = -1;
   virtual int lostPeers(int32_t* out, int capacity) {
-    if (out == nullptr || capacity < numRanks()) return fail(kInvalidArgument, "lostPeers: capacity below num_ranks");
+    if (out == nullptr || capacity < numRanks())
+      return fail(kInvalidArgument, "lostPeers: capacity below num_ranks");
     for (int r = 0; r < numRanks(); ++r) out[r] = 0;
     return numRanks();
   }
@@ -166,6 +172,7 @@ class RdmaTransport : public NativeObject {
     (void)bytes;
     return fail(kUnavailable, "regionKey: this RDMA backend does not report registration keys");
   }
+
  protected:
   int init_status_ = kOk;
 };

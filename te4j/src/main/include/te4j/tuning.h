@@ -58,18 +58,21 @@ enum Knob : int {
   kKnobCount
 };
 
+// te4j's own put paths are kPutAuto (the default: the policy that measured best), kPutBase,
+// kPutCopyEngine and kPutCopyEngineSm; the others are experiment variants, compiled only into a
+// libte4j configured with TE4J_PUT_VARIANTS=ON (apply() refuses them elsewhere, by name).
 enum PutKernel : int {
-  kPutBase = 0,  // the production kernels (kernels/put_kernels.cuh)
-  kPutU8,        // grid-stride, 8 x 16-byte loads in flight per thread
-  kPutU16,       // grid-stride, 16 in flight
-  kPutU8Contig,  // each block copies one contiguous slab, 8 in flight
-  kPutTma,       // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
-  kPutTma8,      // 8 stages x 16 KiB
-  kPutTma3,      // 3 stages x 64 KiB
-  kPutAuto,      // by size: put_variants.cuh's lean kernel < 32 MiB; from 32 MiB the copy engine
-                 // (P2P routes the host tables map), else kPutTma8
-  kPutTmaHalf,   // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
-  kPutTmaQuarter,  // a quarter through the bulk pipeline, three quarters by LSU stores
+  kPutBase = 0,      // the RDMA-capable kernels (kernels/put_kernels.cuh) for every route
+  kPutU8,            // grid-stride, 8 x 16-byte loads in flight per thread
+  kPutU16,           // grid-stride, 16 in flight
+  kPutU8Contig,      // each block copies one contiguous slab, 8 in flight
+  kPutTma,           // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
+  kPutTma8,          // 8 stages x 16 KiB
+  kPutTma3,          // 3 stages x 64 KiB
+  kPutAuto,          // by size: the lean kernel < 32 MiB; from 32 MiB the copy engine (P2P routes
+                     // the host tables map), else the 8 x 16 KiB bulk kernel (stream/put_launch.cu)
+  kPutTmaHalf,       // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
+  kPutTmaQuarter,    // a quarter through the bulk pipeline, three quarters by LSU stores
   kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
   kPutCopyEngineSm,  // a cesplit share by the copy engine, the rest by the kernel, concurrently
   kPutCluster,       // the lean kernel as one thread-block cluster (<= 8 blocks): the blocks of
@@ -99,7 +102,8 @@ inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }
 
 /// Resets every knob to its default, then applies "name=value[,name=value...]" (names or
 /// numbers as in the table above; "" or "default" applies nothing). Returns 0 or -1 (unknown
-/// name or value: the knobs are left at their defaults and *error, if given, says why).
+/// name or value, or an experiment variant this libte4j was built without: the knobs are left
+/// at their defaults and *error, if given, says why and names the valid ones).
 int apply(const char* spec, const char** error);
 
 /// "put=base,signal=atom,..." for the current values (static storage, per thread).

@@ -48,7 +48,8 @@ inline const char* describe(DescriptorProblem p) {
   return "?";
 }
 
-inline DescriptorProblem checkDescriptor(int32_t opcode, uint64_t local, uint64_t remote, uint64_t length) {
+inline DescriptorProblem checkDescriptor(int32_t opcode, uint64_t local, uint64_t remote,
+                                         uint64_t length) {
   if (opcode != kOpRead && opcode != kOpWrite) return kBadOpcode;
   if (local == 0 || remote == 0) return kNullAddress;
   if (length == 0 || length > kMaxRequestBytes) return kBadLength;
@@ -57,8 +58,9 @@ inline DescriptorProblem checkDescriptor(int32_t opcode, uint64_t local, uint64_
 }
 
 /// The first bad descriptor of a part: its index in [0, count) and why, or -1.
-inline int firstBadDescriptor(int count, const int32_t* opcodes, const uint64_t* local, const uint64_t* remote,
-                              const uint64_t* lengths, DescriptorProblem* why) {
+inline int firstBadDescriptor(int count, const int32_t* opcodes, const uint64_t* local,
+                              const uint64_t* remote, const uint64_t* lengths,
+                              DescriptorProblem* why) {
   for (int i = 0; i < count; ++i) {
     const DescriptorProblem p = checkDescriptor(opcodes[i], local[i], remote[i], lengths[i]);
     if (p != kDescriptorOk) {
@@ -115,8 +117,8 @@ inline uint64_t chunkCount(const BatchCopy* copies, uint32_t num_copies) {
 /// Cuts copies into chunks (the host side of the kernel's contract); progress[i] starts
 /// undecided. Returns the number of chunks written to `out` (capacity `max_chunks`), or 0
 /// when a copy is empty or longer than kMaxRequestBytes, or they do not fit.
-inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out, uint64_t max_chunks,
-                                BatchProgress* progress) {
+inline uint64_t splitIntoChunks(const BatchCopy* copies, uint32_t num_copies, BatchChunk* out,
+                                uint64_t max_chunks, BatchProgress* progress) {
   uint64_t n = 0;
   for (uint32_t i = 0; i < num_copies; ++i) {
     const uint64_t len = copies[i].length;

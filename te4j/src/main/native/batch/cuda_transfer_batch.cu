@@ -74,7 +74,8 @@ class CudaTransferBatch final : public TransferBatch {
              const uint64_t* remote, const uint64_t* lengths) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr || lengths == nullptr) {
+    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr ||
+        lengths == nullptr) {
       return fail(kInvalidArgument, "submit: empty part or null descriptor array");
     }
     if (first != submitted_ || count > capacity_ - first) {
@@ -100,8 +101,9 @@ class CudaTransferBatch final : public TransferBatch {
       n += batch::piecesOf(lengths[i]);
     }
     if (n > kMaxChunksPerPart) {
-      return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) + " chunks, at most " +
-                                        std::to_string(kMaxChunksPerPart) + ": submit it in parts");
+      return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) +
+                                        " chunks, at most " + std::to_string(kMaxChunksPerPart) +
+                                        ": submit it in parts");
     }
     cuda_detail::DeviceGuard guard;
     cudaError_t e = cudaSetDevice(device_);
@@ -121,22 +123,24 @@ class CudaTransferBatch final : public TransferBatch {
       return fail(kInvalidArgument, "submit: cannot split the part into chunks");
     }
     // Pinned sources: these copies are asynchronous, ordered before the kernel on the stream.
-    if ((e = cudaMemcpyAsync(dev_.copies + first, copies, count * sizeof(BatchCopy), cudaMemcpyHostToDevice,
-                             stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(dev_.progress + first, progress, count * sizeof(BatchProgress), cudaMemcpyHostToDevice,
-                             stream_)) != cudaSuccess ||
-        (e = cudaMemcpyAsync(dev_chunks, stage_chunks, n * sizeof(BatchChunk), cudaMemcpyHostToDevice, stream_)) !=
-            cudaSuccess) {
+    if ((e = cudaMemcpyAsync(dev_.copies + first, copies, count * sizeof(BatchCopy),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(dev_.progress + first, progress, count * sizeof(BatchProgress),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(dev_chunks, stage_chunks, n * sizeof(BatchChunk),
+                             cudaMemcpyHostToDevice, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
       release(&overflow);
       return cudaFail("submit: copying the descriptors", e);
     }
     const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, stream_>>>(
-        dev_.copies + first, dev_chunks, n, dev_.progress + first, dev_.states + first, dev_.cancel);
+        dev_.copies + first, dev_chunks, n, dev_.progress + first, dev_.states + first,
+        dev_.cancel);
     if ((e = cudaGetLastError()) != cudaSuccess ||
-        (e = cudaMemcpyAsync(const_cast<int32_t*>(states_) + first, dev_.states + first, count * sizeof(int32_t),
-                             cudaMemcpyDeviceToHost, stream_)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(const_cast<int32_t*>(states_) + first, dev_.states + first,
+                             count * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_)) !=
+            cudaSuccess ||
         (e = cudaEventRecord(done_, stream_)) != cudaSuccess) {
       cudaStreamSynchronize(stream_);
       release(&overflow);
@@ -216,8 +220,8 @@ class CudaTransferBatch final : public TransferBatch {
     cuda_detail::DeviceGuard guard;
     cudaError_t e = cudaSetDevice(device_);
     if (e == cudaSuccess) {
-      e = cudaMemcpyAsync(dev_cancel_, const_cast<int32_t*>(cancel_), sizeof(int32_t), cudaMemcpyHostToDevice,
-                          cancel_stream_);
+      e = cudaMemcpyAsync(dev_cancel_, const_cast<int32_t*>(cancel_), sizeof(int32_t),
+                          cudaMemcpyHostToDevice, cancel_stream_);
     }
     if (e != cudaSuccess) cudaGetLastError();
     return e;
@@ -234,13 +238,14 @@ class CudaTransferBatch final : public TransferBatch {
     cudaError_t e = cudaSetDevice(device_);
     if (e != cudaSuccess) return cudaWhy("cudaSetDevice", e, why);
     int sms = 0;
-    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_)) != cudaSuccess) {
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_)) !=
+        cudaSuccess) {
       return cudaWhy("cudaDeviceGetAttribute", e, why);
     }
     // As many blocks as are resident at once: the grid strides over the chunks.
     int per_sm = 0;
-    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch::batchCopyKernel, batch::kBatchThreads,
-                                                           0)) != cudaSuccess) {
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+             &per_sm, batch::batchCopyKernel, batch::kBatchThreads, 0)) != cudaSuccess) {
       return cudaWhy("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e, why);
     }
     max_blocks_ = sms * (per_sm > 0 ? per_sm : 1);
@@ -263,7 +268,8 @@ class CudaTransferBatch final : public TransferBatch {
       dev_words_ = nullptr;
       return cudaWhy("cudaMalloc(states)", e, why);
     }
-    if ((e = cudaMemset(dev_words_, 0, bytes)) != cudaSuccess) return cudaWhy("cudaMemset(states)", e, why);
+    if ((e = cudaMemset(dev_words_, 0, bytes)) != cudaSuccess)
+      return cudaWhy("cudaMemset(states)", e, why);
     states_ = (volatile int32_t*)host_words_;
     cancel_ = states_ + capacity_;
     dev_states_ = static_cast<int32_t*>(dev_words_);
@@ -305,7 +311,8 @@ class CudaTransferBatch final : public TransferBatch {
 
   static Layout carve(void* block, size_t copies_bytes, size_t progress_bytes) {
     char* p = static_cast<char*>(block);
-    return Layout{reinterpret_cast<BatchCopy*>(p), reinterpret_cast<BatchProgress*>(p + copies_bytes),
+    return Layout{reinterpret_cast<BatchCopy*>(p),
+                  reinterpret_cast<BatchProgress*>(p + copies_bytes),
                   reinterpret_cast<BatchChunk*>(p + copies_bytes + progress_bytes)};
   }
 

@@ -28,7 +28,8 @@
 namespace te4j {
 namespace {
 
-static_assert(batch::kOpRead == kBatchRead && batch::kOpWrite == kBatchWrite, "one set of opcode values");
+static_assert(batch::kOpRead == kBatchRead && batch::kOpWrite == kBatchWrite,
+              "one set of opcode values");
 
 struct Request {
   int32_t opcode;
@@ -45,8 +46,8 @@ struct BatchState {
   std::atomic<bool> cancelled{false};
   std::mutex mu;
   std::condition_variable cv;
-  int submitted = 0;  // guarded by mu
-  int finished = 0;   // guarded by mu
+  int submitted = 0;      // guarded by mu
+  int finished = 0;       // guarded by mu
   int running_parts = 0;  // parts queued or being run, guarded by mu
 };
 
@@ -102,7 +103,8 @@ class Worker {
       int32_t state = kRequestTimeout;
       if (!b.cancelled.load(std::memory_order_acquire)) {
         void* dst = reinterpret_cast<void*>(r.opcode == kBatchRead ? r.local : r.remote);
-        const void* src = reinterpret_cast<const void*>(r.opcode == kBatchRead ? r.remote : r.local);
+        const void* src =
+            reinterpret_cast<const void*>(r.opcode == kBatchRead ? r.remote : r.local);
         // memmove: a request whose source and destination overlap (the own segment) is defined.
         std::memmove(dst, src, static_cast<size_t>(r.length));
         state = kRequestCompleted;
@@ -155,10 +157,11 @@ class HostTransferBatch final : public TransferBatch {
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       if (first != state_->submitted || count > capacity_ - first) {
-        return fail(kInvalidArgument, "submit: requests [" + std::to_string(first) + ", " +
-                                          std::to_string(first + static_cast<int64_t>(count)) +
-                                          ") do not follow the " + std::to_string(state_->submitted) +
-                                          " submitted within capacity " + std::to_string(capacity_));
+        return fail(kInvalidArgument,
+                    "submit: requests [" + std::to_string(first) + ", " +
+                        std::to_string(first + static_cast<int64_t>(count)) +
+                        ") do not follow the " + std::to_string(state_->submitted) +
+                        " submitted within capacity " + std::to_string(capacity_));
       }
       if (state_->cancelled.load()) return fail(kIllegalState, "submit: the batch was cancelled");
     }
@@ -205,8 +208,9 @@ class HostTransferBatch final : public TransferBatch {
   int wait(int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
     std::unique_lock<std::mutex> lock(state_->mu);
-    const bool done = state_->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),
-                                          [&] { return state_->finished == state_->submitted; });
+    const bool done =
+        state_->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),
+                            [&] { return state_->finished == state_->submitted; });
     if (!done) {
       return fail(kTimeout, "wait: " + std::to_string(state_->submitted - state_->finished) +
                                 " requests still running");

@@ -66,7 +66,8 @@ class RdmaBatch final : public RdmaTransferBatch {
       syndromes_ = std::vector<std::atomic<int32_t>>(static_cast<size_t>(capacity));
     } catch (const std::bad_alloc&) {
       init_status_ = kOutOfMemory;
-      last_error_ = "RdmaTransferBatch: out of memory for " + std::to_string(capacity) + " requests";
+      last_error_ =
+          "RdmaTransferBatch: out of memory for " + std::to_string(capacity) + " requests";
       return;
     }
     for (size_t i = 0; i < states_.size(); ++i) {
@@ -78,7 +79,9 @@ class RdmaBatch final : public RdmaTransferBatch {
     qps_per_rank_ = transport->qpsPerRank();
     if (qps_ == nullptr || num_ranks_ <= 0 || qps_per_rank_ <= 0) {
       init_status_ = kIllegalState;
-      last_error_ = "RdmaTransferBatch: the RdmaTransport has no queue pairs (initialize and connect it first)";
+      last_error_ =
+          "RdmaTransferBatch: the RdmaTransport has no queue pairs (initialize and connect it "
+          "first)";
     }
   }
 
@@ -94,9 +97,9 @@ class RdmaBatch final : public RdmaTransferBatch {
 
   int capacity() const override { return capacity_; }
 
-  int submit(int first, int count, const int32_t* opcodes, const uint64_t* local, const uint32_t* lkeys,
-             const uint64_t* remote, const uint32_t* rkeys, const uint64_t* lengths, const int32_t* ranks,
-             int64_t timeout_ns) override {
+  int submit(int first, int count, const int32_t* opcodes, const uint64_t* local,
+             const uint32_t* lkeys, const uint64_t* remote, const uint32_t* rkeys,
+             const uint64_t* lengths, const int32_t* ranks, int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
     if (count <= 0 || !opcodes || !local || !lkeys || !remote || !rkeys || !lengths || !ranks)
       return fail(kInvalidArgument, "submit: empty part or null descriptor array");
@@ -110,10 +113,12 @@ class RdmaBatch final : public RdmaTransferBatch {
       return fail(kOutOfMemory, "submit: out of memory");
     }
     for (int i = 0; i < count; ++i) {
-      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 || local[i] == 0 ||
-          remote[i] == 0 || lkeys[i] == 0 || rkeys[i] == 0 || ranks[i] < 0 || ranks[i] >= num_ranks_) {
-        return fail(kInvalidArgument, "submit: request " + std::to_string(first + i) +
-                                          " has a bad opcode, a null address or key, length 0 or a bad rank");
+      if ((opcodes[i] != kBatchRead && opcodes[i] != kBatchWrite) || lengths[i] == 0 ||
+          local[i] == 0 || remote[i] == 0 || lkeys[i] == 0 || rkeys[i] == 0 || ranks[i] < 0 ||
+          ranks[i] >= num_ranks_) {
+        return fail(kInvalidArgument,
+                    "submit: request " + std::to_string(first + i) +
+                        " has a bad opcode, a null address or key, length 0 or a bad rank");
       }
       part.requests[static_cast<size_t>(i)] =
           Request{opcodes[i], local[i], lkeys[i], remote[i], rkeys[i], lengths[i], ranks[i]};
@@ -129,7 +134,8 @@ class RdmaBatch final : public RdmaTransferBatch {
       try {
         worker_ = std::thread(&RdmaBatch::run, this);
       } catch (const std::exception& e) {
-        return fail(kSystemError, std::string("submit: cannot start the batch's posting thread: ") + e.what());
+        return fail(kSystemError,
+                    std::string("submit: cannot start the batch's posting thread: ") + e.what());
       }
     }
     queue_.push_back(std::move(part));
@@ -138,8 +144,12 @@ class RdmaBatch final : public RdmaTransferBatch {
     return ok();
   }
 
-  int states(int first, int count, int32_t* out) override { return copy(states_, first, count, out); }
-  int syndromes(int first, int count, int32_t* out) override { return copy(syndromes_, first, count, out); }
+  int states(int first, int count, int32_t* out) override {
+    return copy(states_, first, count, out);
+  }
+  int syndromes(int first, int count, int32_t* out) override {
+    return copy(syndromes_, first, count, out);
+  }
 
   int wait(int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
@@ -147,7 +157,8 @@ class RdmaBatch final : public RdmaTransferBatch {
     const bool done = cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),
                                    [&] { return finished_ == submitted_; });
     if (!done)
-      return fail(kTimeout, "wait: " + std::to_string(submitted_ - finished_) + " requests still running");
+      return fail(kTimeout,
+                  "wait: " + std::to_string(submitted_ - finished_) + " requests still running");
     return kOk;
   }
 
@@ -169,7 +180,8 @@ class RdmaBatch final : public RdmaTransferBatch {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
     if (out == nullptr || first < 0 || count < 0 || count > capacity_ - first)
       return fail(kInvalidArgument, "states: range outside the batch");
-    for (int i = 0; i < count; ++i) out[i] = from[static_cast<size_t>(first + i)].load(std::memory_order_acquire);
+    for (int i = 0; i < count; ++i)
+      out[i] = from[static_cast<size_t>(first + i)].load(std::memory_order_acquire);
     return ok();
   }
 
@@ -202,7 +214,8 @@ class RdmaBatch final : public RdmaTransferBatch {
     const size_t n = part.requests.size();
     size_t i = 0;
     while (i < n) {
-      if (cancelled_.load(std::memory_order_acquire) || mooncake::device::mc_globaltimer_ns() > part.deadline_ns) {
+      if (cancelled_.load(std::memory_order_acquire) ||
+          mooncake::device::mc_globaltimer_ns() > part.deadline_ns) {
         for (; i < n; ++i) finish(part.first + static_cast<int>(i), kRequestTimeout, 0);
         break;
       }
@@ -253,10 +266,12 @@ class RdmaBatch final : public RdmaTransferBatch {
         const uint64_t chunk = left < mlx5::kMaxMessageBytes ? left : mlx5::kMaxMessageBytes;
         void* wqe = qp->sq_buf + static_cast<size_t>(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
         last = r.opcode == kBatchWrite
-                   ? mooncake::device::ibgda_build_rdma_write(wqe, static_cast<uint16_t>(qp->sq_pi), qp->qpn, raddr,
-                                                              r.rkey, laddr, r.lkey, static_cast<uint32_t>(chunk))
-                   : mooncake::device::ibgda_build_rdma_read(wqe, static_cast<uint16_t>(qp->sq_pi), qp->qpn, raddr,
-                                                             r.rkey, laddr, r.lkey, static_cast<uint32_t>(chunk));
+                   ? mooncake::device::ibgda_build_rdma_write(wqe, static_cast<uint16_t>(qp->sq_pi),
+                                                              qp->qpn, raddr, r.rkey, laddr, r.lkey,
+                                                              static_cast<uint32_t>(chunk))
+                   : mooncake::device::ibgda_build_rdma_read(wqe, static_cast<uint16_t>(qp->sq_pi),
+                                                             qp->qpn, raddr, r.rkey, laddr, r.lkey,
+                                                             static_cast<uint32_t>(chunk));
         ++qp->sq_pi;
         laddr += chunk;
         raddr += chunk;
@@ -268,8 +283,10 @@ class RdmaBatch final : public RdmaTransferBatch {
       }
       // Not fully posted (deadline while the ring stayed full, or a broken CQ): the part that
       // went out still completes and is waited for; the request reports it did not finish.
-      if (qp->sq_pi != start) inflight->push_back(Posted{qp, start, qp->sq_pi, -1 - (part.first + static_cast<int>(i))});
-      else finish(part.first + static_cast<int>(i), kRequestTimeout, 0);
+      if (qp->sq_pi != start)
+        inflight->push_back(Posted{qp, start, qp->sq_pi, -1 - (part.first + static_cast<int>(i))});
+      else
+        finish(part.first + static_cast<int>(i), kRequestTimeout, 0);
       ++i;
       break;
     }
@@ -279,8 +296,11 @@ class RdmaBatch final : public RdmaTransferBatch {
   }
 
   /// One poll of qp's CQ under its lock, and what it has completed and its first error.
-  static bool look(IbgdaQp* qp, uint32_t* sq_ci, uint32_t* err_count, uint32_t* err_first, uint32_t* err_wqe) {
-    if (!mooncake::device::ibgda_lock(&qp->lock, mooncake::device::mc_globaltimer_ns() + 1000000000ull)) return false;
+  static bool look(IbgdaQp* qp, uint32_t* sq_ci, uint32_t* err_count, uint32_t* err_first,
+                   uint32_t* err_wqe) {
+    if (!mooncake::device::ibgda_lock(&qp->lock,
+                                      mooncake::device::mc_globaltimer_ns() + 1000000000ull))
+      return false;
     mooncake::device::ibgda_poll_cq(qp);
     *sq_ci = qp->sq_ci;
     *err_count = qp->err_count;
@@ -334,7 +354,8 @@ class RdmaBatch final : public RdmaTransferBatch {
           finish(index, kRequestCompleted, 0);  // it completed before the QP's first error
         } else {
           finish(index, kRemoteError,
-                 static_cast<int32_t>(mlx5::kSyndromeWrFlushErr | (static_cast<uint32_t>(mlx5::kCqeReqErr) << 16)));
+                 static_cast<int32_t>(mlx5::kSyndromeWrFlushErr |
+                                      (static_cast<uint32_t>(mlx5::kCqeReqErr) << 16)));
         }
       }
       ++done;
@@ -363,7 +384,8 @@ class RdmaBatch final : public RdmaTransferBatch {
 }  // namespace
 
 RdmaTransferBatch* RdmaTransferBatch::create(RdmaTransport* transport, int capacity) {
-  if (transport == nullptr || capacity < 1 || capacity > TransferBatch::kMaxBatchCapacity) return nullptr;
+  if (transport == nullptr || capacity < 1 || capacity > TransferBatch::kMaxBatchCapacity)
+    return nullptr;
   return new (std::nothrow) RdmaBatch(transport, capacity);
 }
 

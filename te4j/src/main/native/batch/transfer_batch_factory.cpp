@@ -37,14 +37,14 @@ TransferBatch* newUnavailableTransferBatch(int status, const std::string& why) {
 TransferBatch* TransferBatch::create(int platform, int device, int capacity) {
   try {
     if (capacity < 1 || capacity > kMaxBatchCapacity) {
-      return newUnavailableTransferBatch(kInvalidArgument, "TransferBatch.create: capacity " +
-                                                               std::to_string(capacity) + " is outside 1.." +
-                                                               std::to_string(kMaxBatchCapacity));
+      return newUnavailableTransferBatch(
+          kInvalidArgument, "TransferBatch.create: capacity " + std::to_string(capacity) +
+                                " is outside 1.." + std::to_string(kMaxBatchCapacity));
     }
     if (platform == kPlatformHost) return createHostTransferBatch(capacity);
     if (platform == kPlatformCuda) return createCudaTransferBatch(device, capacity);
-    return newUnavailableTransferBatch(kInvalidArgument, "TransferBatch.create: unknown platform " +
-                                                             std::to_string(platform));
+    return newUnavailableTransferBatch(
+        kInvalidArgument, "TransferBatch.create: unknown platform " + std::to_string(platform));
   } catch (...) {
     return nullptr;  // std::bad_alloc from a message string
   }

@@ -14,8 +14,8 @@ int64_t commCtxSize() { return static_cast<int64_t>(sizeof(mooncake::device::Com
 
 std::string commCtxLayout() {
   using mooncake::device::CommCtx;
-  return "size=" + std::to_string(sizeof(CommCtx)) + " align=" +
-         std::to_string(alignof(CommCtx)) + " p2p=" + std::to_string(offsetof(CommCtx, p2p)) +
+  return "size=" + std::to_string(sizeof(CommCtx)) + " align=" + std::to_string(alignof(CommCtx)) +
+         " p2p=" + std::to_string(offsetof(CommCtx, p2p)) +
          " ibgda=" + std::to_string(offsetof(CommCtx, ibgda)) +
          " rank=" + std::to_string(offsetof(CommCtx, rank)) +
          " p2p.size=" + std::to_string(sizeof(mooncake::device::P2PContext)) +

@@ -52,8 +52,7 @@ inline std::string causeOf(cudaError_t e) {
              "nvidia-smi -q -d COMPUTE";
     case cudaErrorSystemNotReady:
       return "the system is not ready for CUDA (NVSwitch systems: start nvidia-fabricmanager)";
-    case cudaErrorMemoryAllocation:
-      return "out of GPU memory: free buffers or use a smaller size";
+    case cudaErrorMemoryAllocation: return "out of GPU memory: free buffers or use a smaller size";
     case cudaErrorNoKernelImageForDevice:
       return "te4j's kernels were not built for this GPU's architecture: rebuild with "
              "-DCMAKE_CUDA_ARCHITECTURES set for it";
@@ -80,18 +79,15 @@ inline std::string causeOf(cudaError_t e) {
     case cudaErrorLaunchTimeout:
       return "a kernel faulted; this process's CUDA context is now unusable: restart the "
              "process (compute-sanitizer finds the faulting access)";
-    case cudaErrorCudartUnloading:
-      return "CUDA is shutting down (called during process exit)";
-    default:
-      return std::string();
+    case cudaErrorCudartUnloading: return "CUDA is shutting down (called during process exit)";
+    default: return std::string();
   }
 }
 
 /// te4j status of a CUDA error.
 inline int statusOf(cudaError_t e) {
   switch (e) {
-    case cudaSuccess:
-      return kOk;
+    case cudaSuccess: return kOk;
     case cudaErrorInsufficientDriver:
     case cudaErrorStubLibrary:
     case cudaErrorNoDevice:
@@ -101,12 +97,9 @@ inline int statusOf(cudaError_t e) {
     case cudaErrorDevicesUnavailable:
     case cudaErrorSystemNotReady:
     case cudaErrorPeerAccessUnsupported:
-    case cudaErrorCallRequiresNewerDriver:
-      return kUnavailable;
-    case cudaErrorInvalidDevice:
-      return kInvalidArgument;
-    case cudaErrorMemoryAllocation:
-      return kOutOfMemory;
+    case cudaErrorCallRequiresNewerDriver: return kUnavailable;
+    case cudaErrorInvalidDevice: return kInvalidArgument;
+    case cudaErrorMemoryAllocation: return kOutOfMemory;
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorHardwareStackError:
@@ -114,10 +107,8 @@ inline int statusOf(cudaError_t e) {
     case cudaErrorMisalignedAddress:
     case cudaErrorInvalidAddressSpace:
     case cudaErrorInvalidPc:
-    case cudaErrorLaunchTimeout:
-      return kDeviceFault;
-    default:
-      return kCudaError;
+    case cudaErrorLaunchTimeout: return kDeviceFault;
+    default: return kCudaError;
   }
 }
 

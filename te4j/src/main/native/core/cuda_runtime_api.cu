@@ -28,8 +28,8 @@ int checkDevice(int device, std::string* error) {
   const cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) return failWith("cudaGetDeviceCount", e, error);
   if (device < 0 || device >= n) {
-    *error = "device " + std::to_string(device) + " is outside 0.." + std::to_string(n - 1) +
-             " (" + std::to_string(n) + " visible CUDA devices)";
+    *error = "device " + std::to_string(device) + " is outside 0.." + std::to_string(n - 1) + " (" +
+             std::to_string(n) + " visible CUDA devices)";
     return kInvalidArgument;
   }
   return kOk;

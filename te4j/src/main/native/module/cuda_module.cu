@@ -26,7 +26,8 @@ using cuda_detail::driverErrorText;
 // The driver functions of this file, looked up once. cuFuncGetParamInfo appeared in 12.4, so it
 // is asked for with that ABI version; without it, argument checks fall back to Java's own.
 struct ModuleDriver {
-  PFN_cuModuleLoadDataEx_v2010 load = driverEntry<PFN_cuModuleLoadDataEx_v2010>("cuModuleLoadDataEx");
+  PFN_cuModuleLoadDataEx_v2010 load =
+      driverEntry<PFN_cuModuleLoadDataEx_v2010>("cuModuleLoadDataEx");
   PFN_cuModuleUnload_v2000 unload = driverEntry<PFN_cuModuleUnload_v2000>("cuModuleUnload");
   PFN_cuModuleGetFunction_v2000 get_function =
       driverEntry<PFN_cuModuleGetFunction_v2000>("cuModuleGetFunction");
@@ -75,10 +76,8 @@ bool isSticky(CUresult r) {
     case CUDA_ERROR_MISALIGNED_ADDRESS:
     case CUDA_ERROR_INVALID_ADDRESS_SPACE:
     case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_LAUNCH_FAILED:
-      return true;
-    default:
-      return false;
+    case CUDA_ERROR_LAUNCH_FAILED: return true;
+    default: return false;
   }
 }
 
@@ -94,10 +93,8 @@ int statusOf(CUresult r) {
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
     case CUDA_ERROR_INVALID_HANDLE:
     case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-      return kInvalidArgument;
-    default:
-      return kCudaError;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return kInvalidArgument;
+    default: return kCudaError;
   }
 }
 
@@ -172,8 +169,8 @@ class CudaModule final : public DeviceModule {
     for (int i = 0;; ++i) {
       size_t offset = 0;
       size_t size = 0;
-      const CUresult r = fn(static_cast<CUfunction>(function), static_cast<size_t>(i), &offset,
-                            &size);
+      const CUresult r =
+          fn(static_cast<CUfunction>(function), static_cast<size_t>(i), &offset, &size);
       if (r == CUDA_ERROR_INVALID_VALUE) {  // index past the last parameter
         *count = i;
         return ok();
@@ -223,16 +220,16 @@ class CudaModule final : public DeviceModule {
                           shared_bytes, cooperative, args, offsets, count, 1);
   }
 
-  int launchRepeated(void* function, void* stream, int grid_x, int grid_y, int grid_z,
-                     int block_x, int block_y, int block_z, int64_t shared_bytes, int cooperative,
+  int launchRepeated(void* function, void* stream, int grid_x, int grid_y, int grid_z, int block_x,
+                     int block_y, int block_z, int64_t shared_bytes, int cooperative,
                      const void* args, const int64_t* offsets, int count, int repeats) override {
     if (repeats < 1) return fail(kInvalidArgument, "launch: repeats < 1");
     if (function == nullptr || stream == nullptr || count < 0 ||
         (count > 0 && (args == nullptr || offsets == nullptr))) {
       return fail(kInvalidArgument, "launch: null function, stream or arguments");
     }
-    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0 || block_x <= 0 || block_y <= 0 ||
-        block_z <= 0 || shared_bytes < 0) {
+    if (grid_x <= 0 || grid_y <= 0 || grid_z <= 0 || block_x <= 0 || block_y <= 0 || block_z <= 0 ||
+        shared_bytes < 0) {
       return fail(kInvalidArgument, "launch: grid and block dimensions must be > 0");
     }
     DeviceScope scope(device_);

@@ -30,8 +30,8 @@ class HostOnlyModule final : public DeviceModule {
   }
   int maxThreadsPerBlock(void*) override { return fail(kUnavailable, kNoCuda); }
   int maxCooperativeBlocks(void*, int, int64_t) override { return fail(kUnavailable, kNoCuda); }
-  int launch(void*, void*, int, int, int, int, int, int, int64_t, int, const void*,
-             const int64_t*, int) override {
+  int launch(void*, void*, int, int, int, int, int, int, int64_t, int, const void*, const int64_t*,
+             int) override {
     return fail(kUnavailable, kNoCuda);
   }
   int launchRepeated(void*, void*, int, int, int, int, int, int, int64_t, int, const void*,

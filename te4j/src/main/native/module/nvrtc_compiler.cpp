@@ -98,8 +98,11 @@ void* openBuiltins(void* nvrtc, int major, int minor, std::string* why) {
   if (void* h = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
   const char* err = dlerror();
   *why = "NVRTC " + std::to_string(major) + "." + std::to_string(minor) +
-         " loaded but its builtins library " + soname + " is neither beside it nor on the "
-         "loader's path (" + (err != nullptr ? err : "not found") + "); NVRTC cannot compile "
+         " loaded but its builtins library " + soname +
+         " is neither beside it nor on the "
+         "loader's path (" +
+         (err != nullptr ? err : "not found") +
+         "); NVRTC cannot compile "
          "without it";
   return nullptr;
 }
@@ -219,15 +222,15 @@ int nvrtcLoad(const char* candidates) {
     return api.version;
   }
   if (!absent.empty()) tried = "\n  not found: " + absent + tried;
-  return moduleFail(kUnavailable,
-                    "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" +
-                        tried +
-                        "\nfix: install NVRTC 12 or newer with its builtins library (the CUDA "
-                        "toolkit's libnvrtc, e.g. NVIDIA's package cuda-nvrtc-13-0, or Debian's "
-                        "non-free libnvrtc12 + libnvrtc-builtins12.4), add its folder to "
-                        "LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
-                        "/path/libnvrtc.so.12 (environment: TE4J_NVRTC_LIBRARY); or compile "
-                        "offline with nvcc and load the cubin/PTX instead");
+  return moduleFail(
+      kUnavailable,
+      "NVRTC (CUDA's run-time compiler) is unavailable: no library loaded, tried:" + tried +
+          "\nfix: install NVRTC 12 or newer with its builtins library (the CUDA "
+          "toolkit's libnvrtc, e.g. NVIDIA's package cuda-nvrtc-13-0, or Debian's "
+          "non-free libnvrtc12 + libnvrtc-builtins12.4), add its folder to "
+          "LD_LIBRARY_PATH, or name the library with -Dte4j.nvrtc.library="
+          "/path/libnvrtc.so.12 (environment: TE4J_NVRTC_LIBRARY); or compile "
+          "offline with nvcc and load the cubin/PTX instead");
 }
 
 std::string nvrtcLibrary() {
@@ -255,15 +258,15 @@ NvrtcCompilation* NvrtcCompilation::compile(const char* source, const char* name
   NvrtcProgram prog = nullptr;
   int r = g_api.create(&prog, source, name, 0, nullptr, nullptr);
   if (r != kNvrtcSuccess) {
-    c->status_ = c->fail(kInvalidArgument, std::string("nvrtcCreateProgram(") + name + "): " +
-                                               resultText(r));
+    c->status_ = c->fail(kInvalidArgument,
+                         std::string("nvrtcCreateProgram(") + name + "): " + resultText(r));
     return c;
   }
   for (const std::string& e : exprs) {
     r = g_api.add_name(prog, e.c_str());
     if (r != kNvrtcSuccess) {
-      c->status_ = c->fail(kInvalidArgument,
-                           "nvrtcAddNameExpression(\"" + e + "\"): " + resultText(r));
+      c->status_ =
+          c->fail(kInvalidArgument, "nvrtcAddNameExpression(\"" + e + "\"): " + resultText(r));
       g_api.destroy(&prog);
       return c;
     }
@@ -299,10 +302,10 @@ NvrtcCompilation* NvrtcCompilation::compile(const char* source, const char* name
     const char* lowered = nullptr;
     r = g_api.lowered(prog, e.c_str(), &lowered);
     if (r != kNvrtcSuccess || lowered == nullptr) {
-      c->status_ = c->fail(kInvalidArgument,
-                           "nvrtcGetLoweredName(\"" + e + "\"): " + resultText(r) +
-                               " (the expression must name a __global__ function or a "
-                               "template instance of one, e.g. \"&kernel<int>\")");
+      c->status_ =
+          c->fail(kInvalidArgument, "nvrtcGetLoweredName(\"" + e + "\"): " + resultText(r) +
+                                        " (the expression must name a __global__ function or a "
+                                        "template instance of one, e.g. \"&kernel<int>\")");
       g_api.destroy(&prog);
       return c;
     }

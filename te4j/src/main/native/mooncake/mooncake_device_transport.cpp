@@ -138,7 +138,9 @@ class RdmaAdapter final : public RdmaTransport {
     return code(t_->initialize(name.c_str(), num_ranks, num_qps));
   }
 
-  int registerMemory(void* ptr, size_t bytes) override { return code(t_->registerMemory(ptr, bytes)); }
+  int registerMemory(void* ptr, size_t bytes) override {
+    return code(t_->registerMemory(ptr, bytes));
+  }
   int allocateControlBuffer() override { return code(t_->allocateControlBuffer()); }
   int createQueuePairs(void* stream) override { return code(t_->createQueuePairs(stream)); }
   int recreateQueuePairs(void* stream) override { return code(t_->recreateQueuePairs(stream)); }

@@ -96,9 +96,9 @@ struct Window {
   void* local_base = nullptr;
   size_t bytes = 0;
   int rank = 0;
-  int* d_available = nullptr;    // device copies of the tables (what kernels read)
+  int* d_available = nullptr;  // device copies of the tables (what kernels read)
   void** d_peer_ptrs = nullptr;
-  std::vector<int> available;    // host copies
+  std::vector<int> available;  // host copies
   std::vector<void*> peer_ptrs;
   std::vector<void*> ipc_bases;  // what cudaIpcOpenMemHandle returned; nullptr if not opened
   std::vector<int> atomics_ok;   // native P2P atomics from this device to the peer's memory
@@ -188,8 +188,9 @@ class CudaP2pTransport final : public P2pTransport {
       buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(i));
       return ok();
     }
-    return fail(kInvalidArgument, "freeBuffer: pointer is not the start of a buffer of this "
-                                  "transport");
+    return fail(kInvalidArgument,
+                "freeBuffer: pointer is not the start of a buffer of this "
+                "transport");
   }
 
   // Registers [ptr, ptr + bytes) of a cudaMalloc allocation made elsewhere. ptr may lie inside
@@ -212,17 +213,19 @@ class CudaP2pTransport final : public P2pTransport {
       return fail(kInvalidArgument, "registerBuffer: " + describe("cudaPointerGetAttributes", e));
     }
     switch (attr.type) {
-      case cudaMemoryTypeDevice:
-        break;
+      case cudaMemoryTypeDevice: break;
       case cudaMemoryTypeManaged:
-        return fail(kInvalidArgument, "registerBuffer: managed memory (cudaMallocManaged) is not "
-                                      "exportable with CUDA IPC; allocate with cudaMalloc");
+        return fail(kInvalidArgument,
+                    "registerBuffer: managed memory (cudaMallocManaged) is not "
+                    "exportable with CUDA IPC; allocate with cudaMalloc");
       case cudaMemoryTypeHost:
-        return fail(kInvalidArgument, "registerBuffer: pinned host memory is not device memory; "
-                                      "allocate with cudaMalloc");
+        return fail(kInvalidArgument,
+                    "registerBuffer: pinned host memory is not device memory; "
+                    "allocate with cudaMalloc");
       default:
-        return fail(kInvalidArgument, "registerBuffer: the pointer is not CUDA memory; allocate "
-                                      "with cudaMalloc");
+        return fail(kInvalidArgument,
+                    "registerBuffer: the pointer is not CUDA memory; allocate "
+                    "with cudaMalloc");
     }
     if (attr.device != device_) {
       return fail(kInvalidArgument, "registerBuffer: the memory is on device " +
@@ -230,23 +233,26 @@ class CudaP2pTransport final : public P2pTransport {
                                         std::to_string(device_));
     }
     if (get_attribute_ == nullptr || get_range_ == nullptr) {
-      return fail(kUnavailable, "registerBuffer: the driver lacks cuPointerGetAttribute or "
-                                "cuMemGetAddressRange; cannot find the allocation holding ptr");
+      return fail(kUnavailable,
+                  "registerBuffer: the driver lacks cuPointerGetAttribute or "
+                  "cuMemGetAddressRange; cannot find the allocation holding ptr");
     }
     const CUdeviceptr dptr = reinterpret_cast<CUdeviceptr>(ptr);
     CUmemoryPool pool = nullptr;
     if (get_attribute_(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, dptr) == CUDA_SUCCESS &&
         pool != nullptr) {
-      return fail(kInvalidArgument, "registerBuffer: pool memory is not exportable; allocate "
-                                    "with cudaMalloc (not cudaMallocAsync / a memory pool)");
+      return fail(kInvalidArgument,
+                  "registerBuffer: pool memory is not exportable; allocate "
+                  "with cudaMalloc (not cudaMallocAsync / a memory pool)");
     }
     int ipc_capable = 1;
     if (get_attribute_(&ipc_capable, CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, dptr) ==
             CUDA_SUCCESS &&
         ipc_capable == 0) {
-      return fail(kInvalidArgument, "registerBuffer: the allocation is not exportable with CUDA "
-                                    "IPC (virtual memory from cuMemCreate, e.g. PyTorch "
-                                    "expandable_segments); allocate with cudaMalloc");
+      return fail(kInvalidArgument,
+                  "registerBuffer: the allocation is not exportable with CUDA "
+                  "IPC (virtual memory from cuMemCreate, e.g. PyTorch "
+                  "expandable_segments); allocate with cudaMalloc");
     }
     CUdeviceptr base = 0;
     size_t size = 0;
@@ -265,8 +271,9 @@ class CudaP2pTransport final : public P2pTransport {
       const uintptr_t a0 = reinterpret_cast<uintptr_t>(ptr);
       const uintptr_t b0 = reinterpret_cast<uintptr_t>(b.ptr);
       if (a0 < b0 + b.bytes && b0 < a0 + bytes) {
-        return fail(kInvalidArgument, "registerBuffer: the range overlaps a buffer already "
-                                      "allocated or registered here");
+        return fail(kInvalidArgument,
+                    "registerBuffer: the range overlaps a buffer already "
+                    "allocated or registered here");
       }
     }
     cudaIpcMemHandle_t handle;
@@ -302,8 +309,9 @@ class CudaP2pTransport final : public P2pTransport {
     }
     const Buffer* b = findContaining(ptr);
     if (b == nullptr) {
-      return fail(kInvalidArgument, "exportIpcHandle: pointer is not inside a buffer of this "
-                                    "transport");
+      return fail(kInvalidArgument,
+                  "exportIpcHandle: pointer is not inside a buffer of this "
+                  "transport");
     }
     cudaIpcMemHandle_t handle;
     const cudaError_t e = cudaIpcGetMemHandle(&handle, b->alloc_base);
@@ -326,14 +334,16 @@ class CudaP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     cuda_detail::DeviceGuard guard;
     if (int st = enter()) return st;
-    if (b == nullptr || base == nullptr || bytes == nullptr) return fail(kInvalidArgument, "mapSegment: null argument");
+    if (b == nullptr || base == nullptr || bytes == nullptr)
+      return fail(kInvalidArgument, "mapSegment: null argument");
     if (ints != kCudaHandleInts) {
-      return fail(kBadHandle, "mapSegment: a CUDA handle has " + std::to_string(kCudaHandleInts) + " ints, got " +
-                                  std::to_string(ints));
+      return fail(kBadHandle, "mapSegment: a CUDA handle has " + std::to_string(kCudaHandleInts) +
+                                  " ints, got " + std::to_string(ints));
     }
     const uint64_t size = blob::sizeOf(b);
     std::string why;
-    if (int st = blob::checkHeader(b, kPlatformCuda, 0, size, &why)) return fail(st, "mapSegment: " + why);
+    if (int st = blob::checkHeader(b, kPlatformCuda, 0, size, &why))
+      return fail(st, "mapSegment: " + why);
     if (size == 0) return fail(kBadHandle, "mapSegment: the handle's size is 0");
     if (int st = checkCudaFields(0, b, (size_t)size, &why)) return fail(st, "mapSegment: " + why);
     std::unique_ptr<Window> w(new (std::nothrow) Window());
@@ -366,7 +376,8 @@ class CudaP2pTransport final : public P2pTransport {
     if (int st = enter()) return st;
     for (auto it = segment_maps_.begin(); it != segment_maps_.end(); ++it) {
       if ((*it)->peer_ptrs[0] != base) continue;
-      const cudaError_t e = (*it)->ipc_bases[0] != nullptr ? cudaIpcCloseMemHandle((*it)->ipc_bases[0]) : cudaSuccess;
+      const cudaError_t e =
+          (*it)->ipc_bases[0] != nullptr ? cudaIpcCloseMemHandle((*it)->ipc_bases[0]) : cudaSuccess;
       segment_maps_.erase(it);
       if (e != cudaSuccess) {
         std::string why;
@@ -449,8 +460,8 @@ class CudaP2pTransport final : public P2pTransport {
     if (int st = enter()) return st;
     Window* w = findWindow(window);
     if (w == nullptr) {
-      return fail(kInvalidArgument, "closeWindow: window " + std::to_string(window) +
-                                        " is not open");
+      return fail(kInvalidArgument,
+                  "closeWindow: window " + std::to_string(window) + " is not open");
     }
     std::string why;
     const int st = releaseWindow(w, &why);
@@ -461,8 +472,8 @@ class CudaP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
     if (w == nullptr) {
-      fail(kInvalidArgument, "availableTablePtr: window " + std::to_string(window) +
-                                 " is not open");
+      fail(kInvalidArgument,
+           "availableTablePtr: window " + std::to_string(window) + " is not open");
       return nullptr;
     }
     return w->d_available;
@@ -472,8 +483,7 @@ class CudaP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
     if (w == nullptr) {
-      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) +
-                                 " is not open");
+      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) + " is not open");
       return nullptr;
     }
     return w->d_peer_ptrs;
@@ -498,25 +508,28 @@ class CudaP2pTransport final : public P2pTransport {
     if (int st = enter()) return st;
     Window* w = findWindow(window);
     if (w == nullptr) {
-      return fail(kInvalidArgument, "verifyPeerAccess: window " + std::to_string(window) +
-                                        " is not open");
+      return fail(kInvalidArgument,
+                  "verifyPeerAccess: window " + std::to_string(window) + " is not open");
     }
     const int n = static_cast<int>(w->available.size());
     for (int r = 0; r < n; ++r) {
       if (w->available[static_cast<size_t>(r)] == 0) continue;
       if (blob::ownerExited(w->pids[static_cast<size_t>(r)])) {
-        return fail(kPeerLost, "verifyPeerAccess: rank " + std::to_string(r) + ": the owner "
-                               "process " + std::to_string(w->pids[static_cast<size_t>(r)]) +
-                               " has exited");
+        return fail(kPeerLost, "verifyPeerAccess: rank " + std::to_string(r) +
+                                   ": the owner "
+                                   "process " +
+                                   std::to_string(w->pids[static_cast<size_t>(r)]) + " has exited");
       }
       cudaPointerAttributes attr;
       const cudaError_t e = cudaPointerGetAttributes(&attr, w->peer_ptrs[static_cast<size_t>(r)]);
       if (e != cudaSuccess || attr.type != cudaMemoryTypeDevice) {
         cudaGetLastError();
-        return fail(kPeerLost, "verifyPeerAccess: rank " + std::to_string(r) + ": the peer "
-                               "pointer is no longer known as device memory" +
-                               (e != cudaSuccess ? ": " + describe("cudaPointerGetAttributes", e)
-                                                 : std::string()));
+        return fail(kPeerLost,
+                    "verifyPeerAccess: rank " + std::to_string(r) +
+                        ": the peer "
+                        "pointer is no longer known as device memory" +
+                        (e != cudaSuccess ? ": " + describe("cudaPointerGetAttributes", e)
+                                          : std::string()));
       }
     }
     int* scratch = nullptr;  // [0, n) atomics_ok, [n, 2n) seen
@@ -529,7 +542,7 @@ class CudaP2pTransport final : public P2pTransport {
     if (e == cudaSuccess) e = cudaMemsetAsync(scratch + n, 0, sizeof(int) * n, stream_);
     if (e == cudaSuccess) {
       probePeers<<<1, blob::kMaxRanks, 0, stream_>>>(w->d_peer_ptrs, w->d_available, scratch, n,
-                                                      w->bytes, scratch + n);
+                                                     w->bytes, scratch + n);
       step = "launching the probe kernel";
       e = cudaGetLastError();
     }
@@ -546,8 +559,9 @@ class CudaP2pTransport final : public P2pTransport {
     if (e != cudaSuccess) return cudaFail(std::string("verifyPeerAccess: ") + step, e);
     for (int r = 0; r < n; ++r) {
       if (w->available[static_cast<size_t>(r)] != 0 && seen[static_cast<size_t>(r)] != 1) {
-        return fail(kCudaError, "verifyPeerAccess: rank " + std::to_string(r) + " was not "
-                                "probed: the device tables do not match the host's");
+        return fail(kCudaError, "verifyPeerAccess: rank " + std::to_string(r) +
+                                    " was not "
+                                    "probed: the device tables do not match the host's");
       }
     }
     return ok();
@@ -559,8 +573,8 @@ class CudaP2pTransport final : public P2pTransport {
     if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
     Window* w = findWindow(window);
     if (w == nullptr) {
-      return fail(kInvalidArgument, "makeCommCtx: window " + std::to_string(window) +
-                                        " is not open");
+      return fail(kInvalidArgument,
+                  "makeCommCtx: window " + std::to_string(window) + " is not open");
     }
     mooncake::device::P2PContext p2p;
     p2p.available = w->d_available;
@@ -595,7 +609,8 @@ class CudaP2pTransport final : public P2pTransport {
     e = cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device_);
     if (e != cudaSuccess) return initFail("cudaDeviceGetAttribute(UnifiedAddressing)", e);
     if (unified == 0) {
-      init_error_ = "device " + std::to_string(device_) + " has no unified addressing, which "
+      init_error_ = "device " + std::to_string(device_) +
+                    " has no unified addressing, which "
                     "CUDA IPC requires";
       return kUnavailable;
     }
@@ -697,7 +712,8 @@ class CudaP2pTransport final : public P2pTransport {
     if (pid == static_cast<int32_t>(::getpid())) {
       peer = reinterpret_cast<void*>(static_cast<uintptr_t>(join(b + kPtrAt)));
       if (peer_device < 0 || peer_device != b[kDeviceAt]) {
-        *why = who + "the handle names device " + std::to_string(b[kDeviceAt]) + " of this "
+        *why = who + "the handle names device " + std::to_string(b[kDeviceAt]) +
+               " of this "
                "process, but its UUID does not match that device";
         return kBadHandle;
       }
@@ -723,7 +739,8 @@ class CudaP2pTransport final : public P2pTransport {
         if (e != cudaSuccess) return cudaWhy(who + "cudaDeviceCanAccessPeer", e, why);
         if (can == 0) {
           *why = who + "device " + std::to_string(device_) + " cannot map device " +
-                 std::to_string(peer_device) + "'s memory (no NVLink or PCIe P2P path): check "
+                 std::to_string(peer_device) +
+                 "'s memory (no NVLink or PCIe P2P path): check "
                  "nvidia-smi topo -m";
           return kUnavailable;
         }
@@ -850,7 +867,7 @@ class CudaP2pTransport final : public P2pTransport {
   PFN_cuMemGetAddressRange_v3020 get_range_ = nullptr;
   PFN_cuPointerGetAttribute_v4000 get_attribute_ = nullptr;
   std::vector<Buffer> buffers_;
-  std::vector<std::unique_ptr<Window>> windows_;  // index = window id; closed ones stay empty
+  std::vector<std::unique_ptr<Window>> windows_;       // index = window id; closed ones stay empty
   std::vector<std::unique_ptr<Window>> segment_maps_;  // mapSegment's one-peer windows
 };
 

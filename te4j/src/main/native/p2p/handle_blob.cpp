@@ -93,8 +93,8 @@ int checkHeader(const int32_t* blob, int platform, int rank, uint64_t expected_b
     msg << "field version is " << blob[kVersionAt] << ", this library reads version " << kVersion
         << ": all ranks must run the same te4j release";
   } else if (blob[kPlatformAt] != platform) {
-    msg << "field platform is " << blob[kPlatformAt] << ", this transport is platform "
-        << platform << " (0 = host, 1 = cuda): all ranks must use the same platform";
+    msg << "field platform is " << blob[kPlatformAt] << ", this transport is platform " << platform
+        << " (0 = host, 1 = cuda): all ranks must use the same platform";
   } else if (blob[kPidAt] <= 0) {
     msg << "field pid is " << blob[kPidAt] << ", expected > 0";
   } else {
@@ -108,8 +108,8 @@ int checkHeader(const int32_t* blob, int platform, int rank, uint64_t expected_b
       }
     }
     if (sizeOf(blob) != expected_bytes) {
-      msg << "field size is " << sizeOf(blob) << " bytes, the local buffer has "
-          << expected_bytes << ": every rank must allocate a buffer of the same size";
+      msg << "field size is " << sizeOf(blob) << " bytes, the local buffer has " << expected_bytes
+          << ": every rank must allocate a buffer of the same size";
     } else {
       return kOk;
     }

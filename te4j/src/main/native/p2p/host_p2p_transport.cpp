@@ -116,7 +116,8 @@ struct ControlRegistry {
 };
 
 ControlRegistry& registry() {
-  static ControlRegistry* r = new ControlRegistry();  // never destroyed: executors may outlive statics
+  static ControlRegistry* r =
+      new ControlRegistry();  // never destroyed: executors may outlive statics
   return *r;
 }
 
@@ -131,8 +132,8 @@ bool registerMapping(void* base, std::size_t bytes) {
   ControlRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   try {
-    r.ranges.push_back({reinterpret_cast<uintptr_t>(base), reinterpret_cast<uintptr_t>(base) + bytes,
-                        controlOf(base, bytes)});
+    r.ranges.push_back({reinterpret_cast<uintptr_t>(base),
+                        reinterpret_cast<uintptr_t>(base) + bytes, controlOf(base, bytes)});
   } catch (const std::bad_alloc&) {
     return false;
   }
@@ -175,7 +176,7 @@ struct Window {
   void* local_base = nullptr;
   size_t bytes = 0;
   int rank = 0;
-  std::vector<int> available;    // the device API's tables, in normal memory on this platform
+  std::vector<int> available;  // the device API's tables, in normal memory on this platform
   std::vector<void*> peer_ptrs;
   std::vector<PeerMap> peers;
 };
@@ -235,9 +236,9 @@ class HostP2pTransport final : public P2pTransport {
     if (::ftruncate(s.fd, static_cast<off_t>(map_bytes)) != 0) {
       const int err = errno;
       ::close(s.fd);
-      return fail(err == ENOMEM || err == ENOSPC || err == EFBIG ? kOutOfMemory : kSystemError,
-                  "allocateBuffer: ftruncate(" + std::to_string(bytes) + ") failed: " +
-                      errnoText(err));
+      return fail(
+          err == ENOMEM || err == ENOSPC || err == EFBIG ? kOutOfMemory : kSystemError,
+          "allocateBuffer: ftruncate(" + std::to_string(bytes) + ") failed: " + errnoText(err));
     }
     if (::fcntl(s.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
       const int err = errno;
@@ -288,13 +289,15 @@ class HostP2pTransport final : public P2pTransport {
       segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(i));
       return ok();
     }
-    return fail(kInvalidArgument, "freeBuffer: pointer is not the start of a buffer of this "
-                                  "transport");
+    return fail(kInvalidArgument,
+                "freeBuffer: pointer is not the start of a buffer of this "
+                "transport");
   }
 
   int registerBuffer(void*, std::size_t) override {
-    return fail(kInvalidArgument, "registerBuffer is CUDA only: on the host platform allocate "
-                                  "with allocateBuffer");
+    return fail(kInvalidArgument,
+                "registerBuffer is CUDA only: on the host platform allocate "
+                "with allocateBuffer");
   }
 
   int exportIpcHandle(void* ptr, int32_t* out, int capacity) override {
@@ -307,8 +310,9 @@ class HostP2pTransport final : public P2pTransport {
     }
     const Segment* s = findContaining(ptr);
     if (s == nullptr) {
-      return fail(kInvalidArgument, "exportIpcHandle: pointer is not inside a buffer of this "
-                                    "transport");
+      return fail(kInvalidArgument,
+                  "exportIpcHandle: pointer is not inside a buffer of this "
+                  "transport");
     }
     blob::writeHeader(out, kPlatformHost, s->bytes);
     out[kHostFdAt] = s->fd;
@@ -385,8 +389,9 @@ class HostP2pTransport final : public P2pTransport {
   int closeWindow(int window) override {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
-    if (w == nullptr) return fail(kInvalidArgument, "closeWindow: window " +
-                                                        std::to_string(window) + " is not open");
+    if (w == nullptr)
+      return fail(kInvalidArgument,
+                  "closeWindow: window " + std::to_string(window) + " is not open");
     unmapPeers(w);
     w->open = false;
     std::vector<int>().swap(w->available);
@@ -399,8 +404,8 @@ class HostP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
     if (w == nullptr) {
-      fail(kInvalidArgument, "availableTablePtr: window " + std::to_string(window) +
-                                 " is not open");
+      fail(kInvalidArgument,
+           "availableTablePtr: window " + std::to_string(window) + " is not open");
       return nullptr;
     }
     return w->available.data();
@@ -410,8 +415,7 @@ class HostP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
     if (w == nullptr) {
-      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) +
-                                 " is not open");
+      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) + " is not open");
       return nullptr;
     }
     return w->peer_ptrs.data();
@@ -433,8 +437,9 @@ class HostP2pTransport final : public P2pTransport {
   int verifyPeerAccess(int window) override {
     std::lock_guard<std::mutex> lock(mu_);
     Window* w = findWindow(window);
-    if (w == nullptr) return fail(kInvalidArgument, "verifyPeerAccess: window " +
-                                                        std::to_string(window) + " is not open");
+    if (w == nullptr)
+      return fail(kInvalidArgument,
+                  "verifyPeerAccess: window " + std::to_string(window) + " is not open");
     for (size_t r = 0; r < w->peers.size(); ++r) {
       if (w->available[r] == 0) continue;
       unsigned char* base = static_cast<unsigned char*>(w->peer_ptrs[r]);
@@ -511,8 +516,9 @@ class HostP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
     Window* w = findWindow(window);
-    if (w == nullptr) return fail(kInvalidArgument, "makeCommCtx: window " +
-                                                        std::to_string(window) + " is not open");
+    if (w == nullptr)
+      return fail(kInvalidArgument,
+                  "makeCommCtx: window " + std::to_string(window) + " is not open");
     mooncake::device::P2PContext p2p;
     p2p.available = w->available.data();
     p2p.peer_ptrs = w->peer_ptrs.data();
@@ -638,16 +644,17 @@ class HostP2pTransport final : public P2pTransport {
     int status = kOk;
     if (readLink(self_path, &link) != 0 || link != expectedLink(p->token)) {
       *why = r + "fd " + std::to_string(p->fd) + " of process " + std::to_string(p->pid) +
-             " changed between check and open; it is no longer te4j segment " +
-             tokenHex(p->token);
+             " changed between check and open; it is no longer te4j segment " + tokenHex(p->token);
       status = kBadHandle;
     } else if (::fstat(fd, &st) != 0) {
       *why = r + "fstat of the peer's segment failed: " + errnoText(errno);
       status = kSystemError;
     } else if (!S_ISREG(st.st_mode) ||
                static_cast<uint64_t>(st.st_size) != hostSegmentMapBytes(bytes)) {
-      *why = r + "the peer's segment has " + std::to_string(st.st_size) + " bytes, the handle "
-             "says " + std::to_string(bytes) + " (" + std::to_string(hostSegmentMapBytes(bytes)) +
+      *why = r + "the peer's segment has " + std::to_string(st.st_size) +
+             " bytes, the handle "
+             "says " +
+             std::to_string(bytes) + " (" + std::to_string(hostSegmentMapBytes(bytes)) +
              " with the control page)";
       status = kBadHandle;
     } else {
@@ -662,8 +669,8 @@ class HostP2pTransport final : public P2pTransport {
       void* base = ::mmap(nullptr, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
       if (base == MAP_FAILED) {
         const int err = errno;
-        *why = r + "mmap of the peer's segment (" + std::to_string(bytes) + " bytes) failed: " +
-               errnoText(err);
+        *why = r + "mmap of the peer's segment (" + std::to_string(bytes) +
+               " bytes) failed: " + errnoText(err);
         status = err == ENOMEM ? kOutOfMemory : kSystemError;
       } else if (!registerMapping(base, bytes)) {
         ::munmap(base, map_bytes);
@@ -697,7 +704,7 @@ class HostP2pTransport final : public P2pTransport {
   const int num_ranks_;
   std::string init_error_;
   std::vector<Segment> segments_;
-  std::vector<std::unique_ptr<Window>> windows_;  // index = window id; closed ones stay empty
+  std::vector<std::unique_ptr<Window>> windows_;        // index = window id; closed ones stay empty
   std::vector<std::pair<void*, size_t>> segment_maps_;  // mapSegment's mappings: base, bytes
 };
 

@@ -63,8 +63,8 @@ std::string takeDeviceErrors(int platform, int device) {
     if (message.empty()) {
       const int status = rec->first_status;
       message = std::string("a device-side ") + opText(rec->first_op) + " to rank " +
-                std::to_string(rec->first_dst_rank) + " failed: " +
-                mooncake::device::mc_route_status_text(status) + " (status " +
+                std::to_string(rec->first_dst_rank) +
+                " failed: " + mooncake::device::mc_route_status_text(status) + " (status " +
                 std::to_string(status) + "), " + std::to_string(count) +
                 " failed post(s) in all; fix: build the CommCtx with te4j's makeCommCtx + "
                 "fillCommCtx, check the rank's route, and recreate the QPs after an error "

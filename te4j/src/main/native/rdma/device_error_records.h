@@ -10,7 +10,11 @@
 
 #include <string>
 
-namespace mooncake { namespace device { struct McErrorRecord; } }
+namespace mooncake {
+namespace device {
+struct McErrorRecord;
+}
+}  // namespace mooncake
 
 namespace te4j {
 

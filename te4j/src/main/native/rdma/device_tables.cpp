@@ -32,9 +32,9 @@ int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t 
     return -1;
   }
   out[0] = qp.err_count;
-  out[1] = qp.err_first & 0xff;           // syndrome
-  out[2] = (qp.err_first >> 8) & 0xff;    // vendor syndrome
-  out[3] = (qp.err_first >> 16) & 0xff;   // CQE opcode
+  out[1] = qp.err_first & 0xff;          // syndrome
+  out[2] = (qp.err_first >> 8) & 0xff;   // vendor syndrome
+  out[3] = (qp.err_first >> 16) & 0xff;  // CQE opcode
   out[4] = qp.err_wqe_counter;
   out[5] = qp.err_fatal;
   out[6] = qp.sq_pi;
@@ -68,7 +68,7 @@ int TableRdmaTransport::fillIbgdaContext(mooncake::device::IbgdaContext* out) {
 }
 
 mooncake::device::McErrorRecord* TableRdmaTransport::errorRecord(int platform, int device,
-                                                                std::string* err) {
+                                                                 std::string* err) {
   if (error_dev_ != nullptr) return (mooncake::device::McErrorRecord*)error_dev_;
   if (!memory_) {
     *err = "no memory port";

@@ -11,7 +11,12 @@
 #include "memory_port.h"
 #include "te4j/rdma_api.h"
 
-namespace mooncake { namespace device { struct IbgdaContext; struct McErrorRecord; } }
+namespace mooncake {
+namespace device {
+struct IbgdaContext;
+struct McErrorRecord;
+}  // namespace device
+}  // namespace mooncake
 
 namespace te4j {
 namespace rdma {
@@ -26,7 +31,7 @@ struct DeviceTables {
   int num_ranks = 0;
   int qps_per_rank = 0;
   uint64_t timeout_ns = 0;
-  uint32_t flags = 0;  // IbgdaContext::flags (kIbgda*)
+  uint32_t flags = 0;                                       // IbgdaContext::flags (kIbgda*)
   mooncake::device::McErrorRecord* error_record = nullptr;  // device code's view
 };
 

@@ -36,8 +36,8 @@ class MemoryPort {
   /// Writes registered memory; visible before any later write/atomic of this port.
   virtual int write(uint64_t dst, const void* src, size_t bytes, std::string* err) = 0;
   /// Atomic masked fetch-and-add on a 4-byte aligned registered word; *old gets the value before.
-  virtual int fetchAddMasked32(uint64_t addr, uint32_t add, uint32_t field_boundary,
-                               uint32_t* old, std::string* err) = 0;
+  virtual int fetchAddMasked32(uint64_t addr, uint32_t add, uint32_t field_boundary, uint32_t* old,
+                               std::string* err) = 0;
 };
 
 std::unique_ptr<MemoryPort> makeHostMemoryPort();

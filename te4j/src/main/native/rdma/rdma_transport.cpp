@@ -31,7 +31,9 @@ class UnavailableRdmaTransport final : public RdmaTransport {
   int createQueuePairs(void*) override { return again(); }
   int recreateQueuePairs(void*) override { return again(); }
   int connectPeers(int, bool, const uint64_t*, const uint32_t*, const uint32_t*, const uint32_t*,
-                   const uint64_t*, const uint64_t*, uint64_t) override { return again(); }
+                   const uint64_t*, const uint64_t*, uint64_t) override {
+    return again();
+  }
   int localMetadataLength() const override { return 0; }
   int localMetadata(int64_t*, int) override { return again(); }
   void* raddrsPtr() override { return nullptr; }
@@ -57,17 +59,20 @@ class UnavailableRdmaTransport final : public RdmaTransport {
 
 RdmaTransport* RdmaTransport::create(int platform, int device, int backend) {
   if (platform != kPlatformHost && platform != kPlatformCuda)
-    return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown platform " + std::to_string(platform), backend);
+    return new (std::nothrow) UnavailableRdmaTransport(
+        kInvalidArgument, "RdmaTransport: unknown platform " + std::to_string(platform), backend);
   if (backend == kRdmaBackendSoft) return rdma::newSoftRdmaTransport(platform, device);
   if (backend != kRdmaBackendMlx5 && backend != kRdmaBackendAuto)
-    return new (std::nothrow) UnavailableRdmaTransport(kInvalidArgument, "RdmaTransport: unknown backend " + std::to_string(backend), backend);
+    return new (std::nothrow) UnavailableRdmaTransport(
+        kInvalidArgument, "RdmaTransport: unknown backend " + std::to_string(backend), backend);
 #if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
   // The hardware backend when an mlx5 device is listed; auto falls back to the software NIC.
   std::string why;
   const rdma::VerbsApi* api = rdma::probeMlx5(&why) ? rdma::loadVerbsApi(&why) : nullptr;
   if (api != nullptr) return rdma::newMlx5RdmaTransport(platform, device, api);
   if (backend == kRdmaBackendMlx5)
-    return new (std::nothrow) UnavailableRdmaTransport(kUnavailable, "RdmaTransport(mlx5): " + why, backend);
+    return new (std::nothrow)
+        UnavailableRdmaTransport(kUnavailable, "RdmaTransport(mlx5): " + why, backend);
 #else
   if (backend == kRdmaBackendMlx5)
     return new (std::nothrow) UnavailableRdmaTransport(

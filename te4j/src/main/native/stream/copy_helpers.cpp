@@ -111,9 +111,11 @@ class CopyHelpers {
 
 void parallelCopy(void* dst, const void* src, std::size_t n, int threads, CopyBody body) {
   if (n == 0) return;  // nothing to copy (and memcpy's pointers may then be null)
-  std::size_t chunks = std::min<std::size_t>(threads > 0 ? (std::size_t)threads : 1, n / kMinCopyChunk);
+  std::size_t chunks =
+      std::min<std::size_t>(threads > 0 ? (std::size_t)threads : 1, n / kMinCopyChunk);
   if (chunks > 1) {
-    chunks = std::min<std::size_t>(chunks, 1 + (std::size_t)CopyHelpers::instance().ensure((int)chunks - 1));
+    chunks = std::min<std::size_t>(
+        chunks, 1 + (std::size_t)CopyHelpers::instance().ensure((int)chunks - 1));
   }
   if (chunks <= 1) {
     body(dst, src, n);

@@ -20,12 +20,13 @@
 #include <vector>
 
 #include "te4j/api.h"
+#include "te4j/tuning.h"
 #include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda/syndrome_text.cuh"
 #include "stream/kernels/put_kernels.cuh"
-#include "stream/kernels/put_variants.cuh"
 #include "stream/kernels/signal_kernels.cuh"
 #include "stream/kernels/wait_kernels.cuh"
+#include "stream/put_launch.h"
 #include "core/cuda_bridge.h"
 #include "core/cuda_errors.cuh"
 #include "copy_engine_route.cuh"
@@ -128,8 +129,8 @@ class StreamWordPool {
         w.status_dev = static_cast<McStreamStatus*>(status_dev) + i;
         free_list.push_back(w);
       }
-      slabs_.push_back({device, static_cast<McStreamScratch*>(scratch),
-                        static_cast<McStreamStatus*>(status)});
+      slabs_.push_back(
+          {device, static_cast<McStreamScratch*>(scratch), static_cast<McStreamStatus*>(status)});
     }
     *out = free_list.back();
     free_list.pop_back();
@@ -236,20 +237,20 @@ class CudaOpStream final : public OpStream {
     const bool rdma = orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes);
     if (rdma) {
       mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
-                                                                  nbytes, scratch_, status_dev_);
+                                                                 nbytes, scratch_, status_dev_);
       notePosted(ctx, dst_rank, kMcOpPut);
       return checkLaunch("put");
     }
-    const int ce = launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes,
-                                    nullptr, 0);
+    const int ce =
+        launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0);
     if (ce != kNotTaken) return ce;
-    // The variant kernels know no RDMA route: only a rank the host tables map takes them.
+    // The P2P kernels know no RDMA route: only a rank the host tables map takes them.
     if (mappedRoute(ctx, dst_rank, recv_ptr, nbytes) &&
-        launchVariant(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0)) {
+        launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0)) {
       return checkLaunch("put");
     }
     mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
-                                                                nbytes, scratch_, status_dev_);
+                                                               nbytes, scratch_, status_dev_);
     return checkLaunch("put");
   }
 
@@ -275,7 +276,7 @@ class CudaOpStream final : public OpStream {
                                     nbytes, sig_ptr, value);
     if (ce != kNotTaken) return ce;
     if (mappedRoute(ctx, dst_rank, recv_ptr, nbytes) &&
-        launchVariant(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value)) {
+        launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value)) {
       return checkLaunch("putWithSignal");
     }
     mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
@@ -300,9 +301,8 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cudaText("waitSignal: cudaSetDevice", scope.status()));
     }
-    mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(sig_ptr, expected,
-                                                (uint64_t)std::min(timeout_ns, kMaxWaitNs),
-                                                scratch_, status_dev_);
+    mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(
+        sig_ptr, expected, (uint64_t)std::min(timeout_ns, kMaxWaitNs), scratch_, status_dev_);
     return checkLaunch("waitSignal");
   }
 
@@ -549,21 +549,26 @@ class CudaOpStream final : public OpStream {
   }
 
   static constexpr int kNotTaken = 1;  // launchCopyEngine: not a copy-engine put
-  // put=auto hands bodies from this size on to the copy engine. Run 4 on 2xH200: 1 GiB 395.4
-  // GB/s (the CE itself) vs 350 on 16 SMs, 64 MiB 380 vs 332; but a kernel queued right after a
-  // copy (the signal of putWithSignal, the next op) waits ~10 us for the engine switch, which
-  // only vanishes against bodies this large.
-  static constexpr std::size_t kCopyEngineAutoBytes = 32u << 20;
 
-  // Knob put=ce / cesm, and put=auto from kCopyEngineAutoBytes (copy_engine_route.cuh):
-  // enqueues the put on the copy engine and returns its status, or kNotTaken (other knob, a
-  // smaller auto put, or a route the host tables do not map: RDMA or unknown, which the kernel
-  // then resolves on the device and reports).
-  int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx,
-                       int dst_rank, void* recv_ptr, const void* send_ptr, std::size_t nbytes,
-                       uint32_t* sig_ptr, uint32_t value) {
+  PutLaunch putLaunch(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
+                      const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
+                      uint32_t value) const {
+    return PutLaunch{device_,  stream_, shape.blocks, shape.threads, ctx,      dst_rank,   recv_ptr,
+                     send_ptr, nbytes,  sig_ptr,      value,         scratch_, status_dev_};
+  }
+
+  // put=auto (te4j's policy) from kBulkPutBytes, and the knobs put=ce / cesm at every size
+  // (copy_engine_route.cuh): enqueues the put on the copy engine and returns its status, or
+  // kNotTaken (other knob, a smaller auto put, or a route the host tables do not map: RDMA or
+  // unknown, which the kernel then resolves on the device and reports). Why from that size: on
+  // 2xH200 the engine moved 1 GiB at 395.4 GB/s vs 350 on 16 SMs, 64 MiB at 380 vs 332; but a
+  // kernel queued right after a copy (the signal of putWithSignal, the next op) waits ~10 us for
+  // the engine switch, which only vanishes against bodies this large.
+  int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx, int dst_rank,
+                       void* recv_ptr, const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
+                       uint32_t value) {
     int knob = tuning::get(tuning::kPut);
-    if (knob == tuning::kPutAuto && nbytes >= kCopyEngineAutoBytes) knob = tuning::kPutCopyEngine;
+    if (knob == tuning::kPutAuto && nbytes >= kBulkPutBytes) knob = tuning::kPutCopyEngine;
     if (knob != tuning::kPutCopyEngine && knob != tuning::kPutCopyEngineSm) return kNotTaken;
     // A copy cannot skip itself once the stream has failed the way kernels do; when a failure is
     // already recorded, the kernel (which will skip) takes the put instead.
@@ -580,18 +585,20 @@ class CudaOpStream final : public OpStream {
                                 : CopyEngineRoute::ceShare(nbytes, tuning::copyEnginePercent());
     if (ce_bytes == nbytes) {
       if (nbytes > 0) e = CopyEngineRoute::copy(dst, send_ptr, nbytes, stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": cudaMemcpyAsync").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": cudaMemcpyAsync").c_str(), e));
     } else {
       if (ce_bytes > 0) e = copy_engine_.fork(dst, send_ptr, ce_bytes, stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
-      e = mc_launch_put_variant(tuning::kPutAuto, tuning::get(tuning::kPdl) != 0, 0u, device_,
-                                shape.blocks, shape.threads, stream_, *ctx, dst_rank,
-                                static_cast<char*>(recv_ptr) + ce_bytes,
-                                static_cast<const char*>(send_ptr) + ce_bytes, nbytes - ce_bytes,
-                                nullptr, 0, scratch_, status_dev_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": kernel launch").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
+      e = launchPut(putLaunch(shape, ctx, dst_rank, static_cast<char*>(recv_ptr) + ce_bytes,
+                              static_cast<const char*>(send_ptr) + ce_bytes, nbytes - ce_bytes,
+                              nullptr, 0));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": kernel launch").c_str(), e));
       if (ce_bytes > 0) e = copy_engine_.join(stream_);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText((name + ": copy-engine join").c_str(), e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cudaText((name + ": copy-engine join").c_str(), e));
     }
     if (sig_ptr != nullptr) {
       mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, sig_ptr, value, kMcOpSignal,
@@ -610,20 +617,21 @@ class CudaOpStream final : public OpStream {
                                   &dst);
   }
 
-  // The put kernels other than mc_put_kernel (te4j/tuning.h, knob `put`; the default, auto, is
-  // one of them): launches one and returns true, or false for put=base. A launch error stays
-  // for checkLaunch to report.
-  bool launchVariant(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
-                     const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr, uint32_t value) {
-    int knob = tuning::get(tuning::kPut);
+  // A put to a mapped route by a P2P kernel: te4j's policy (put_launch.h), or the experiment
+  // variant the knob `put` names in a libte4j built with them. Returns false for put=base (the
+  // kernels of put_kernels.cuh take it). A launch error stays for checkLaunch to report.
+  bool launchMappedPut(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
+                       const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
+                       uint32_t value) {
+    const int knob = tuning::get(tuning::kPut);
     if (knob == tuning::kPutBase) return false;
-    // A copy-engine knob whose route the host tables do not map: the default kernels.
-    if (knob == tuning::kPutCopyEngine || knob == tuning::kPutCopyEngineSm) knob = tuning::kPutAuto;
-    const cudaError_t e = mc_launch_put_variant(
-        knob, tuning::get(tuning::kPdl) != 0, mc_put_variant_flags(),
-        device_, shape.blocks, shape.threads, stream_, *ctx, dst_rank, recv_ptr, send_ptr, nbytes,
-        sig_ptr, value, scratch_, status_dev_);
-    if (e != cudaSuccess) variant_error_ = e;
+    const PutLaunch put =
+        putLaunch(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value);
+    // A copy-engine knob whose route the host tables do not map takes te4j's kernels.
+    const bool own = knob == tuning::kPutAuto || knob == tuning::kPutCopyEngine ||
+                     knob == tuning::kPutCopyEngineSm;
+    const cudaError_t e = own ? launchPut(put) : launchPutVariant(knob, put);
+    if (e != cudaSuccess) put_launch_error_ = e;
     return true;
   }
 
@@ -634,7 +642,8 @@ class CudaOpStream final : public OpStream {
   bool orderAfterPosted(const CommCtx* ctx, int dst_rank, void* target, std::size_t nbytes) {
     const bool rdma = ctx->ibgda.qps != nullptr && dst_rank != ctx->rank &&
                       !mappedRoute(ctx, dst_rank, target, nbytes);
-    if (has_posted_ && !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
+    if (has_posted_ &&
+        !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
       (void)quietPosted("quiet");
     }
     return rdma;
@@ -655,16 +664,17 @@ class CudaOpStream final : public OpStream {
     mc_rdma_quiet_kernel<<<1, 1, 0, stream_>>>(posted_ctx_, posted_rank_, posted_op_, scratch_,
                                                status_dev_);
     const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
+    if (e != cudaSuccess)
+      return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
     return kOk;
   }
 
   int checkLaunch(const char* what) {
-    if (variant_error_ != cudaSuccess) {
-      const cudaError_t v = variant_error_;
-      variant_error_ = cudaSuccess;
+    if (put_launch_error_ != cudaSuccess) {
+      const cudaError_t v = put_launch_error_;
+      put_launch_error_ = cudaSuccess;
       cudaGetLastError();
-      return fail(kCudaError, cudaText((std::string(what) + ": kernel variant launch").c_str(), v));
+      return fail(kCudaError, cudaText((std::string(what) + ": kernel launch").c_str(), v));
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
@@ -684,8 +694,8 @@ class CudaOpStream final : public OpStream {
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return cudaErrorNotReady;
       if (now - start >= std::chrono::nanoseconds(kSpinPhaseNs)) {
-        std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-            std::chrono::nanoseconds(kParkNs), deadline - now));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(kParkNs), deadline - now));
       }
     }
   }
@@ -738,9 +748,9 @@ class CudaOpStream final : public OpStream {
                      "both ends"
                    : "");
     } else if (s.code == kMcStreamNoRoute) {
-      snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)",
-               opName(s.op), s.rank, (unsigned long long)s.addr,
-               mooncake::device::mc_route_status_text(s.route), s.route);
+      snprintf(buf, sizeof(buf), "%s: no route to rank %d for 0x%llx (%s; status %d)", opName(s.op),
+               s.rank, (unsigned long long)s.addr, mooncake::device::mc_route_status_text(s.route),
+               s.route);
     } else {
       snprintf(buf, sizeof(buf), "device error code %u recorded by %s", s.code, opName(s.op));
     }
@@ -751,17 +761,17 @@ class CudaOpStream final : public OpStream {
   bool owned_;
   std::string init_error_;  // why init failed, repeated by every later call
   cudaStream_t stream_ = nullptr;
-  McStreamScratch* scratch_ = nullptr;     // device memory
+  McStreamScratch* scratch_ = nullptr;  // device memory
   // The QP with RDMA requests posted since the last quiet (orderAfterPosted), and the op last
   // posted on it; callers serialize the stream's methods.
   bool has_posted_ = false;
   CommCtx posted_ctx_{};
   int posted_rank_ = -1;
   uint32_t posted_op_ = 0;
-  McStreamStatus* status_host_ = nullptr;  // mapped pinned host memory, host address
-  McStreamStatus* status_dev_ = nullptr;   // the same memory, device address
-  cudaError_t variant_error_ = cudaSuccess;  // launchVariant's failure, for checkLaunch
-  CopyEngineRoute copy_engine_;              // side stream + events of put=cesm
+  McStreamStatus* status_host_ = nullptr;       // mapped pinned host memory, host address
+  McStreamStatus* status_dev_ = nullptr;        // the same memory, device address
+  cudaError_t put_launch_error_ = cudaSuccess;  // launchMappedPut's failure, for checkLaunch
+  CopyEngineRoute copy_engine_;                 // side stream + events of put=cesm
 };
 
 }  // namespace

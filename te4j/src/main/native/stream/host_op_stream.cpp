@@ -165,7 +165,8 @@ class HostOpStream final : public OpStream {
       executor_ = std::thread(&HostOpStream::run, this);
     } catch (const std::system_error& e) {
       init_status_ = fail(kSystemError, std::string("OpStream(host): cannot start the executor "
-                                                    "thread: ") + e.what());
+                                                    "thread: ") +
+                                            e.what());
     }
   }
 
@@ -202,8 +203,8 @@ class HostOpStream final : public OpStream {
     int rc = checkPut("putWithSignal", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
     if (rc == kOk) rc = checkWord("putWithSignal", sig_ptr);
     if (rc != kOk) return rc;
-    return enqueue({OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr,
-                    value, 0});
+    return enqueue(
+        {OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, 0});
   }
 
   int signal(const CommCtx* ctx, int dst_rank, uint32_t* sig_ptr, uint32_t value) override {
@@ -218,7 +219,14 @@ class HostOpStream final : public OpStream {
     int rc = checkWord("waitSignal", sig_ptr);
     if (rc != kOk) return rc;
     if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
-    HostOp op{OpKind::kWaitSignal, CommCtx{}, 0, nullptr, nullptr, 0, sig_ptr, expected,
+    HostOp op{OpKind::kWaitSignal,
+              CommCtx{},
+              0,
+              nullptr,
+              nullptr,
+              0,
+              sig_ptr,
+              expected,
               std::min(timeout_ns, kMaxWaitNs)};
     return enqueue(op);
   }
@@ -242,14 +250,14 @@ class HostOpStream final : public OpStream {
       while (completed_.v.load(std::memory_order_acquire) < target) {
         const uint64_t now = mc_globaltimer_ns();
         if (now >= deadline) {
-          return fail(kTimeout, "synchronize timed out after " +
-                                    std::to_string(timeout_ns / 1000000) + " ms: " +
-                                    std::to_string(target -
-                                                   completed_.v.load(std::memory_order_acquire)) +
-                                    " operation(s) still pending on the host stream");
+          return fail(
+              kTimeout,
+              "synchronize timed out after " + std::to_string(timeout_ns / 1000000) +
+                  " ms: " + std::to_string(target - completed_.v.load(std::memory_order_acquire)) +
+                  " operation(s) still pending on the host stream");
         }
-        parkUntilCompleted(target, std::min<int64_t>(static_cast<int64_t>(deadline - now),
-                                                     kIdleParkNs));
+        parkUntilCompleted(target,
+                           std::min<int64_t>(static_cast<int64_t>(deadline - now), kIdleParkNs));
       }
     }
     if (error_pending_.load(std::memory_order_acquire)) {
@@ -296,8 +304,8 @@ class HostOpStream final : public OpStream {
   int checkWord(const char* what, const uint32_t* word) {
     if (word == nullptr) return fail(kInvalidArgument, std::string(what) + ": word is null");
     if (reinterpret_cast<uintptr_t>(word) % 4 != 0) {
-      return fail(kInvalidArgument, std::string(what) + ": word " + hexAddress(word) +
-                                        " is not 4-byte aligned");
+      return fail(kInvalidArgument,
+                  std::string(what) + ": word " + hexAddress(word) + " is not 4-byte aligned");
     }
     return kOk;
   }
@@ -538,8 +546,7 @@ class HostOpStream final : public OpStream {
         return kOk;
       }
       case OpKind::kWaitSignal:
-      case OpKind::kQuiet:
-        break;
+      case OpKind::kQuiet: break;
     }
     return kOk;
   }
@@ -556,13 +563,18 @@ class HostOpStream final : public OpStream {
   // the error state, or when the ring stays full past the context's timeout.
   int executeRdma(const HostOp& op, std::string* message) {
     using namespace mooncake::device;
-    const bool has_put = (op.kind == OpKind::kPut || op.kind == OpKind::kPutWithSignal) && op.nbytes > 0;
+    const bool has_put =
+        (op.kind == OpKind::kPut || op.kind == OpKind::kPutWithSignal) && op.nbytes > 0;
     const bool has_add = op.kind != OpKind::kPut;
     int rc = kMcRdmaOk;
-    if (has_put) rc = mc_rdma_put(op.ctx.ibgda, 0, op.dst_rank, 1, op.send_ptr, op.recv_ptr, op.nbytes, 0);
-    if (rc == kMcRdmaOk && has_add) rc = mc_rdma_atomic_add(op.ctx.ibgda, 0, op.dst_rank, 1, op.sig_ptr, op.value);
-    if (posted_.empty() || !samePostedQp(op)) posted_.push_back({op.ctx.ibgda, op.dst_rank, op.kind});
-    else posted_.back().last = op.kind;
+    if (has_put)
+      rc = mc_rdma_put(op.ctx.ibgda, 0, op.dst_rank, 1, op.send_ptr, op.recv_ptr, op.nbytes, 0);
+    if (rc == kMcRdmaOk && has_add)
+      rc = mc_rdma_atomic_add(op.ctx.ibgda, 0, op.dst_rank, 1, op.sig_ptr, op.value);
+    if (posted_.empty() || !samePostedQp(op))
+      posted_.push_back({op.ctx.ibgda, op.dst_rank, op.kind});
+    else
+      posted_.back().last = op.kind;
     // A software NIC's idle progress thread takes the doorbell now, not at its next timed scan.
     te4j::rdma::softNicDoorbellHint();
     if (rc == kMcRdmaOk) return kOk;
@@ -606,7 +618,8 @@ class HostOpStream final : public OpStream {
       snprintf(buf, sizeof(buf), ": error CQE syndrome 0x%02x (%s), vendor syndrome 0x%02x",
                err_first & 0xffu, mc_rdma_syndrome_text(err_first & 0xffu),
                (err_first >> 8) & 0xffu);
-      *message += std::string(buf) + "; the QP stays in the error state until "
+      *message += std::string(buf) +
+                  "; the QP stays in the error state until "
                   "recreateQueuePairs + reconnect at both ends";
       return kRemoteError;
     }
@@ -625,14 +638,13 @@ class HostOpStream final : public OpStream {
   // RDMA route's negative codes keep their meaning (timeout, remote error).
   int noRoute(const HostOp& op, int route_status, std::string* message) {
     using namespace mooncake::device;
-    *message = std::string(opName(op.kind)) + ": no route to rank " +
-               std::to_string(op.dst_rank) + " (" + mc_route_status_text(route_status) +
-               "; status " + std::to_string(route_status) + ")";
+    *message = std::string(opName(op.kind)) + ": no route to rank " + std::to_string(op.dst_rank) +
+               " (" + mc_route_status_text(route_status) + "; status " +
+               std::to_string(route_status) + ")";
     if (route_status == kMcRdmaTimeout) return kTimeout;
     if (route_status == kMcRdmaQpError || route_status == kMcRdmaFatal) return kRemoteError;
     return kDeviceFault;
   }
-
 
   // Polls *word with pause for kPauseSpinNs, then with sched_yield between polls until
   // deadline_ns: a yielding poller gives its core to any runnable thread (the one about to raise
@@ -698,13 +710,14 @@ class HostOpStream final : public OpStream {
       // A software NIC of this process: the request that raises the word is served by this
       // thread itself while it waits (no responder wake-up in between); a stretch of that is
       // bounded so that stop_ and the deadline are looked at.
-      if (!te4j::rdma::softNicServeWhileWaiting(op.sig_ptr, seen, std::min<int64_t>(left, kMaxServeNs)))
+      if (!te4j::rdma::softNicServeWhileWaiting(op.sig_ptr, seen,
+                                                std::min<int64_t>(left, kMaxServeNs)))
         futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
       park_ns = std::min(park_ns * 2, kMaxParkNs);
     }
     if (control != nullptr) __atomic_fetch_sub(&control->waiters, 1u, __ATOMIC_SEQ_CST);
-    wait_spin_ns_ = status == kOk && mc_globaltimer_ns() - start <= max_spin ? max_spin
-                                                                              : wait_spin_ns_ / 2;
+    wait_spin_ns_ =
+        status == kOk && mc_globaltimer_ns() - start <= max_spin ? max_spin : wait_spin_ns_ / 2;
     if (status != kTimeout) return status;
     seen = mc_ld_acquire_u32(op.sig_ptr);
     if (mc_signal_reached(seen, op.value)) return kOk;
@@ -726,31 +739,31 @@ class HostOpStream final : public OpStream {
   std::vector<Posted> posted_;
 
   // Producers' side.
-  std::mutex produce_mu_;            // serializes producers; the executor takes it only to refill
-  std::deque<HostOp> overflow_;      // ops that found the ring full, in order (produce_mu_)
-  std::unique_ptr<HostOp[]> ring_;   // kRingSlots slots, index & (kRingSlots - 1)
-  PaddedU64 tail_;                   // next slot producers fill
-  PaddedU64 submitted_;              // ops enqueued (ring and overflow)
+  std::mutex produce_mu_;           // serializes producers; the executor takes it only to refill
+  std::deque<HostOp> overflow_;     // ops that found the ring full, in order (produce_mu_)
+  std::unique_ptr<HostOp[]> ring_;  // kRingSlots slots, index & (kRingSlots - 1)
+  PaddedU64 tail_;                  // next slot producers fill
+  PaddedU64 submitted_;             // ops enqueued (ring and overflow)
   std::atomic<uint64_t> overflow_size_{0};
-  uint64_t head_seen_ = 0;           // the executor's head_ as producers last read it (produce_mu_)
+  uint64_t head_seen_ = 0;  // the executor's head_ as producers last read it (produce_mu_)
   // Executor's side.
-  PaddedU64 head_;                   // next slot the executor runs
-  PaddedU64 completed_;              // ops run or skipped
-  PaddedU32 parked_;                 // 1 while the executor is (about to be) parked
-  PaddedU32 doorbell_;               // futex word the parked executor sleeps on
-  PaddedU64 wake_at_;                // smallest completed_ a parked synchronize waits for
-  PaddedU32 done_seq_;               // futex word parked synchronize calls sleep on
+  PaddedU64 head_;       // next slot the executor runs
+  PaddedU64 completed_;  // ops run or skipped
+  PaddedU32 parked_;     // 1 while the executor is (about to be) parked
+  PaddedU32 doorbell_;   // futex word the parked executor sleeps on
+  PaddedU64 wake_at_;    // smallest completed_ a parked synchronize waits for
+  PaddedU32 done_seq_;   // futex word parked synchronize calls sleep on
   std::atomic<bool> stop_{false};
-  HostControlCache control_cache_;   // executor only: control pages of written words
-  HostControlCache wait_cache_;      // executor only: control pages of awaited words
+  HostControlCache control_cache_;      // executor only: control pages of written words
+  HostControlCache wait_cache_;         // executor only: control pages of awaited words
   uint64_t wait_spin_ns_ = UINT64_MAX;  // executor only: waitSignal's current spin (adaptive)
   // Errors (rare): error_mu_ guards the three below; error_pending_ is their cheap summary.
   std::mutex error_mu_;
   std::atomic<bool> error_pending_{false};
-  int error_status_ = kOk;           // first error since the last synchronize
+  int error_status_ = kOk;  // first error since the last synchronize
   std::string error_message_;
-  uint64_t skipped_ = 0;             // ops skipped since the pending error
-  std::thread executor_;             // last: starts after every member above exists
+  uint64_t skipped_ = 0;  // ops skipped since the pending error
+  std::thread executor_;  // last: starts after every member above exists
 };
 
 }  // namespace

@@ -16,15 +16,13 @@ OpStream* OpStream::create(int platform, int device) {
     return newUnavailableOpStream(platform, kInvalidArgument, why);
   }
   switch (platform) {
-    case kPlatformHost:
-      return te4j_create_host_op_stream();
-    case kPlatformCuda:
-      return te4j_create_cuda_op_stream(device, nullptr, true);
+    case kPlatformHost: return te4j_create_host_op_stream();
+    case kPlatformCuda: return te4j_create_cuda_op_stream(device, nullptr, true);
     default:
-      return newUnavailableOpStream(
-          platform, kInvalidArgument,
-          "OpStream::create: unknown platform " + std::to_string(platform) +
-              " (expected 0 = host or 1 = CUDA)");
+      return newUnavailableOpStream(platform, kInvalidArgument,
+                                    "OpStream::create: unknown platform " +
+                                        std::to_string(platform) +
+                                        " (expected 0 = host or 1 = CUDA)");
   }
 }
 

@@ -22,7 +22,8 @@ struct KnobInfo {
 // gives the runs); every other value is a variant te4j-bench measures beside them. Each choice
 // keeps the same ordering guarantees, so a knob changes speed only, never results.
 const KnobInfo kKnobs[kKnobCount] = {
-    {"put", kPutAuto,
+    {"put",
+     kPutAuto,
      {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
       "cluster", nullptr}},
     {"signal", kSignalRed, {"atom", "red", "set", nullptr}},
@@ -35,6 +36,22 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
     {"hostspin", 0, {"auto", "0", "2", "5", "20", "50", "200", nullptr}},
 };
+
+// The experiment variants of the knob `put` (variants/put_variants.cu) are compiled only into a
+// libte4j configured with TE4J_PUT_VARIANTS=ON; elsewhere their values are refused by name.
+#ifdef TE4J_PUT_VARIANTS
+constexpr bool kPutVariantsBuiltIn = true;
+#else
+constexpr bool kPutVariantsBuiltIn = false;
+#endif
+
+// te4j's own put paths, present in every build: auto (the policy), base (the RDMA-capable
+// kernels), the copy engine alone or beside the SM kernel.
+bool builtIn(int knob, int value) {
+  if (knob != kPut || kPutVariantsBuiltIn) return true;
+  return value == kPutAuto || value == kPutBase || value == kPutCopyEngine ||
+         value == kPutCopyEngineSm;
+}
 
 std::atomic<int> g_values[kKnobCount];
 
@@ -60,7 +77,8 @@ int parseValue(int knob, const std::string& text) {
 std::string validValues(int knob) {
   std::string text;
   for (int n = 0; kKnobs[knob].values[n] != nullptr; ++n) {
-    if (n > 0) text += "|";
+    if (!builtIn(knob, n)) continue;
+    if (!text.empty()) text += "|";
     text += kKnobs[knob].values[n];
   }
   return text;
@@ -103,7 +121,15 @@ int applyInternal(const char* spec, std::string* why) {
     }
     const int v = parseValue(knob, value);
     if (v < 0) {
-      *why = "bad value '" + value + "' for tuning knob '" + name + "'; its values: " +
+      *why = "bad value '" + value + "' for tuning knob '" + name +
+             "'; its values: " + validValues(knob);
+      return -1;
+    }
+    if (!builtIn(knob, v)) {
+      *why = "tuning knob '" + name + "=" + value +
+             "' is an experiment variant this libte4j was "
+             "built without (configure it with -DTE4J_PUT_VARIANTS=ON, as te4j-bench's variant "
+             "runs do); its values here: " +
              validValues(knob);
       return -1;
     }

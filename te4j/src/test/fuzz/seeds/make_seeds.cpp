@@ -63,9 +63,9 @@ void frame(std::vector<uint8_t>* out, const Frame& f, const void* payload = null
 void hello(std::vector<uint8_t>* out, bool good_mac) {
   Frame f;
   f.type = kFrameHello;
-  f.seq = 1;           // src rank
-  f.rkey = 0;          // dst rank
-  f.raddr = 2;         // num ranks
+  f.seq = 1;    // src rank
+  f.rkey = 0;   // dst rank
+  f.raddr = 2;  // num ranks
   f.length = kMacBytes;
   f.src_qpn = 0x11223344;
   f.dst_qpn = 0x55667788;
@@ -130,21 +130,22 @@ void wireSeeds() {
   hello(&s, true);
   frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes - 8, 8), data.data(), 8);  // last bytes
   frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes - 8, 9), data.data(), 9);  // one past
-  frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes, 0));                      // empty, at end
-  frame(&s, write(a.key_a, ~0ull - 3, 8), data.data(), 8);                               // wraps
-  frame(&s, write(a.key_a ^ 1, fz::kRegionA, 8), data.data(), 8);                        // stale tag
+  frame(&s, write(a.key_a, fz::kRegionA + fz::kRegionABytes, 0));  // empty, at end
+  frame(&s, write(a.key_a, ~0ull - 3, 8), data.data(), 8);         // wraps
+  frame(&s, write(a.key_a ^ 1, fz::kRegionA, 8), data.data(), 8);  // stale tag
   save(t, "writes_at_the_edges", s);
 
   s.clear();
   hello(&s, true);
   frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes - 4, 0xffff, 0x8000));  // last word
   frame(&s, fetchAdd(a.key_a, fz::kRegionA + 2, 1, 0));                                // unaligned
-  frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes, 1, 0));                // past the end
+  frame(&s, fetchAdd(a.key_a, fz::kRegionA + fz::kRegionABytes, 1, 0));  // past the end
   save(t, "atomics_at_the_edges", s);
 
   s.clear();
   hello(&s, true);
-  frame(&s, write(a.key_a, fz::kRegionA, kMaxFramePayload), data.data(), 64);  // ends in the payload
+  frame(&s, write(a.key_a, fz::kRegionA, kMaxFramePayload), data.data(),
+        64);  // ends in the payload
   save(t, "write_truncated", s);
 
   s.clear();
@@ -281,7 +282,8 @@ void wqeSeeds() {
     uint32_t byte_count, lkey;
     uint64_t addr;
   } edges[] = {
-      {"sge_past_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_a, fz::kRegionA + fz::kRegionABytes - 4},
+      {"sge_past_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_a,
+       fz::kRegionA + fz::kRegionABytes - 4},
       {"sge_zero_means_2g", mlx5::kOpcodeRdmaWrite, 0, 3, 0, a.key_a, fz::kRegionA},
       {"sge_inline", mlx5::kOpcodeRdmaWrite, 0, 3, mlx5::kInlineSeg | 8, a.key_a, fz::kRegionA},
       {"sge_remote_only_region", mlx5::kOpcodeRdmaWrite, 0, 3, 8, a.key_b, fz::kRegionB},
@@ -289,7 +291,8 @@ void wqeSeeds() {
       {"write_ds1", mlx5::kOpcodeRdmaWrite, 0, 1, 0, 0, 0},
       {"fa_wrong_opmod", mlx5::kOpcodeAtomicMaskedFa, 0, 4, 4, a.key_a, fz::kRegionA},
       {"fa_ds3", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 3, 4, a.key_a, fz::kRegionA},
-      {"fa_sge8", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 4, 8, a.key_a, fz::kRegionA},
+      {"fa_sge8", mlx5::kOpcodeAtomicMaskedFa, mlx5::kOpmodExtAtomic32, 4, 8, a.key_a,
+       fz::kRegionA},
       {"read_opcode", mlx5::kOpcodeRdmaRead, 0, 3, 8, a.key_a, fz::kRegionA},
       {"ds0", mlx5::kOpcodeNop, 0, 0, 0, 0, 0},
       {"ds63", mlx5::kOpcodeRdmaWrite, 0, 63, 8, a.key_a, fz::kRegionA},
@@ -463,7 +466,6 @@ void hmacSeeds() {
   seed("block_boundaries", std::vector<uint8_t>(64, 0x36), std::string(119, 'x'), 55, 56, 64);
 }
 
-
 // ---- transfer-batch descriptors (layout: fuzz_batch_descriptors.cpp) ------------------------
 
 void le64(std::vector<uint8_t>* out, uint64_t v) {
@@ -472,8 +474,8 @@ void le64(std::vector<uint8_t>* out, uint64_t v) {
 }
 
 // One request: choice bits (opcode, local, remote and length classes), offsets, the raw word.
-void batchRequest(std::vector<uint8_t>* s, int op, int local, int remote, int length, uint32_t local_off,
-                  uint32_t remote_off, uint64_t raw) {
+void batchRequest(std::vector<uint8_t>* s, int op, int local, int remote, int length,
+                  uint32_t local_off, uint32_t remote_off, uint64_t raw) {
   s->push_back((uint8_t)(op | (local << 2) | (remote << 4) | (length << 6)));
   if (op == 3) le32(s, 0x7fffffff);
   le32(s, local_off);
@@ -493,9 +495,9 @@ std::vector<uint8_t> batchHeader(uint8_t platform, uint8_t capacity, uint8_t cop
 }
 
 void batchSubmit(std::vector<uint8_t>* s, int count) {
-  s->push_back(0);                      // submit
-  s->push_back((uint8_t)(count + 1));   // count
-  s->push_back(0);                      // first: the model's
+  s->push_back(0);                     // submit
+  s->push_back((uint8_t)(count + 1));  // count
+  s->push_back(0);                     // first: the model's
 }
 
 void batchSeeds() {
@@ -529,7 +531,7 @@ void batchSeeds() {
   }
   {  // a wrong first, a count over the capacity, an empty part, a negative count
     std::vector<uint8_t> s = batchHeader(0, 2, 0, 0);  // capacity 3
-    s.insert(s.end(), {0, 2, 255, 5});                    // first 5
+    s.insert(s.end(), {0, 2, 255, 5});                 // first 5
     batchRequest(&s, 1, 0, 0, 0, 0, 0, 10);
     batchSubmit(&s, 4);
     for (int i = 0; i < 4; ++i) batchRequest(&s, 1, 0, 0, 0, (uint32_t)i, 0, 10);
@@ -545,7 +547,8 @@ void batchSeeds() {
   {  // cancel with work queued, then a submit that must be refused
     std::vector<uint8_t> s = batchHeader(0, 40, 0, 0);
     batchSubmit(&s, 10);
-    for (int i = 0; i < 10; ++i) batchRequest(&s, i & 1, 0, 0, 0, (uint32_t)(i * 300), (uint32_t)(i * 200), 4000);
+    for (int i = 0; i < 10; ++i)
+      batchRequest(&s, i & 1, 0, 0, 0, (uint32_t)(i * 300), (uint32_t)(i * 200), 4000);
     s.push_back(3);
     batchSubmit(&s, 1);
     batchRequest(&s, 1, 0, 0, 0, 0, 0, 1);

@@ -30,7 +30,9 @@
 
 #include "te4j/api.h"
 
-namespace te4j { class RdmaTransport; }
+namespace te4j {
+class RdmaTransport;
+}
 
 namespace mooncake {
 
@@ -128,8 +130,8 @@ std::unique_ptr<RdmaTransport> createIbgdaDeviceTransport(
 /// and backend: the host platform, the software NIC), taking ownership of it. nullptr for a
 /// nullptr transport or one whose status() is not ok (it is destroyed then).
 std::unique_ptr<P2pTransport> wrapP2pTransport(te4j::P2pTransport* transport);
-std::unique_ptr<RdmaTransport> wrapRdmaTransport(te4j::RdmaTransport* transport,
-                                                 const std::vector<std::string>& device_filter = {});
+std::unique_ptr<RdmaTransport> wrapRdmaTransport(
+    te4j::RdmaTransport* transport, const std::vector<std::string>& device_filter = {});
 
 /// te4j's transport behind an object the factories made (nullptr for any other object): its
 /// lastError() holds the reason of the last failure, and te4j's own calls apply to it.

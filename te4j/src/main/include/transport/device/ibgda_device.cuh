@@ -44,17 +44,17 @@ struct IbgdaContext {
     mlx5gda_qp_devctx* qp_devctxs;  // QP contexts [num_ranks * qps_per_rank], platform memory
     void* qps;                      // te4j's name of the same table
   };
-  const uint64_t* raddrs;           // remote base address of each rank's registered buffer
-  const uint32_t* rkeys;            // remote key of each rank's registered buffer
-  const void* local_atomic_base;    // upstream's atomic-result scratch (te4j: per-QP scratch)
-  const void* remote_atomic_base;   // upstream's symmetric signal base (te4j: unused)
+  const uint64_t* raddrs;          // remote base address of each rank's registered buffer
+  const uint32_t* rkeys;           // remote key of each rank's registered buffer
+  const void* local_atomic_base;   // upstream's atomic-result scratch (te4j: per-QP scratch)
+  const void* remote_atomic_base;  // upstream's symmetric signal base (te4j: unused)
   // te4j's fields; 0 in a context built the upstream way (see the file comment).
-  void* local_base;        // local registered buffer (symmetric offsets are relative to it)
-  int num_ranks;           // 0: unknown, dst_rank is not range-checked
-  int qps_per_rank;        // the table's stride; 0: the caller's qps_per_rank
-  uint32_t lkey;           // local key of the registered buffer (sources of puts)
-  uint32_t flags;          // kIbgda* bits
-  uint64_t timeout_ns;     // bound of every device-side wait: QP lock, ring slot, quiet
+  void* local_base;             // local registered buffer (symmetric offsets are relative to it)
+  int num_ranks;                // 0: unknown, dst_rank is not range-checked
+  int qps_per_rank;             // the table's stride; 0: the caller's qps_per_rank
+  uint32_t lkey;                // local key of the registered buffer (sources of puts)
+  uint32_t flags;               // kIbgda* bits
+  uint64_t timeout_ns;          // bound of every device-side wait: QP lock, ring slot, quiet
   McErrorRecord* error_record;  // failures of the void (upstream) functions; see error_record.cuh
 };
 
@@ -111,17 +111,21 @@ MC_DEVICE_INLINE IbgdaQp* mc_ibgda_channel(const IbgdaContext& ibgda, int channe
 /// dst_rank's address of a local symmetric address.
 MC_DEVICE_INLINE uint64_t mc_rdma_remote_addr(const IbgdaContext& ibgda, int dst_rank,
                                               const void* local_ptr) {
-  return ibgda.raddrs[dst_rank] + ((uint64_t)(uintptr_t)local_ptr - (uint64_t)(uintptr_t)ibgda.local_base);
+  return ibgda.raddrs[dst_rank] +
+         ((uint64_t)(uintptr_t)local_ptr - (uint64_t)(uintptr_t)ibgda.local_base);
 }
 
 MC_DEVICE_INLINE uint64_t mc_rdma_deadline(const IbgdaContext& ibgda) {
   return mc_globaltimer_ns() + (ibgda.timeout_ns != 0 ? ibgda.timeout_ns : kMcDefaultTimeoutNs);
 }
 
-/// Posts RDMA WRITEs of nbytes from laddr (lkey) to raddr (rkey) on qp, split at 1 GiB, ringing
-/// the doorbell once (or whenever the ring fills). Takes and releases the QP lock.
-MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
-                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
+/// Posts the WQEs of one RDMA transfer of nbytes between laddr and raddr on qp, split at 1 GiB
+/// into one WQE per chunk, ringing the doorbell once (or whenever the ring fills). Takes and
+/// releases the QP lock. build(wqe, index, laddr, raddr, length) writes one chunk's WQE into the
+/// WQEBB at wqe and returns its doorbell word (the builders of wqe_builders.cuh).
+template <typename BuildWqe>
+MC_DEVICE_INLINE int ibgda_post_chunked(IbgdaQp* qp, uint64_t laddr, uint64_t raddr,
+                                        uint64_t nbytes, uint64_t deadline, BuildWqe build) {
   if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
   int status = qp->err_count != 0 ? kMcRdmaQpError : kMcRdmaOk;
   uint64_t last = 0;  // doorbell word of the last WQE not yet rung (0: none; a word is never 0)
@@ -130,8 +134,7 @@ MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey
     if (status != kMcRdmaOk) break;
     const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
     void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    last = ibgda_build_rdma_write(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, lkey,
-                                  (uint32_t)chunk);
+    last = build(wqe, (uint16_t)qp->sq_pi, laddr, raddr, (uint32_t)chunk);
     ++qp->sq_pi;
     raddr += chunk;
     laddr += chunk;
@@ -147,32 +150,24 @@ MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey
   return status;
 }
 
-/// Posts RDMA READs of nbytes from raddr (rkey) into laddr (lkey) on qp, split at 1 GiB, ringing
-/// the doorbell once (or whenever the ring fills). Takes and releases the QP lock.
+/// Posts RDMA WRITEs of nbytes from laddr (lkey) to raddr (rkey) on qp (ibgda_post_chunked).
+MC_DEVICE_INLINE int ibgda_post_write(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
+                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
+  const uint32_t qpn = qp->qpn;
+  return ibgda_post_chunked(qp, laddr, raddr, nbytes, deadline,
+                            [=](void* wqe, uint16_t index, uint64_t la, uint64_t ra, uint32_t n) {
+                              return ibgda_build_rdma_write(wqe, index, qpn, ra, rkey, la, lkey, n);
+                            });
+}
+
+/// Posts RDMA READs of nbytes from raddr (rkey) into laddr (lkey) on qp (ibgda_post_chunked).
 MC_DEVICE_INLINE int ibgda_post_read(IbgdaQp* qp, uint64_t laddr, uint32_t lkey, uint64_t raddr,
                                      uint32_t rkey, uint64_t nbytes, uint64_t deadline) {
-  if (!ibgda_lock(&qp->lock, deadline)) return kMcRdmaTimeout;
-  int status = qp->err_count != 0 ? kMcRdmaQpError : kMcRdmaOk;
-  uint64_t last = 0;
-  while (status == kMcRdmaOk && nbytes > 0) {
-    status = ibgda_wait_ring_slot(qp, deadline);
-    if (status != kMcRdmaOk) break;
-    const uint64_t chunk = nbytes < mlx5::kMaxMessageBytes ? nbytes : mlx5::kMaxMessageBytes;
-    void* wqe = qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-    last = ibgda_build_rdma_read(wqe, (uint16_t)qp->sq_pi, qp->qpn, raddr, rkey, laddr, lkey,
-                                 (uint32_t)chunk);
-    ++qp->sq_pi;
-    raddr += chunk;
-    laddr += chunk;
-    nbytes -= chunk;
-    if (nbytes > 0 && qp->sq_pi - qp->sq_ci > qp->sq_mask) {
-      ibgda_ring_doorbell(qp, last);
-      last = 0;
-    }
-  }
-  if (last != 0) ibgda_ring_doorbell(qp, last);
-  ibgda_unlock(&qp->lock);
-  return status;
+  const uint32_t qpn = qp->qpn;
+  return ibgda_post_chunked(qp, laddr, raddr, nbytes, deadline,
+                            [=](void* wqe, uint16_t index, uint64_t la, uint64_t ra, uint32_t n) {
+                              return ibgda_build_rdma_read(wqe, index, qpn, ra, rkey, la, lkey, n);
+                            });
 }
 
 /// Posts a 32-bit atomic add of value on raddr (rkey) on qp, as ATOMIC_MASKED_FA (opcode 0x15,
@@ -270,8 +265,8 @@ MC_DEVICE_INLINE int mc_rdma_quiet_all(const IbgdaContext& ibgda) {
 /// visible to the caller before the operation counts as done. On kMcRdmaQpError, *err_first
 /// (optional) receives the QP's first error record (syndrome | vendor << 8 | opcode << 16).
 MC_DEVICE_INLINE int mc_rdma_put_signal_quiet(const IbgdaContext& ibgda, int dst_rank,
-                                              const void* send_ptr, void* recv_ptr,
-                                              uint64_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                                              const void* send_ptr, void* recv_ptr, uint64_t nbytes,
+                                              uint32_t* sig_ptr, uint32_t value,
                                               uint32_t* err_first) {
   int status = kMcRdmaOk;
   if (nbytes > 0) status = mc_rdma_put(ibgda, 0, dst_rank, 1, send_ptr, recv_ptr, nbytes, 0);

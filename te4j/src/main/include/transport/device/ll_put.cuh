@@ -50,7 +50,8 @@ MC_DEVICE_INLINE uint32_t mc_ll_payload(const uint8_t* src, size_t n, size_t i) 
     return *(const uint32_t*)(src + at);
   }
   uint32_t v = 0;
-  for (size_t b = 0; b < kMcLlPayloadPerWord && at + b < n; ++b) v |= (uint32_t)src[at + b] << (8 * b);
+  for (size_t b = 0; b < kMcLlPayloadPerWord && at + b < n; ++b)
+    v |= (uint32_t)src[at + b] << (8 * b);
   return v;
 }
 
@@ -61,7 +62,8 @@ MC_DEVICE_INLINE void mc_ll_deliver(uint8_t* dst, size_t n, size_t i, uint32_t p
     *(uint32_t*)(dst + at) = payload;
     return;
   }
-  for (size_t b = 0; b < kMcLlPayloadPerWord && at + b < n; ++b) dst[at + b] = (uint8_t)(payload >> (8 * b));
+  for (size_t b = 0; b < kMcLlPayloadPerWord && at + b < n; ++b)
+    dst[at + b] = (uint8_t)(payload >> (8 * b));
 }
 
 /// Polls *p into *w until its flag is `flag`; false once deadline_ns has passed (the clock is
@@ -69,7 +71,8 @@ MC_DEVICE_INLINE void mc_ll_deliver(uint8_t* dst, size_t n, size_t i, uint32_t p
 /// (docs/PERFORMANCE.md). ptxas keeps the clock read behind
 /// a branch here; in a caller that unrolls this (kUnroll > 1) it was seen to if-convert the test
 /// and read %globaltimer on every poll.
-MC_DEVICE_INLINE bool mc_ll_poll(const uint64_t* p, uint64_t* w, uint32_t flag, uint64_t deadline_ns) {
+MC_DEVICE_INLINE bool mc_ll_poll(const uint64_t* p, uint64_t* w, uint32_t flag,
+                                 uint64_t deadline_ns) {
   for (uint32_t polls = 1; (uint32_t)(*w >> 32) != flag; ++polls) {
     if ((polls & 255u) == 0 && mc_globaltimer_ns() > deadline_ns) return false;
     *w = mc_ld_relaxed_u64(p);
@@ -135,7 +138,8 @@ MC_DEVICE_INLINE bool mc_ll_wait(const uint64_t* slot, void* dst, size_t bytes, 
   const size_t words = mc_ll_words(bytes);
   for (size_t i = tid; i < words; i += kUnroll * nthreads) {
     uint64_t got[kUnroll];
-    MC_UNROLL for (size_t u = 0; u < kUnroll; ++u) {  // one load per word of the group, all in flight
+    MC_UNROLL for (size_t u = 0; u < kUnroll;
+                   ++u) {  // one load per word of the group, all in flight
       const size_t w = i + u * nthreads;
       got[u] = w < words ? mc_ld_relaxed_u64(slot + w) : 0;
     }

@@ -72,8 +72,8 @@ __device__ inline void blockCopy(unsigned char* dst, const unsigned char* src, u
 /// start at the part's first request; chunk copy indices count from there. `states` and
 /// `cancel` are device memory.
 __global__ void __launch_bounds__(kBatchThreads)
-    batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks, BatchProgress* progress,
-                    int32_t* states, const volatile int32_t* cancel) {
+    batchCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks,
+                    BatchProgress* progress, int32_t* states, const volatile int32_t* cancel) {
   __shared__ unsigned int decision_of_chunk;
   for (uint64_t c = blockIdx.x; c < num_chunks; c += gridDim.x) {
     const BatchChunk ch = chunks[c];
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(kBatchThreads)
       const uint64_t piece = chunkBytesOf(cp.length);
       const uint64_t offset = (uint64_t)ch.piece * piece;
       const uint64_t length = cp.length - offset < piece ? cp.length - offset : piece;
-      blockCopy((unsigned char*)(uintptr_t)(cp.dst + offset), (const unsigned char*)(uintptr_t)(cp.src + offset),
-                length);
+      blockCopy((unsigned char*)(uintptr_t)(cp.dst + offset),
+                (const unsigned char*)(uintptr_t)(cp.src + offset), length);
     }
     // The shared decision word is not rewritten before every thread has read it.
     __syncthreads();

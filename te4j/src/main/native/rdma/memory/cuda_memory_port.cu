@@ -107,23 +107,29 @@ class CudaMemoryPort final : public MemoryPort {
     if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaGetDeviceCount", e), err);
     if (device_ < 0 || device_ >= count)
       return failed("CUDA memory port: device " + std::to_string(device_) + " out of range (" +
-                        std::to_string(count) + " devices)", err);
+                        std::to_string(count) + " devices)",
+                    err);
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("CUDA memory port: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaSetDevice", scope.status()), err);
     cudaStream_t s = nullptr;
     e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags", e), err);
     stream_ = s;
     void* p = nullptr;
     e = cudaHostAlloc(&p, kBounceBytes, cudaHostAllocPortable);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaHostAlloc (bounce buffer)", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaHostAlloc (bounce buffer)", e), err);
     bounce_ = (uint8_t*)p;
     e = cudaHostAlloc(&p, 64, cudaHostAllocMapped | cudaHostAllocPortable);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaHostAlloc (atomic result)", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaHostAlloc (atomic result)", e), err);
     result_host_ = (uint32_t*)p;
     std::memset(result_host_, 0, 64);
     e = cudaHostGetDevicePointer(&p, result_host_, 0);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaHostGetDevicePointer", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaHostGetDevicePointer", e), err);
     result_dev_ = (uint32_t*)p;
     return preloadAtomicKernel(err);
   }
@@ -132,7 +138,8 @@ class CudaMemoryPort final : public MemoryPort {
 
   int allocControl(size_t bytes, void** host, void** dev, std::string* err) override {
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("allocControl: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("allocControl: cudaSetDevice", scope.status()), err);
     void* h = nullptr;
     // Mapped: kernels write WQEs and doorbells into it; portable: any context may map it.
     cudaError_t e = cudaHostAlloc(&h, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
@@ -156,7 +163,8 @@ class CudaMemoryPort final : public MemoryPort {
 
   int allocTable(size_t bytes, void** dev, std::string* err) override {
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("allocTable: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("allocTable: cudaSetDevice", scope.status()), err);
     void* d = nullptr;
     cudaError_t e = cudaMalloc(&d, bytes);
     if (e != cudaSuccess) return failed(cudaText("allocTable: cudaMalloc", e), err);
@@ -189,7 +197,8 @@ class CudaMemoryPort final : public MemoryPort {
 
   int read(void* dst, uint64_t src, size_t bytes, std::string* err) override {
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("read: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("read: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t done = 0; done < bytes;) {
       const size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
@@ -205,13 +214,14 @@ class CudaMemoryPort final : public MemoryPort {
 
   int write(uint64_t dst, const void* src, size_t bytes, std::string* err) override {
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("write: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("write: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t done = 0; done < bytes;) {
       const size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
       std::memcpy(bounce_, (const uint8_t*)src + done, n);
-      const cudaError_t e = cudaMemcpyAsync((void*)(uintptr_t)(dst + done), bounce_, n,
-                                            cudaMemcpyDefault, stream_);
+      const cudaError_t e =
+          cudaMemcpyAsync((void*)(uintptr_t)(dst + done), bounce_, n, cudaMemcpyDefault, stream_);
       if (e != cudaSuccess) return failed(cudaText("write: cudaMemcpyAsync", e), err);
       // The bounce buffer is reused next: wait; this also places the data before any later
       // atomic of the port (the contract of MemoryPort::write).
@@ -224,7 +234,8 @@ class CudaMemoryPort final : public MemoryPort {
   int fetchAddMasked32(uint64_t addr, uint32_t add, uint32_t field_boundary, uint32_t* old,
                        std::string* err) override {
     DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) return failed(cudaText("atomic: cudaSetDevice", scope.status()), err);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("atomic: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     result_host_[0] = 0;
     result_host_[1] = 0;
@@ -235,8 +246,11 @@ class CudaMemoryPort final : public MemoryPort {
     if (finish("atomic", err) != 0) return -1;
     const uint32_t outcome = __atomic_load_n(&result_host_[1], __ATOMIC_ACQUIRE);
     if (outcome != 1u)
-      return failed("masked fetch-and-add did not win its compare-and-swap within 2^20 attempts "
-                    "(outcome " + std::to_string(outcome) + ")", err);
+      return failed(
+          "masked fetch-and-add did not win its compare-and-swap within 2^20 attempts "
+          "(outcome " +
+              std::to_string(outcome) + ")",
+          err);
     *old = __atomic_load_n(&result_host_[0], __ATOMIC_ACQUIRE);
     return 0;
   }
@@ -254,23 +268,29 @@ class CudaMemoryPort final : public MemoryPort {
   int preloadAtomicKernel(std::string* err) {
     cudaFuncAttributes attr;
     cudaError_t e = cudaFuncGetAttributes(&attr, fetch_add_masked32_kernel);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: loading the atomic kernel (cudaFuncGetAttributes)", e), err);
+    if (e != cudaSuccess)
+      return failed(
+          cudaText("CUDA memory port: loading the atomic kernel (cudaFuncGetAttributes)", e), err);
     void* d = nullptr;
     e = cudaMalloc(&d, 64);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaMalloc (probe word)", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaMalloc (probe word)", e), err);
     probe_dev_ = (uint32_t*)d;
     e = cudaMemsetAsync(probe_dev_, 0, 64, stream_);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaMemsetAsync (probe word)", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaMemsetAsync (probe word)", e), err);
     result_host_[0] = 0;
     result_host_[1] = 0;
     fetch_add_masked32_kernel<<<1, 1, 0, stream_>>>(probe_dev_, 1u, 0u, result_dev_);
     e = cudaGetLastError();
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: atomic kernel warm-up launch", e), err);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: atomic kernel warm-up launch", e), err);
     if (finish("atomic kernel warm-up", err) != 0) return -1;
     const uint32_t outcome = __atomic_load_n(&result_host_[1], __ATOMIC_ACQUIRE);
     if (outcome != 1u)
       return failed("CUDA memory port: the atomic kernel's warm-up run reported outcome " +
-                        std::to_string(outcome) + " (expected 1)", err);
+                        std::to_string(outcome) + " (expected 1)",
+                    err);
     return 0;
   }
 
@@ -280,12 +300,16 @@ class CudaMemoryPort final : public MemoryPort {
     for (uint32_t polls = 0;; ++polls) {
       const cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) return 0;
-      if (e != cudaErrorNotReady) return failed(cudaText((std::string(what) + ": cudaStreamQuery").c_str(), e), err);
+      if (e != cudaErrorNotReady)
+        return failed(cudaText((std::string(what) + ": cudaStreamQuery").c_str(), e), err);
       const auto waited = std::chrono::steady_clock::now() - start;
       if (waited > kFinishTimeout)
-        return failed(std::string(what) + ": the GPU did not finish a copy/atomic within 30 s", err);
-      if (polls < 64) std::this_thread::yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(20));
+        return failed(std::string(what) + ": the GPU did not finish a copy/atomic within 30 s",
+                      err);
+      if (polls < 64)
+        std::this_thread::yield();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
 

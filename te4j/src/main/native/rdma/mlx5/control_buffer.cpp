@@ -24,8 +24,8 @@ bool ControlBuffer::registerWholeBuffer(ibv_context* ctx, std::string* why) {
   mlx5dv_devx_umem* umem = api_->devx_umem_reg_ex(ctx, &in);
   if (umem == nullptr) {
     *why = "mlx5dv_devx_umem_reg_ex (4 KiB pages) of the control buffer (" +
-           std::to_string(bytes_) + " bytes) failed: " +
-           registrationErrorText(errno != 0 ? errno : ENOMEM);
+           std::to_string(bytes_) +
+           " bytes) failed: " + registrationErrorText(errno != 0 ? errno : ENOMEM);
     return false;
   }
   umems_.push_back(Part{0, bytes_, umem});
@@ -46,8 +46,8 @@ bool ControlBuffer::registerParts(ibv_context* ctx, const std::vector<size_t>& p
         api_->devx_umem_reg(ctx, host_ + parts[i], end - parts[i], IBV_ACCESS_LOCAL_WRITE);
     if (umem == nullptr) {
       *why = "mlx5dv_devx_umem_reg of control buffer part " + std::to_string(i) + " (" +
-             std::to_string(end - parts[i]) + " bytes) failed: " +
-             registrationErrorText(errno != 0 ? errno : ENOMEM);
+             std::to_string(end - parts[i]) +
+             " bytes) failed: " + registrationErrorText(errno != 0 ? errno : ENOMEM);
       deregisterUmems();
       return false;
     }
@@ -63,14 +63,14 @@ void ControlBuffer::deregisterUmems() {
 
 UmemRef ControlBuffer::umemAt(size_t offset) const {
   for (const Part& p : umems_) {
-    if (offset >= p.start && offset < p.start + p.bytes) return UmemRef{p.umem->umem_id, offset - p.start};
+    if (offset >= p.start && offset < p.start + p.bytes)
+      return UmemRef{p.umem->umem_id, offset - p.start};
   }
   return UmemRef{};
 }
 
-bool ControlBuffer::allocate(MemoryPort* memory, const VerbsApi* api, ibv_context* ctx,
-                             ibv_pd* pd, size_t bytes, const std::vector<size_t>& parts,
-                             std::string* why) {
+bool ControlBuffer::allocate(MemoryPort* memory, const VerbsApi* api, ibv_context* ctx, ibv_pd* pd,
+                             size_t bytes, const std::vector<size_t>& parts, std::string* why) {
   release();
   memory_ = memory;
   api_ = api;

@@ -40,8 +40,8 @@ class ControlBuffer {
   /// Allocates and registers `bytes`; `parts` are the page-aligned starts of the objects in
   /// it (ascending, the first 0), used when each needs its own umem. False with *why (nothing
   /// left allocated).
-  bool allocate(MemoryPort* memory, const VerbsApi* api, ibv_context* ctx, ibv_pd* pd,
-                size_t bytes, const std::vector<size_t>& parts, std::string* why);
+  bool allocate(MemoryPort* memory, const VerbsApi* api, ibv_context* ctx, ibv_pd* pd, size_t bytes,
+                const std::vector<size_t>& parts, std::string* why);
   /// Deregisters and frees (idempotent).
   void release();
 

@@ -46,8 +46,8 @@ std::vector<std::string> listMlx5Devices(const VerbsApi& api, std::string* why) 
   return names;
 }
 
-ibv_device* findMlx5Device(const VerbsApi& api, ibv_device** list, int n,
-                           const std::string& filter, std::string* why) {
+ibv_device* findMlx5Device(const VerbsApi& api, ibv_device** list, int n, const std::string& filter,
+                           std::string* why) {
   const bool any = filter.empty() || filter == "mlx5";
   std::string seen;
   for (int i = 0; i < n; ++i) {
@@ -104,8 +104,8 @@ std::string pciFunctionPath(const VerbsApi& api, const std::string& bus_id) {
 }
 
 std::vector<Mlx5Candidate> mlx5Candidates(const VerbsApi& api, ibv_device** list, int n,
-                                          const std::string& filter,
-                                          const std::string& gpu_bus_id, std::string* why) {
+                                          const std::string& filter, const std::string& gpu_bus_id,
+                                          std::string* why) {
   std::vector<Mlx5Candidate> found;
   const bool any = filter.empty() || filter == "mlx5";
   for (int i = 0; i < n; ++i) {

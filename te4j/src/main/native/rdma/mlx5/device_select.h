@@ -32,8 +32,8 @@ std::vector<std::string> listMlx5Devices(const VerbsApi& api, std::string* why);
 
 /// The first mlx5 device of `list` (n entries) whose name starts with `filter`; "" and "mlx5"
 /// match any mlx5 device. nullptr, with *why listing what exists, when none matches.
-ibv_device* findMlx5Device(const VerbsApi& api, ibv_device** list, int n,
-                           const std::string& filter, std::string* why);
+ibv_device* findMlx5Device(const VerbsApi& api, ibv_device** list, int n, const std::string& filter,
+                           std::string* why);
 
 /// Hops between two sysfs paths through their deepest common directory (each path's depth
 /// below it, summed); -1 when either is empty.
@@ -55,8 +55,8 @@ struct Mlx5Candidate {
 /// first (unknown distances last; ties keep ibverbs' order). gpu_bus_id "" keeps ibverbs'
 /// order. Empty, with *why as findMlx5Device says it, when none matches.
 std::vector<Mlx5Candidate> mlx5Candidates(const VerbsApi& api, ibv_device** list, int n,
-                                          const std::string& filter,
-                                          const std::string& gpu_bus_id, std::string* why);
+                                          const std::string& filter, const std::string& gpu_bus_id,
+                                          std::string* why);
 
 }  // namespace rdma
 }  // namespace te4j

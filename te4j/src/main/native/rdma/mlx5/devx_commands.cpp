@@ -40,8 +40,9 @@ void writePath(Mailbox& m, Field path, const AddressPath& p) {
   if (p.is_roce) {
     // RoCE always routes by GID; the firmware needs the next hop's MAC.
     setField(m, at(path, kAdsRmac47_32), uint32_t(p.rmac[0]) << 8 | p.rmac[1]);
-    setField(m, at(path, kAdsRmac31_0), uint32_t(p.rmac[2]) << 24 | uint32_t(p.rmac[3]) << 16 |
-                                            uint32_t(p.rmac[4]) << 8 | p.rmac[5]);
+    setField(m, at(path, kAdsRmac31_0),
+             uint32_t(p.rmac[2]) << 24 | uint32_t(p.rmac[3]) << 16 | uint32_t(p.rmac[4]) << 8 |
+                 p.rmac[5]);
     setField(m, at(path, kAdsUdpSport), p.udp_sport);
     setField(m, at(path, kAdsDscp), p.traffic_class >> 2);
     setField(m, at(path, kAdsEthPrio), p.sl & 0x7u);

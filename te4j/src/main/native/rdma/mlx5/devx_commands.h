@@ -36,16 +36,16 @@ uint32_t createCqOutCqn(const Mailbox& out);
 
 // ---- RC queue pair, send queue only (zero-length receive queue) --------------------------
 struct QpConfig {
-  uint32_t pdn = 0;             // protection domain number (mlx5dv_init_obj MLX5DV_OBJ_PD)
+  uint32_t pdn = 0;  // protection domain number (mlx5dv_init_obj MLX5DV_OBJ_PD)
   uint32_t uar_page = 0;
-  uint32_t log_sq_size = 0;     // log2 of the send ring's 64-byte WQEBBs
-  uint32_t cqn = 0;             // CQ for send (and, unused, receive) completions
-  uint32_t wq_umem_id = 0;      // DevX umem holding the send ring
+  uint32_t log_sq_size = 0;  // log2 of the send ring's 64-byte WQEBBs
+  uint32_t cqn = 0;          // CQ for send (and, unused, receive) completions
+  uint32_t wq_umem_id = 0;   // DevX umem holding the send ring
   uint64_t wq_umem_offset = 0;
-  uint32_t dbr_umem_id = 0;     // DevX umem holding the QP doorbell record
+  uint32_t dbr_umem_id = 0;  // DevX umem holding the QP doorbell record
   uint64_t dbr_offset = 0;
-  uint8_t log_umem_page = 12;   // log2 of the umem's page size (host page; 12 = 4 KiB)
-  uint8_t ts_format = 0;        // qpc.ts_format: qpTsFormat(caps) (0 = free running)
+  uint8_t log_umem_page = 12;  // log2 of the umem's page size (host page; 12 = 4 KiB)
+  uint8_t ts_format = 0;       // qpc.ts_format: qpTsFormat(caps) (0 = free running)
 };
 Mailbox createQpIn(const QpConfig& c);
 size_t createQpOutBytes();
@@ -54,7 +54,7 @@ uint32_t createQpOutQpn(const Mailbox& out);
 // ---- QP state transitions RST→INIT→RTR→RTS, and back to RST / ERR -------------------------
 struct AddressPath {
   bool is_roce = false;
-  uint8_t port = 1;             // vhca_port_num
+  uint8_t port = 1;  // vhca_port_num
   uint16_t pkey_index = 0;
   // InfiniBand: destination LID and service level.
   uint16_t rlid = 0;
@@ -63,7 +63,7 @@ struct AddressPath {
   uint8_t rgid[16] = {};
   uint8_t gid_index = 0;
   uint8_t hop_limit = 64;
-  uint16_t udp_sport = 0;       // RoCE v2 UDP source port (0: firmware default)
+  uint16_t udp_sport = 0;  // RoCE v2 UDP source port (0: firmware default)
   // The GRH traffic class byte (DSCP << 2 | ECN) with a global route; RoCE also carries its
   // DSCP (the upper six bits) in ads.dscp, which is what the switches classify by.
   uint8_t traffic_class = 0;
@@ -83,9 +83,9 @@ struct InitConfig {
 struct RtrConfig {
   uint32_t qpn = 0;
   uint32_t remote_qpn = 0;
-  uint8_t mtu = 0;              // PRM/ibverbs encoding: 1=256 .. 5=4096
+  uint8_t mtu = 0;  // PRM/ibverbs encoding: 1=256 .. 5=4096
   uint32_t next_rcv_psn = 0;
-  uint8_t log_rra_max = 4;      // responder resources (reads/atomics in flight), log2
+  uint8_t log_rra_max = 4;  // responder resources (reads/atomics in flight), log2
   uint8_t min_rnr_nak = 12;
   uint8_t log_msg_max = 30;
   AddressPath path;
@@ -95,9 +95,9 @@ struct RtsConfig {
   uint32_t next_send_psn = 0;
   uint8_t retry_count = 7;
   uint8_t rnr_retry = 7;
-  uint8_t log_sra_max = 4;      // requester reads/atomics in flight, log2
-  uint8_t ack_timeout = 20;     // 4.096 us << 20 (about 4.3 s) per try, as NVSHMEM and Mooncake
-  uint8_t port = 1;             // vhca_port_num of the primary path (as rdma-core's DevX tests)
+  uint8_t log_sra_max = 4;   // requester reads/atomics in flight, log2
+  uint8_t ack_timeout = 20;  // 4.096 us << 20 (about 4.3 s) per try, as NVSHMEM and Mooncake
+  uint8_t port = 1;          // vhca_port_num of the primary path (as rdma-core's DevX tests)
 };
 Mailbox rst2initIn(const InitConfig& c);
 Mailbox init2rtrIn(const RtrConfig& c);
@@ -111,7 +111,7 @@ size_t modifyQpOutBytes();
 Mailbox queryQpIn(uint32_t qpn);
 size_t queryQpOutBytes();
 struct QpQuery {
-  uint32_t state = 0;           // kQpState* (devx_layout.h): RST, INIT, RTR, RTS, SQER, ERR...
+  uint32_t state = 0;                // kQpState* (devx_layout.h): RST, INIT, RTR, RTS, SQER, ERR...
   uint32_t hw_sq_wqebb_counter = 0;  // WQEBBs the NIC has fetched (16 bits)
   uint32_t sw_sq_wqebb_counter = 0;  // WQEBBs the doorbells announced (16 bits)
   uint32_t next_send_psn = 0;
@@ -125,16 +125,16 @@ std::string qpStateText(uint32_t state);
 Mailbox queryHcaCapGeneralIn();
 size_t queryHcaCapOutBytes();
 struct GeneralCaps {
-  uint32_t log_max_qp_sz = 0;   // largest send ring, log2 WQEBBs
+  uint32_t log_max_qp_sz = 0;  // largest send ring, log2 WQEBBs
   uint32_t log_max_cq_sz = 0;
-  bool umem_uid_0 = false;      // informative: DevX umem allowed without a user context
+  bool umem_uid_0 = false;  // informative: DevX umem allowed without a user context
   uint32_t log_max_msg = 0;
-  bool atomic = false;          // the device supports atomics at all
-  uint32_t port_type = 0;       // 0 InfiniBand, 1 Ethernet (RoCE)
+  bool atomic = false;             // the device supports atomics at all
+  uint32_t port_type = 0;          // 0 InfiniBand, 1 Ethernet (RoCE)
   uint32_t log_max_ra_req_qp = 0;  // upper bound of RtsConfig::log_sra_max
   uint32_t log_max_ra_res_qp = 0;  // upper bound of RtrConfig::log_rra_max
-  uint32_t sq_ts_format = 0;    // 0 free-running clock only, 1 real time only, 2 both
-  uint32_t log_bf_reg_size = 0; // log2 of a BlueFlame register (both halves); 0: unknown
+  uint32_t sq_ts_format = 0;       // 0 free-running clock only, 1 real time only, 2 both
+  uint32_t log_bf_reg_size = 0;    // log2 of a BlueFlame register (both halves); 0: unknown
 };
 GeneralCaps parseGeneralCaps(const Mailbox& out);
 /// QpConfig::ts_format the way the kernel picks it: 1 ("default") when the device has a

@@ -89,7 +89,7 @@ constexpr Field kQpcCqnRcv{0x4e8, 24};
 constexpr Field kQpcDbrAddr{0x500, 64};
 constexpr Field kQpcRqType{0x565, 3};
 constexpr Field kQpcDbrUmemValid{0x683, 1};
-constexpr Field kQpcDbrUmemId{0x720, 32};  // golden
+constexpr Field kQpcDbrUmemId{0x720, 32};         // golden
 constexpr Field kQpcState{0x00, 4};               // QUERY_QP output only
 constexpr Field kQpcHwSqWqebbCounter{0x5a0, 16};  // QUERY_QP: WQEBBs the NIC has fetched
 constexpr Field kQpcSwSqWqebbCounter{0x5b0, 16};  // QUERY_QP: WQEBBs the doorbells announced
@@ -200,8 +200,8 @@ constexpr size_t kQueryHcaCapInBytes = 16;
 constexpr size_t kQueryQpInBytes = 16;
 constexpr size_t kQueryQpOutBytes = 464;
 constexpr size_t kQueryHcaCapOutBytes = 4112;
-constexpr size_t kCmdOutBytes = 16;       // CREATE_CQ, CREATE_QP and every modify-QP output
-constexpr size_t kCapStructBytes = 256;   // cmd_hca_cap, atomic_caps (inside capability)
+constexpr size_t kCmdOutBytes = 16;      // CREATE_CQ, CREATE_QP and every modify-QP output
+constexpr size_t kCapStructBytes = 256;  // cmd_hca_cap, atomic_caps (inside capability)
 
 // ---- the table the exact-format test iterates ----------------------------------------------
 /// name: "<kernel struct without mlx5_ifc_ and _bits>.<member path>"; golden: nullptr when

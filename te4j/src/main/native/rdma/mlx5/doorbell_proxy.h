@@ -27,7 +27,7 @@ struct ProxyQp {
   const uint8_t* ring = nullptr;    // send ring, (sq_mask + 1) x 64-byte WQEBBs
   uint32_t sq_mask = 0;
   uint32_t qpn = 0;
-  uint32_t bf_size = 0;             // 0: always the same register offset
+  uint32_t bf_size = 0;  // 0: always the same register offset
 };
 
 class DoorbellProxy {
@@ -52,7 +52,7 @@ class DoorbellProxy {
  private:
   struct Watched {
     ProxyQp qp;
-    uint16_t rung = 0;       // send counter covered by the last doorbell
+    uint16_t rung = 0;  // send counter covered by the last doorbell
     uint32_t bf_offset = 0;
     uint32_t bad_reads = 0;  // consecutive reads that did not match the record
   };

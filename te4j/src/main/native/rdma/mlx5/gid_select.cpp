@@ -13,13 +13,15 @@ namespace rdma {
 namespace {
 
 bool isZero(const ibv_gid& g) {
-  for (uint8_t b : g.raw) if (b != 0) return false;
+  for (uint8_t b : g.raw)
+    if (b != 0) return false;
   return true;
 }
 
 // ::ffff:a.b.c.d
 bool isIpv4Mapped(const ibv_gid& g) {
-  for (int i = 0; i < 10; ++i) if (g.raw[i] != 0) return false;
+  for (int i = 0; i < 10; ++i)
+    if (g.raw[i] != 0) return false;
   return g.raw[10] == 0xff && g.raw[11] == 0xff;
 }
 

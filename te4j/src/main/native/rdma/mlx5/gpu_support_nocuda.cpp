@@ -1,4 +1,5 @@
-// gpu_support_nocuda.cpp — gpu_support.h for builds without CUDA: CMake takes this file instead of the folder's .cu
+// gpu_support_nocuda.cpp — gpu_support.h for builds without CUDA: CMake takes this file instead of
+// the folder's .cu
 #include "gpu_support.h"
 
 namespace te4j {

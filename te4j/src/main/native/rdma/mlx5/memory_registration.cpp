@@ -19,8 +19,9 @@ int windowAccessFlags() {
 std::string registrationErrorText(int err) {
   std::string text = std::string(std::strerror(err)) + " (errno " + std::to_string(err) + ")";
   if (err == ENOMEM || err == EPERM || err == EAGAIN)
-    text += "; fix: raise the locked-memory limit (ulimit -l unlimited, or LimitMEMLOCK=infinity "
-            "for a service; containers: --ulimit memlock=-1)";
+    text +=
+        "; fix: raise the locked-memory limit (ulimit -l unlimited, or LimitMEMLOCK=infinity "
+        "for a service; containers: --ulimit memlock=-1)";
   return text;
 }
 
@@ -61,7 +62,8 @@ int registerRegion(const VerbsApi& api, ibv_pd* pd, void* ptr, size_t bytes,
            "); fix: load nvidia-peermem (modprobe nvidia-peermem), or use the open GPU kernel "
            "module (nvidia-open) on Linux >= 5.12 for dma-buf";
   } else {
-    *why = "ibv_reg_mr of " + std::to_string(bytes) + " bytes failed: " + registrationErrorText(err);
+    *why =
+        "ibv_reg_mr of " + std::to_string(bytes) + " bytes failed: " + registrationErrorText(err);
   }
   return -1;
 }

@@ -25,8 +25,8 @@ using DmabufSource = int (*)(int device, void* ptr, size_t bytes, uint64_t* offs
 
 struct Registration {
   ibv_mr* mr = nullptr;
-  bool dmabuf = false;   // registered through a dma-buf (else ibv_reg_mr)
-  std::string note;      // why the dma-buf path was not taken (GPU memory only)
+  bool dmabuf = false;  // registered through a dma-buf (else ibv_reg_mr)
+  std::string note;     // why the dma-buf path was not taken (GPU memory only)
 };
 
 /// Registers [ptr, ptr + bytes). gpu_dmabuf: nullptr for host memory, else the dma-buf source

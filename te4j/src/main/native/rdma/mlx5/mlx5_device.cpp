@@ -56,7 +56,8 @@ int Mlx5Device::open(const std::string& filter, const std::string& gpu_bus_id, s
     *why = deviceListFailure(errno);
     return kUnavailable;
   }
-  const std::vector<Mlx5Candidate> candidates = mlx5Candidates(*api_, list, n, filter, gpu_bus_id, why);
+  const std::vector<Mlx5Candidate> candidates =
+      mlx5Candidates(*api_, list, n, filter, gpu_bus_id, why);
   int status = kUnavailable;
   bool usable_port = false;
   skipped_.clear();
@@ -148,10 +149,12 @@ int Mlx5Device::queryPort(std::string* why) {
     }
     port_.lid = attr.lid;
     port_.gid_index = 0;
-    if (api_->query_gid(ctx_, kPort, 0, &port_.gid) != 0) std::memset(&port_.gid, 0, sizeof(port_.gid));
+    if (api_->query_gid(ctx_, kPort, 0, &port_.gid) != 0)
+      std::memset(&port_.gid, 0, sizeof(port_.gid));
     return kOk;
   }
-  if (!selectRoceGid(*api_, ctx_, name_, kPort, attr.gid_tbl_len, &port_.gid_index, &port_.gid, why))
+  if (!selectRoceGid(*api_, ctx_, name_, kPort, attr.gid_tbl_len, &port_.gid_index, &port_.gid,
+                     why))
     return kUnavailable;
   return kOk;
 }
@@ -159,7 +162,8 @@ int Mlx5Device::queryPort(std::string* why) {
 int Mlx5Device::queryCaps(std::string* why) {
   devx::Mailbox out(devx::queryHcaCapOutBytes(), 0);
   std::string cause;
-  if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(general)", devx::queryHcaCapGeneralIn(), &out, &cause)) {
+  if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(general)", devx::queryHcaCapGeneralIn(), &out,
+                   &cause)) {
     *why = name_ + ": " + cause + " (DevX general commands refused)";
     return kSystemError;
   }
@@ -169,7 +173,8 @@ int Mlx5Device::queryCaps(std::string* why) {
     return kUnavailable;
   }
   devx::Mailbox atomic_out(devx::queryHcaCapOutBytes(), 0);
-  if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(atomic)", devx::queryHcaCapAtomicIn(), &atomic_out, &cause)) {
+  if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(atomic)", devx::queryHcaCapAtomicIn(), &atomic_out,
+                   &cause)) {
     *why = name_ + ": " + cause;
     return kSystemError;
   }
@@ -177,7 +182,8 @@ int Mlx5Device::queryCaps(std::string* why) {
   const devx::AtomicCaps atomic = devx::parseAtomicCaps(atomic_out);
   constexpr uint32_t kExtendedFetchAdd = 1u << 3;
   constexpr uint32_t kFourBytes = 1u << 2;
-  if ((atomic.atomic_operations & kExtendedFetchAdd) == 0 || (atomic.atomic_size_qp & kFourBytes) == 0) {
+  if ((atomic.atomic_operations & kExtendedFetchAdd) == 0 ||
+      (atomic.atomic_size_qp & kFourBytes) == 0) {
     *why = name_ + " lacks 4-byte masked fetch-and-add on RC QPs (atomic operations 0x" +
            devxHex(atomic.atomic_operations) + ", sizes 0x" + devxHex(atomic.atomic_size_qp) +
            "); te4j's signals need it (ConnectX-5 or newer)";
@@ -188,7 +194,8 @@ int Mlx5Device::queryCaps(std::string* why) {
   if (port_.is_roce) {
     // The kernel's rule: with RoCE enabled, the RoCE capabilities say which clocks a QP may use.
     devx::Mailbox roce_out(devx::queryHcaCapOutBytes(), 0);
-    if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(RoCE)", devx::queryHcaCapRoceIn(), &roce_out, &cause)) {
+    if (!devxGeneral(*api_, ctx_, "QUERY_HCA_CAP(RoCE)", devx::queryHcaCapRoceIn(), &roce_out,
+                     &cause)) {
       *why = name_ + ": " + cause;
       return kSystemError;
     }
@@ -223,8 +230,9 @@ int Mlx5Device::allocate(std::string* why) {
     uar_blueflame_ = true;
   }
   if (uar_ == nullptr) {
-    *why = "mlx5dv_devx_alloc_uar(" + name_ + ", NC and BF) failed: " +
-           errnoText(errno != 0 ? errno : ENOMEM) + "; fix: close other processes holding UARs";
+    *why = "mlx5dv_devx_alloc_uar(" + name_ +
+           ", NC and BF) failed: " + errnoText(errno != 0 ? errno : ENOMEM) +
+           "; fix: close other processes holding UARs";
     return kSystemError;
   }
   const int eq = api_->devx_query_eqn(ctx_, 0, &eqn_);

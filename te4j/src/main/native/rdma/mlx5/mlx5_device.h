@@ -17,10 +17,10 @@ namespace rdma {
 
 struct PortInfo {
   uint8_t number = 1;
-  bool is_roce = false;   // Ethernet link layer (RoCE v2); else InfiniBand
-  uint16_t lid = 0;       // InfiniBand only
-  uint8_t active_mtu = 0; // ibverbs/PRM encoding 1=256 .. 5=4096
-  int gid_index = 0;      // RoCE: the chosen RoCE v2 entry; InfiniBand: 0
+  bool is_roce = false;    // Ethernet link layer (RoCE v2); else InfiniBand
+  uint16_t lid = 0;        // InfiniBand only
+  uint8_t active_mtu = 0;  // ibverbs/PRM encoding 1=256 .. 5=4096
+  int gid_index = 0;       // RoCE: the chosen RoCE v2 entry; InfiniBand: 0
   ibv_gid gid{};
 };
 

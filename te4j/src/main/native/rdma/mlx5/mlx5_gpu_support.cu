@@ -42,10 +42,13 @@ __global__ void doorbellProbeKernel(dev::IbgdaQp* qp, uint64_t raddr, uint32_t r
   int status = dev::ibgda_wait_ring_slot(qp, deadline);
   if (status == dev::kMcRdmaOk) {
     namespace mlx5 = dev::mlx5;
-    mlx5::CtrlSeg* ctrl = (mlx5::CtrlSeg*)(qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB);
-    mlx5::set_ctrl_seg(ctrl, (uint16_t)qp->sq_pi, mlx5::kOpcodeRdmaWrite, 0, qp->qpn, mlx5::kCtrlCqUpdate, 2, 0, 0);
+    mlx5::CtrlSeg* ctrl =
+        (mlx5::CtrlSeg*)(qp->sq_buf + (size_t)(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB);
+    mlx5::set_ctrl_seg(ctrl, (uint16_t)qp->sq_pi, mlx5::kOpcodeRdmaWrite, 0, qp->qpn,
+                       mlx5::kCtrlCqUpdate, 2, 0, 0);
     mlx5::set_raddr_seg((mlx5::RaddrSeg*)(ctrl + 1), raddr, rkey);
-    const uint64_t word = mlx5::ctrl_doorbell_word((uint16_t)qp->sq_pi, mlx5::kOpcodeRdmaWrite, 0, qp->qpn, 2);
+    const uint64_t word =
+        mlx5::ctrl_doorbell_word((uint16_t)qp->sq_pi, mlx5::kOpcodeRdmaWrite, 0, qp->qpn, 2);
     ++qp->sq_pi;
     dev::ibgda_ring_doorbell(qp, word);
   }
@@ -107,8 +110,8 @@ int gpuDmabufFd(int device, void* ptr, size_t bytes, uint64_t* offset, std::stri
   const uintptr_t start = (uintptr_t)ptr & ~(page - 1);
   const uintptr_t end = ((uintptr_t)ptr + bytes + page - 1) & ~(page - 1);
   int fd = -1;
-  const CUresult r = get_handle(&fd, (CUdeviceptr)start, end - start,
-                                CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
+  const CUresult r =
+      get_handle(&fd, (CUdeviceptr)start, end - start, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
   if (r != CUDA_SUCCESS || fd < 0) {
     *why = "cuMemGetHandleForAddressRange(DMA_BUF_FD) failed: " + cuda_detail::driverErrorText(r) +
            " (dma-buf needs the open GPU kernel module and Linux >= 5.12)";

@@ -74,11 +74,13 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     const std::string bad_shape = shapeError(num_ranks, num_qps);
     if (!bad_shape.empty()) return fail(kInvalidArgument, "initialize: " + bad_shape);
     std::string why;
-    memory_ = platform_ == kPlatformHost ? makeHostMemoryPort() : makeCudaMemoryPort(cuda_device_, &why);
+    memory_ =
+        platform_ == kPlatformHost ? makeHostMemoryPort() : makeCudaMemoryPort(cuda_device_, &why);
     if (!memory_) return fail(kUnavailable, "initialize(mlx5): " + why);
     // The NIC nearest the GPU in the PCIe tree first (the host platform has no GPU to be near).
     std::string no_bus_id;
-    const std::string gpu_bus_id = platform_ == kPlatformCuda ? gpuPciBusId(cuda_device_, &no_bus_id) : "";
+    const std::string gpu_bus_id =
+        platform_ == kPlatformCuda ? gpuPciBusId(cuda_device_, &no_bus_id) : "";
     auto opened = std::make_unique<Mlx5Device>(api_);
     const int status = opened->open(device_name != nullptr ? device_name : "", gpu_bus_id, &why);
     if (status != kOk) {
@@ -88,7 +90,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     const EnvLookup env = [](const char* n) -> const char* { return std::getenv(n); };
     QpTuning tuning;
     uint32_t flags = 0;
-    if (!readQpTuning(env, opened->port().is_roce, &tuning, &why) || !readAtomicRoute(env, &flags, &why)) {
+    if (!readQpTuning(env, opened->port().is_roce, &tuning, &why) ||
+        !readAtomicRoute(env, &flags, &why)) {
       memory_.reset();
       return fail(kInvalidArgument, "initialize(mlx5): " + why);
     }
@@ -114,7 +117,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
 
   int registerMemory(void* ptr, std::size_t bytes) override {
     if (!device_) return fail(kIllegalState, "registerMemory: initialize first");
-    if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "registerMemory: null or empty");
+    if (ptr == nullptr || bytes == 0)
+      return fail(kInvalidArgument, "registerMemory: null or empty");
     Region region;
     region.ptr = ptr;
     std::string why;
@@ -127,10 +131,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     window_lkey_ = region.reg.mr->lkey;
     {
       std::lock_guard<std::mutex> lock(notes_mu_);
-      registration_note_ = region.reg.note.empty()
-                               ? ""
-                               : "window registered with ibv_reg_mr (nvidia-peermem), dma-buf not used: " +
-                                     region.reg.note;
+      registration_note_ =
+          region.reg.note.empty()
+              ? ""
+              : "window registered with ibv_reg_mr (nvidia-peermem), dma-buf not used: " +
+                    region.reg.note;
     }
     return ok();
   }
@@ -151,9 +156,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   }
 
   int setRingSize(int wqebbs) override {
-    if (control_.allocated()) return fail(kIllegalState, "setRingSize: control buffer already allocated");
+    if (control_.allocated())
+      return fail(kIllegalState, "setRingSize: control buffer already allocated");
     if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
-      return fail(kInvalidArgument, "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
+      return fail(kInvalidArgument,
+                  "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
     layout_.ring = (uint32_t)wqebbs;
     return ok();
   }
@@ -165,10 +172,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     const devx::GeneralCaps& caps = device_->caps();
     if ((caps.log_max_qp_sz != 0 && log_ring > caps.log_max_qp_sz) ||
         (caps.log_max_cq_sz != 0 && log_ring > caps.log_max_cq_sz))
-      return fail(kInvalidArgument, "allocateControlBuffer: a ring of " + std::to_string(layout_.ring) +
-                                        " WQEBBs exceeds " + device_->name() + "'s limits (QP 2^" +
-                                        std::to_string(caps.log_max_qp_sz) + ", CQ 2^" +
-                                        std::to_string(caps.log_max_cq_sz) + "); fix: setRingSize smaller");
+      return fail(kInvalidArgument,
+                  "allocateControlBuffer: a ring of " + std::to_string(layout_.ring) +
+                      " WQEBBs exceeds " + device_->name() + "'s limits (QP 2^" +
+                      std::to_string(caps.log_max_qp_sz) + ", CQ 2^" +
+                      std::to_string(caps.log_max_cq_sz) + "); fix: setRingSize smaller");
     std::string why;
     if (!control_.allocate(memory_.get(), api_, device_->context(), device_->pd(),
                            layout_.totalBytes(numQps()), layout_.partStarts(numQps()), &why))
@@ -191,7 +199,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     destroyQps();
     std::string record_why;
     mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, &record_why);
-    if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
+    if (record == nullptr)
+      return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(control_.host(), 0, control_.bytes());
     std::vector<HwQp> qps(numQps());
     for (int i = 0; i < numQps(); ++i) {
@@ -214,7 +223,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   }
 
   int recreateQueuePairs(void* stream) override {
-    if (!device_ || qps_.empty()) return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
+    if (!device_ || qps_.empty())
+      return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
     return createQueuePairs(stream);
   }
 
@@ -227,20 +237,24 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       return fail(kInvalidArgument, "connectPeers: local_rank out of range");
     // A bit for a rank the job does not have would be skipped, and the caller told it connected.
     if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
-      return fail(kInvalidArgument, "connectPeers: active_ranks_mask names ranks at or above num_ranks");
-    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes || !interface_ids)
+      return fail(kInvalidArgument,
+                  "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
+        !interface_ids)
       return fail(kInvalidArgument, "connectPeers: a table is null");
     const PortInfo& port = device_->port();
     if (is_roce != port.is_roce)
       return fail(kInvalidArgument, std::string("connectPeers: the metadata says ") +
-                                        (is_roce ? "RoCE" : "InfiniBand") + " but " + device_->name() +
-                                        " is " + (port.is_roce ? "RoCE" : "InfiniBand"));
+                                        (is_roce ? "RoCE" : "InfiniBand") + " but " +
+                                        device_->name() + " is " +
+                                        (port.is_roce ? "RoCE" : "InfiniBand"));
     connected_ = false;
     bool carried_traffic = false;
     for (const HwQp& q : qps_) carried_traffic |= q.state != QpState::kReset;
     if (carried_traffic) {
       std::string why;
-      if (!restartQueues(&why)) return fail(kSystemError, "connectPeers(" + device_->name() + "): " + why);
+      if (!restartQueues(&why))
+        return fail(kSystemError, "connectPeers(" + device_->name() + "): " + why);
     }
     std::vector<uint64_t> raddrs(num_ranks_, 0);
     std::vector<uint32_t> rkeys(num_ranks_, 0);
@@ -256,14 +270,15 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
         // RoCE v2: the UDP source port spreads QPs over ECMP paths (0xC000.. as the kernel).
         path.udp_sport = (uint16_t)(0xc000u | (qps_[i].qpn & 0x3fffu));
         const bool done =
-            active ? connectHwQp(*device_, &qps_[i],
-                                 remote_qpns[(size_t)r * total + (size_t)local_rank * qps_per_rank_ + c],
-                                 path, tuning_, &why)
+            active ? connectHwQp(
+                         *device_, &qps_[i],
+                         remote_qpns[(size_t)r * total + (size_t)local_rank * qps_per_rank_ + c],
+                         path, tuning_, &why)
                    : resetHwQp(*api_, &qps_[i], &why);
         if (!done)
-          return fail(kSystemError, "connectPeers(" + device_->name() + "): QP " + std::to_string(i) +
-                                        " (rank " + std::to_string(r) + ", channel " +
-                                        std::to_string(c) + "): " + why);
+          return fail(kSystemError, "connectPeers(" + device_->name() + "): QP " +
+                                        std::to_string(i) + " (rank " + std::to_string(r) +
+                                        ", channel " + std::to_string(c) + "): " + why);
       }
       if (active) {
         raddrs[r] = remote_addrs[r];
@@ -275,7 +290,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
         memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &why) != 0)
       return fail(kCudaError, "connectPeers: tables: " + why);
     local_rank_ = local_rank;
-    if (doorbell_.gpu_reg != nullptr && proxy_ == nullptr && ((active_ranks_mask >> local_rank) & 1u) != 0) {
+    if (doorbell_.gpu_reg != nullptr && proxy_ == nullptr &&
+        ((active_ranks_mask >> local_rank) & 1u) != 0) {
       const int s = probeDoorbells(local_rank);
       if (s != kOk) return s;
     }
@@ -288,7 +304,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   int localMetadata(int64_t* out, int capacity) override {
     if (qps_.empty()) return fail(kIllegalState, "localMetadata: createQueuePairs first");
     if (out == nullptr || capacity < localMetadataLength())
-      return fail(kInvalidArgument, "localMetadata: capacity below " + std::to_string(localMetadataLength()));
+      return fail(kInvalidArgument,
+                  "localMetadata: capacity below " + std::to_string(localMetadataLength()));
     const PortInfo& port = device_->port();
     out[0] = kRdmaMetadataMagic;
     out[1] = kRdmaMetadataVersion;
@@ -322,7 +339,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (!qps_.empty()) {
       std::vector<dev::IbgdaQp> table(numQps());
       std::string err;
-      if (memory_->fromTable(table.data(), qp_table_, sizeof(dev::IbgdaQp) * table.size(), &err) != 0)
+      if (memory_->fromTable(table.data(), qp_table_, sizeof(dev::IbgdaQp) * table.size(), &err) !=
+          0)
         return fail(kCudaError, "statistics: " + err);
       for (const dev::IbgdaQp& q : table) {
         out[0] += q.sq_pi;
@@ -363,7 +381,6 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     Registration reg;
   };
 
-
   // Connect-time check that the GPU's UAR writes arrive (doorbell_path.h, DoorbellVerdict):
   // a zero-length WRITE on the own rank's QP, rung by a GPU kernel. On a timeout the host proxy
   // takes over the doorbells and rings the same WQE; a completion then means the GPU's writes
@@ -373,22 +390,26 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     void* qp = (dev::IbgdaQp*)qp_table_ + self;
     const uint64_t timeout_ns = kProbeTimeoutNs;
     std::string why;
-    const int gpu = gpuDoorbellProbe(cuda_device_, qp, window_base_, window_rkey_, timeout_ns, &why);
+    const int gpu =
+        gpuDoorbellProbe(cuda_device_, qp, window_base_, window_rkey_, timeout_ns, &why);
     bool proxy_completed = false;
     if (gpu == mooncake::device::kMcRdmaTimeout) {
       std::string cause;
-      if (!switchToProxy(&cause)) return fail(kCudaError, "connectPeers: switching to proxy doorbells: " + cause);
+      if (!switchToProxy(&cause))
+        return fail(kCudaError, "connectPeers: switching to proxy doorbells: " + cause);
       proxy_completed = awaitCqe(self, timeout_ns);
     }
     const DoorbellVerdict verdict = doorbellVerdict(gpu, proxy_completed);
     {
       std::lock_guard<std::mutex> lock(notes_mu_);
-      probe_note_ = std::string(doorbellVerdictText(verdict)) + (gpu > 0 ? " (" + why + ")" : "") + "\n";
+      probe_note_ =
+          std::string(doorbellVerdictText(verdict)) + (gpu > 0 ? " (" + why + ")" : "") + "\n";
     }
     if (verdict == DoorbellVerdict::kBroken)
-      return fail(kUnavailable, "connectPeers(" + device_->name() + "): " + doorbellVerdictText(verdict) +
-                                    " (device status " + std::to_string(gpu) + "; " + queueHealth() +
-                                    "); fix: check the port with ibv_devinfo and the QP with the diagnostics");
+      return fail(kUnavailable,
+                  "connectPeers(" + device_->name() + "): " + doorbellVerdictText(verdict) +
+                      " (device status " + std::to_string(gpu) + "; " + queueHealth() +
+                      "); fix: check the port with ibv_devinfo and the QP with the diagnostics");
     return kOk;
   }
 
@@ -396,9 +417,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   // watches the doorbell records from their current values.
   bool switchToProxy(std::string* why) {
     std::vector<dev::IbgdaQp> table(numQps());
-    if (memory_->fromTable(table.data(), qp_table_, sizeof(dev::IbgdaQp) * table.size(), why) != 0) return false;
+    if (memory_->fromTable(table.data(), qp_table_, sizeof(dev::IbgdaQp) * table.size(), why) != 0)
+      return false;
     for (dev::IbgdaQp& q : table) q.bf_reg = nullptr;
-    if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), why) != 0) return false;
+    if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), why) != 0)
+      return false;
     proxy_ = std::make_unique<DoorbellProxy>((uint64_t*)device_->uar()->reg_addr);
     proxy_->setQps(watchedQps());
     proxy_->start();
@@ -409,8 +432,10 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   bool awaitCqe(int qp, uint64_t timeout_ns) {
     dev::IbgdaQp ctx;
     std::string why;
-    if (memory_->fromTable(&ctx, (dev::IbgdaQp*)qp_table_ + qp, sizeof(ctx), &why) != 0) return false;
-    const auto* cqe = (const mlx5::Cqe64*)(control_.host() + layout_.cqOffset(qp)) + (ctx.cq_ci & ctx.cq_mask);
+    if (memory_->fromTable(&ctx, (dev::IbgdaQp*)qp_table_ + qp, sizeof(ctx), &why) != 0)
+      return false;
+    const auto* cqe =
+        (const mlx5::Cqe64*)(control_.host() + layout_.cqOffset(qp)) + (ctx.cq_ci & ctx.cq_mask);
     const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
     while (std::chrono::steady_clock::now() < end) {
       const uint32_t dw15 = __atomic_load_n(&cqe->dw[mlx5::kCqeDwOwner], __ATOMIC_ACQUIRE);
@@ -485,22 +510,24 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       if (qps_[i].qp == nullptr) continue;
       devx::QpQuery q;
       std::string why;
-      const uint32_t want = qps_[i].state == QpState::kRts ? devx::kQpStateRts
-                          : qps_[i].state == QpState::kRtr ? devx::kQpStateRtr
-                          : qps_[i].state == QpState::kInit ? devx::kQpStateInit
-                                                            : devx::kQpStateRst;
+      const uint32_t want = qps_[i].state == QpState::kRts    ? devx::kQpStateRts
+                            : qps_[i].state == QpState::kRtr  ? devx::kQpStateRtr
+                            : qps_[i].state == QpState::kInit ? devx::kQpStateInit
+                                                              : devx::kQpStateRst;
       if (!queryHwQp(*api_, qps_[i], &q, &why)) {
         if (api_->devx_obj_query != nullptr) text += "QP " + std::to_string(i) + ": " + why + "\n";
         continue;
       }
       if (q.state == want) continue;
       char counters[96];
-      std::snprintf(counters, sizeof(counters), " (NIC fetched WQEBB counter %u, doorbells announced %u)",
+      std::snprintf(counters, sizeof(counters),
+                    " (NIC fetched WQEBB counter %u, doorbells announced %u)",
                     q.hw_sq_wqebb_counter, q.sw_sq_wqebb_counter);
       text += "QP " + std::to_string(i) + " (qpn 0x" + hex(qps_[i].qpn) + ", rank " +
               std::to_string(i / (size_t)qps_per_rank_) + " channel " +
               std::to_string(i % (size_t)qps_per_rank_) + "): QUERY_QP says " +
-              devx::qpStateText(q.state) + ", te4j expects " + devx::qpStateText(want) + counters + "\n";
+              devx::qpStateText(q.state) + ", te4j expects " + devx::qpStateText(want) + counters +
+              "\n";
     }
     drainAsyncEvents();
     std::lock_guard<std::mutex> lock(notes_mu_);
@@ -512,7 +539,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   // last few; each one is acknowledged at once, as ibverbs requires before a context closes.
   void drainAsyncEvents() {
     ibv_context* ctx = device_->context();
-    if (api_->get_async_event == nullptr || api_->ack_async_event == nullptr || ctx->async_fd < 0) return;
+    if (api_->get_async_event == nullptr || api_->ack_async_event == nullptr || ctx->async_fd < 0)
+      return;
     for (int n = 0; n < 64; ++n) {
       pollfd p{ctx->async_fd, POLLIN, 0};
       if (poll(&p, 1, 0) != 1 || (p.revents & POLLIN) == 0) return;
@@ -606,8 +634,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     putBigEndian64(ifids[r], path->rgid + 8);
     path->gid_index = (uint8_t)port.gid_index;
     // The firmware does not resolve MACs: the kernel's neighbour table does (roce_mac.h).
-    return resolveRoceMac(*api_, device_->pd(), port.number, port.gid_index, path->rgid,
-                          path->rmac, why);
+    return resolveRoceMac(*api_, device_->pd(), port.number, port.gid_index, path->rgid, path->rmac,
+                          why);
   }
 
   void destroyQps() {
@@ -656,11 +684,12 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   int local_rank_ = -1;
   std::mutex notes_mu_;  // diagnostics may be read while another thread registers memory
   std::string registration_note_;
-  std::string device_note_;                  // devices skipped, missing PCIe affinity
-  std::string probe_note_;                   // the connect-time doorbell verdict
-  std::vector<std::string> async_events_;    // guarded by notes_mu_
+  std::string device_note_;                // devices skipped, missing PCIe affinity
+  std::string probe_note_;                 // the connect-time doorbell verdict
+  std::vector<std::string> async_events_;  // guarded by notes_mu_
   QpTuning tuning_;
-  uint32_t ibgda_flags_ = 0;  // IbgdaContext::flags: kIbgdaAtomicsViaNic unless TE4J_RDMA_ATOMICS=local
+  uint32_t ibgda_flags_ =
+      0;  // IbgdaContext::flags: kIbgdaAtomicsViaNic unless TE4J_RDMA_ATOMICS=local
   std::string diagnostics_;
 };
 

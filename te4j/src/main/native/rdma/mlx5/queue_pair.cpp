@@ -83,7 +83,8 @@ bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
   init.qpn = qp->qpn;
   init.port = device.port().number;
   init.atomic_mode = device.atomicMode();
-  if (!devxModify(api, qp->qp, "RST2INIT_QP", devx::rst2initIn(init), devx::modifyQpOutBytes(), why))
+  if (!devxModify(api, qp->qp, "RST2INIT_QP", devx::rst2initIn(init), devx::modifyQpOutBytes(),
+                  why))
     return false;
   qp->state = QpState::kInit;
   devx::RtrConfig rtr;
@@ -92,7 +93,8 @@ bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
   rtr.mtu = device.port().active_mtu;
   rtr.path = path;
   const devx::GeneralCaps& caps = device.caps();
-  if (caps.log_max_msg != 0 && caps.log_max_msg < rtr.log_msg_max) rtr.log_msg_max = (uint8_t)caps.log_max_msg;
+  if (caps.log_max_msg != 0 && caps.log_max_msg < rtr.log_msg_max)
+    rtr.log_msg_max = (uint8_t)caps.log_max_msg;
   if (caps.log_max_ra_res_qp < rtr.log_rra_max) rtr.log_rra_max = (uint8_t)caps.log_max_ra_res_qp;
   if (!devxModify(api, qp->qp, "INIT2RTR_QP", devx::init2rtrIn(rtr), devx::modifyQpOutBytes(), why))
     return false;
@@ -112,11 +114,13 @@ bool connectHwQp(const Mlx5Device& device, HwQp* qp, uint32_t remote_qpn,
 
 bool queryHwQp(const VerbsApi& api, const HwQp& qp, devx::QpQuery* out, std::string* why) {
   if (qp.qp == nullptr || api.devx_obj_query == nullptr) {
-    *why = qp.qp == nullptr ? "no QP object" : "mlx5dv_devx_obj_query is missing (rdma-core too old)";
+    *why =
+        qp.qp == nullptr ? "no QP object" : "mlx5dv_devx_obj_query is missing (rdma-core too old)";
     return false;
   }
   devx::Mailbox reply;
-  if (!devxQuery(api, qp.qp, "QUERY_QP", devx::queryQpIn(qp.qpn), devx::queryQpOutBytes(), &reply, why))
+  if (!devxQuery(api, qp.qp, "QUERY_QP", devx::queryQpIn(qp.qpn), devx::queryQpOutBytes(), &reply,
+                 why))
     return false;
   *out = devx::parseQueryQp(reply);
   return true;

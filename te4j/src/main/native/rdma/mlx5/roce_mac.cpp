@@ -34,8 +34,9 @@ bool resolveRoceMac(const VerbsApi& api, ibv_pd* pd, uint8_t port, int sgid_inde
   ibv_ah* ah = api.create_ah(pd, &attr);
   if (ah == nullptr) {
     const int err = errno != 0 ? errno : EHOSTUNREACH;
-    *why = "cannot resolve the MAC address of " + gidText(rgid) + " (ibv_create_ah: " +
-           std::strerror(err) + "); fix: the peer's address must be reachable from this port's "
+    *why = "cannot resolve the MAC address of " + gidText(rgid) +
+           " (ibv_create_ah: " + std::strerror(err) +
+           "); fix: the peer's address must be reachable from this port's "
            "netdev (check with ping / ip neigh)";
     return false;
   }

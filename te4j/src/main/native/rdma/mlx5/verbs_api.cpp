@@ -14,7 +14,7 @@ namespace rdma {
 namespace {
 
 std::mutex g_load_mu;
-VerbsApi g_real;                       // filled once, under g_load_mu
+VerbsApi g_real;  // filled once, under g_load_mu
 bool g_real_loaded = false;
 std::atomic<const VerbsApi*> g_injected{nullptr};
 

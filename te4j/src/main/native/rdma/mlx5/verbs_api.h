@@ -24,16 +24,16 @@ struct VerbsApi {
   decltype(&::ibv_get_device_list) get_device_list = nullptr;
   decltype(&::ibv_free_device_list) free_device_list = nullptr;
   decltype(&::ibv_get_device_name) get_device_name = nullptr;
-  decltype(&::ibv_open_device) open_device = nullptr;    // only to tell DevX from device access
+  decltype(&::ibv_open_device) open_device = nullptr;  // only to tell DevX from device access
   decltype(&::ibv_close_device) close_device = nullptr;
-  decltype(&::ibv_query_port) query_port = nullptr;      // takes a whole struct ibv_port_attr
+  decltype(&::ibv_query_port) query_port = nullptr;  // takes a whole struct ibv_port_attr
   decltype(&::ibv_query_gid) query_gid = nullptr;
   decltype(&::ibv_alloc_pd) alloc_pd = nullptr;
   decltype(&::ibv_dealloc_pd) dealloc_pd = nullptr;
   decltype(&::ibv_reg_mr) reg_mr = nullptr;
   decltype(&::ibv_reg_dmabuf_mr) reg_dmabuf_mr = nullptr;  // optional: rdma-core >= 34
   decltype(&::ibv_dereg_mr) dereg_mr = nullptr;
-  decltype(&::ibv_create_ah) create_ah = nullptr;        // RoCE: resolves the peer's MAC
+  decltype(&::ibv_create_ah) create_ah = nullptr;  // RoCE: resolves the peer's MAC
   decltype(&::ibv_destroy_ah) destroy_ah = nullptr;
   // Optional: the device's async events (port down, QP fatal...), read when a wait timed out.
   decltype(&::ibv_get_async_event) get_async_event = nullptr;
@@ -51,7 +51,7 @@ struct VerbsApi {
   decltype(&::mlx5dv_devx_obj_create) devx_obj_create = nullptr;
   decltype(&::mlx5dv_devx_obj_modify) devx_obj_modify = nullptr;
   decltype(&::mlx5dv_devx_obj_destroy) devx_obj_destroy = nullptr;
-  decltype(&::mlx5dv_devx_obj_query) devx_obj_query = nullptr;      // optional: QUERY_QP
+  decltype(&::mlx5dv_devx_obj_query) devx_obj_query = nullptr;  // optional: QUERY_QP
   decltype(&::mlx5dv_devx_general_cmd) devx_general_cmd = nullptr;
 
   /// Where the GID types are read (<root>/<device>/ports/<port>/gid_attrs/types/<index>);

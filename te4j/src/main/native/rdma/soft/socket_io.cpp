@@ -43,7 +43,10 @@ std::string sysError(const char* what) { return std::string(what) + ": " + std::
 
 int tcpListen(uint32_t ipv4, uint16_t* port, std::string* err) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) { *err = sysError("socket"); return -1; }
+  if (fd < 0) {
+    *err = sysError("socket");
+    return -1;
+  }
   const int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in a = makeAddr(ipv4, *port);
@@ -60,7 +63,10 @@ int tcpListen(uint32_t ipv4, uint16_t* port, std::string* err) {
 
 int tcpConnect(uint32_t ipv4, uint16_t port, int timeout_ms, std::string* err) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) { *err = sysError("socket"); return -1; }
+  if (fd < 0) {
+    *err = sysError("socket");
+    return -1;
+  }
   sockaddr_in a = makeAddr(ipv4, port);
   const std::string where = ipv4ToString(ipv4) + ":" + std::to_string(port);
   if (connect(fd, (sockaddr*)&a, sizeof(a)) != 0) {
@@ -119,7 +125,10 @@ int readFull(int fd, void* buf, size_t n, int timeout_ms) {
 int writeVecFull(int fd, iovec* iov, int n, int timeout_ms) {
   int first = 0;
   while (first < n) {
-    if (iov[first].iov_len == 0) { ++first; continue; }
+    if (iov[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
     msghdr m;
     std::memset(&m, 0, sizeof(m));
     m.msg_iov = iov + first;

@@ -36,8 +36,8 @@ namespace {
 std::mutex g_nics_mu;
 std::vector<SoftNic*> g_nics;
 
-constexpr int kIoTimeoutMs = 30000;   // a stalled peer for this long is a lost peer
-constexpr int kIdlePollMs = 100;      // how often idle threads look at their stop flag
+constexpr int kIoTimeoutMs = 30000;  // a stalled peer for this long is a lost peer
+constexpr int kIdlePollMs = 100;     // how often idle threads look at their stop flag
 constexpr size_t kMaxDiagnostics = 32;
 
 // Waits until fd is readable or `stop` is set; true when readable.
@@ -174,15 +174,16 @@ bool randomBytes(uint8_t* out, size_t n) {
   return true;
 }
 
-void helloMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header, uint8_t out[kMacBytes]) {
+void helloMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header,
+              uint8_t out[kMacBytes]) {
   static const char kLabel[] = "te4j-nic-hello";
   const void* parts[] = {kLabel, nonce, hello_header};
   const size_t lengths[] = {sizeof(kLabel) - 1, kNonceBytes, kFrameHeaderBytes};
   hmacSha256(key, kAuthKeyBytes, parts, lengths, 3, out);
 }
 
-void ackMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header, const uint8_t* ack_header,
-            uint8_t out[kMacBytes]) {
+void ackMac(const uint8_t* key, const uint8_t* nonce, const uint8_t* hello_header,
+            const uint8_t* ack_header, uint8_t out[kMacBytes]) {
   static const char kLabel[] = "te4j-nic-ack";
   const void* parts[] = {kLabel, nonce, hello_header, ack_header};
   const size_t lengths[] = {sizeof(kLabel) - 1, kNonceBytes, kFrameHeaderBytes, kFrameHeaderBytes};
@@ -197,15 +198,17 @@ bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, con
   *closed = false;
   uint8_t challenge[kFrameHeaderBytes + kNonceBytes];
   if (readFullBy(fd, challenge, sizeof(challenge), deadline) != 0) {
-    *why = errno == ETIMEDOUT ? "no challenge within the connect timeout (not a te4j software NIC, or stalled)"
-                              : "closed before its challenge";
+    *why = errno == ETIMEDOUT
+               ? "no challenge within the connect timeout (not a te4j software NIC, or stalled)"
+               : "closed before its challenge";
     *closed = errno != ETIMEDOUT;
     return false;
   }
   Frame f;
   const char* bad = "";
   if (!decodeFrame(challenge, &f, &bad) || f.type != kFrameChallenge) {
-    *why = std::string("bad challenge: ") + (f.type != kFrameChallenge && *bad == 0 ? "wrong frame type" : bad);
+    *why = std::string("bad challenge: ") +
+           (f.type != kFrameChallenge && *bad == 0 ? "wrong frame type" : bad);
     return false;
   }
   uint8_t nonce[kNonceBytes];
@@ -227,14 +230,16 @@ bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, con
   encodeFrame(hello, msg);
   helloMac(key, challenge + kFrameHeaderBytes, msg, msg + kFrameHeaderBytes);
   if (writeFullBy(fd, msg, sizeof(msg), deadline) != 0) {
-    *why = errno == ETIMEDOUT ? "HELLO not taken within the connect timeout" : "closed while sending HELLO";
+    *why = errno == ETIMEDOUT ? "HELLO not taken within the connect timeout"
+                              : "closed while sending HELLO";
     return false;
   }
   uint8_t ack[kFrameHeaderBytes + kMacBytes];
   if (readFullBy(fd, ack, sizeof(ack), deadline) != 0) {
-    *why = errno == ETIMEDOUT ? "no answer to HELLO within the connect timeout"
-                              : "it closed the connection each time: it refused this rank's proof of its key (the"
-                                " metadata is not its current one, or not of this job), or strangers flood it";
+    *why = errno == ETIMEDOUT
+               ? "no answer to HELLO within the connect timeout"
+               : "it closed the connection each time: it refused this rank's proof of its key (the"
+                 " metadata is not its current one, or not of this job), or strangers flood it";
     *closed = errno != ETIMEDOUT;
     return false;
   }
@@ -244,7 +249,9 @@ bool clientHandshake(int fd, int local_rank, int dst_rank, size_t num_ranks, con
   }
   if (f.rkey == kAckNotProven) {
     // Unauthenticated (a stranger can send it too): it only makes this attempt fail sooner.
-    *why = "it refused this rank's proof of its key (the metadata is not its current one, or not of this job)";
+    *why =
+        "it refused this rank's proof of its key (the metadata is not its current one, or not of "
+        "this job)";
     return false;
   }
   uint8_t expected[kMacBytes];
@@ -277,8 +284,14 @@ int SoftNic::start(uint32_t ipv4, uint16_t port, std::string* err) {
   stopping_.store(false);
   const char* poll_mode = std::getenv("TE4J_SOFTNIC_POLL");
   busy_poll_ = poll_mode != nullptr && std::strcmp(poll_mode, "busy") == 0;
-  acceptor_ = std::thread([this] { nameThread("te4j-nic-accept"); acceptLoop(); });
-  progress_ = std::thread([this] { nameThread("te4j-nic-progress"); progressLoop(); });
+  acceptor_ = std::thread([this] {
+    nameThread("te4j-nic-accept");
+    acceptLoop();
+  });
+  progress_ = std::thread([this] {
+    nameThread("te4j-nic-progress");
+    progressLoop();
+  });
   {
     std::lock_guard<std::mutex> lock(g_nics_mu);
     g_nics.push_back(this);
@@ -390,7 +403,8 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     for (int backoff_ms = 5;; backoff_ms = std::min(backoff_ms * 2, 200)) {
       const int left = millisUntil(deadline);
       if (left == 0) {
-        *err = "software NIC connect timed out after " + std::to_string(timeout_ms) + " ms before reaching " + where;
+        *err = "software NIC connect timed out after " + std::to_string(timeout_ms) +
+               " ms before reaching " + where;
         closeAll();
         return -1;
       }
@@ -403,13 +417,18 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
       boundSilence(fd, peer_timeout_ms_.load());
       std::string why;
       bool closed = false;
-      if (clientHandshake(fd, local_rank, (int)r, peers.size(), peers[r].key, deadline, &why, &closed)) break;
+      if (clientHandshake(fd, local_rank, (int)r, peers.size(), peers[r].key, deadline, &why,
+                          &closed))
+        break;
       close(fd);
       // Closed unanswered: the responder may have dropped this handshake for room under its caps;
       // another attempt, within the same deadline, gets through.
       if (!closed || millisUntil(deadline) <= backoff_ms) {
-        *err = "software NIC handshake with " + where + " failed: " + why + " (every rank must run te4j with wire"
-               " version " + std::to_string(kWireVersion) + "; connect timeout " + std::to_string(timeout_ms) + " ms)";
+        *err = "software NIC handshake with " + where + " failed: " + why +
+               " (every rank must run te4j with wire"
+               " version " +
+               std::to_string(kWireVersion) + "; connect timeout " + std::to_string(timeout_ms) +
+               " ms)";
         closeAll();
         return -1;
       }
@@ -426,12 +445,16 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     std::lock_guard<std::mutex> lock(engine_mu_);
     for (auto& qp : qps_) {
       const int peer = qp->peer_rank.load();
-      if (peer >= 0 && (size_t)peer < conns.size() && conns[peer]) conns[peer]->qps[qp->qpn] = qp.get();
+      if (peer >= 0 && (size_t)peer < conns.size() && conns[peer])
+        conns[peer]->qps[qp->qpn] = qp.get();
     }
     for (auto& c : conns)
       if (c) {
         OutConn* raw = c.get();
-        c->reader = std::thread([this, raw] { nameThread("te4j-nic-reader"); readerLoop(raw); });
+        c->reader = std::thread([this, raw] {
+          nameThread("te4j-nic-reader");
+          readerLoop(raw);
+        });
       }
     std::lock_guard<std::mutex> fds_lock(fds_mu_);
     for (auto& c : conns)
@@ -483,8 +506,10 @@ std::string SoftNic::diagnostics() {
 
 void SoftNic::flag(const std::string& message) {
   std::lock_guard<std::mutex> lock(diag_mu_);
-  if (diagnostics_.size() < kMaxDiagnostics) diagnostics_.push_back(message);
-  else ++diag_dropped_;
+  if (diagnostics_.size() < kMaxDiagnostics)
+    diagnostics_.push_back(message);
+  else
+    ++diag_dropped_;
 }
 
 // ---- progress engine -----------------------------------------------------------------------
@@ -594,8 +619,9 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   if (syndrome == 0) {
     // A READ's scatter list and an atomic's fetch address are written, a WRITE's gather list read.
     const uint32_t access =
-        w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead ? kAccessLocalWrite
-                                                                                     : kAccessLocalRead;
+        w.opcode == mlx5::kOpcodeAtomicMaskedFa || w.opcode == mlx5::kOpcodeRdmaRead
+            ? kAccessLocalWrite
+            : kAccessLocalRead;
     for (int i = 0; i < w.num_sge && syndrome == 0; ++i)
       if (!regions_->check(w.sge[i].lkey, w.sge[i].addr, w.sge[i].length, access))
         syndrome = mlx5::kSyndromeLocalProtErr;
@@ -721,8 +747,10 @@ void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w)
   }
   int rc = 0;
   errno = 0;
-  if (read_failed) flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
-  else rc = sendFrame(conn->fd, f, staging_.data(), f.length);
+  if (read_failed)
+    flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + err);
+  else
+    rc = sendFrame(conn->fd, f, staging_.data(), f.length);
   const int send_errno = errno;
   qp->markSent((uint16_t)f.seq);
   if (read_failed) {
@@ -746,7 +774,8 @@ int SoftNic::placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, 
     std::shared_lock<std::shared_mutex> hold;
     // The destination was checked at post time; it is checked again (and held) now, because the
     // application may have deregistered and freed it while the READ was on the wire.
-    if (*syndrome != 0 || !regions_->checkAndHold(sge.lkey, sge.addr, sge.length, kAccessLocalWrite, &hold)) {
+    if (*syndrome != 0 ||
+        !regions_->checkAndHold(sge.lkey, sge.addr, sge.length, kAccessLocalWrite, &hold)) {
       if (*syndrome == 0) *syndrome = mlx5::kSyndromeLocalProtErr;
       if (rx->skip(sge.length) != 0) return -1;
       continue;
@@ -778,7 +807,8 @@ void SoftNic::readerLoop(OutConn* conn) {
     const char* why = "";
     if (!decodeFrame(rx.data(), &f, &why)) {
       cause = EPROTO;
-      if (!conn->closing.load()) flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
+      if (!conn->closing.load())
+        flag("connection to rank " + std::to_string(conn->rank) + ": " + why);
       break;
     }
     rx.consume(kFrameHeaderBytes);
@@ -850,7 +880,8 @@ void SoftNic::acceptLoop() {
     for (size_t i = 0; i < pending.size(); ++i) {
       Pending& p = pending[i];
       bool finished = false;
-      if (ready > 0 && (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) finished = advanceHandshake(&p);
+      if (ready > 0 && (fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0)
+        finished = advanceHandshake(&p);
       if (!finished && millisUntil(p.deadline) == 0) {
         // Too slow, however it paced its bytes: the deadline ran from the accept.
         stats_.handshakes_dropped.fetch_add(1);
@@ -879,7 +910,7 @@ void SoftNic::acceptPending(std::vector<Pending>* pending) {
     }
     // Past a cap the oldest pending handshake makes room: a rank's handshake takes one round
     // trip, so strangers that hold connections open cannot keep it out.
-    const size_t victim = same >= kMaxPendingPerSource ? oldest_same
+    const size_t victim = same >= kMaxPendingPerSource     ? oldest_same
                           : pending->size() >= kMaxPending ? 0
                                                            : pending->size();
     if (victim < pending->size()) {
@@ -992,7 +1023,10 @@ bool SoftNic::serve(int fd, int src_rank) {
   conn->state = std::make_unique<ResponderState>(fd);
   InConn* raw = conn.get();
   try {
-    conn->thread = std::thread([this, raw] { nameThread("te4j-nic-respond"); responderLoop(raw); });
+    conn->thread = std::thread([this, raw] {
+      nameThread("te4j-nic-respond");
+      responderLoop(raw);
+    });
   } catch (const std::system_error&) {
     conn->fd = -1;  // the caller closes it
     return false;   // no thread to be had: refused like a connection over the cap
@@ -1004,7 +1038,9 @@ bool SoftNic::serve(int fd, int src_rank) {
 // What a responder keeps between requests: the buffered receive side, the answers not yet sent
 // and the requester QPs whose requests are flushed from now on.
 struct ResponderState {
-  explicit ResponderState(int fd) : rx(fd, kRxBufferBytes) { answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes); }
+  explicit ResponderState(int fd) : rx(fd, kRxBufferBytes) {
+    answers.reserve(kMaxHeldAnswers + kFrameHeaderBytes);
+  }
   RxBuffer rx;
   // Answers in arrival order, sent together when no request is waiting (or when many are
   // held): a burst of requests is answered with a few sends, not one per request.
@@ -1092,8 +1128,10 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
     uint32_t read_bytes = 0;
     switch (f.type) {
       case kFrameRead: {
-        if (syndrome == 0 && (f.arg0 == 0 || f.arg0 > kMaxFramePayload)) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.arg0, kAccessRemoteRead, &hold))
+        if (syndrome == 0 && (f.arg0 == 0 || f.arg0 > kMaxFramePayload))
+          syndrome = mlx5::kSyndromeRemoteInvalReqErr;
+        if (syndrome == 0 &&
+            !regions_->checkAndHold(f.rkey, f.raddr, f.arg0, kAccessRemoteRead, &hold))
           syndrome = mlx5::kSyndromeRemoteAccessErr;
         if (syndrome == 0) {
           if (port_->direct()) {
@@ -1116,7 +1154,8 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
         break;
       }
       case kFrameWrite: {
-        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
+        if (syndrome == 0 &&
+            !regions_->checkAndHold(f.rkey, f.raddr, f.length, kAccessRemoteWrite, &hold))
           syndrome = mlx5::kSyndromeRemoteAccessErr;
         int io = 0;
         if (syndrome != 0) {
@@ -1145,7 +1184,8 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
       }
       case kFrameMaskedFa32: {
         if (syndrome == 0 && (f.raddr & 3u) != 0) syndrome = mlx5::kSyndromeRemoteInvalReqErr;
-        if (syndrome == 0 && !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
+        if (syndrome == 0 &&
+            !regions_->checkAndHold(f.rkey, f.raddr, 4, kAccessRemoteAtomic, &hold))
           syndrome = mlx5::kSyndromeRemoteAccessErr;
         if (syndrome == 0) {
           std::string err;
@@ -1158,8 +1198,7 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
         }
         break;
       }
-      default:
-        break;  // not a request: refused above
+      default: break;  // not a request: refused above
     }
     if (!in_step) return ended();
     // A READ's bytes go out while the region is held: a deregistration waits for the send.
@@ -1246,7 +1285,8 @@ bool SoftNic::serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t tim
       bool counted = false;
       std::lock_guard<std::mutex> in_lock(nic->in_mu_);
       for (auto& c : nic->in_) {
-        if (c->done.load(std::memory_order_acquire) || c->handoff.load(std::memory_order_acquire)) continue;
+        if (c->done.load(std::memory_order_acquire) || c->handoff.load(std::memory_order_acquire))
+          continue;
         if (!counted) nic->waiters_serving_.fetch_add(1, std::memory_order_acq_rel);
         counted = true;
         c->drivers.fetch_add(1, std::memory_order_acq_rel);
@@ -1301,7 +1341,8 @@ bool SoftNic::serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t tim
     const auto now = Clock::now();
     if (now >= deadline || std::find(left.begin(), left.end(), false) == left.end()) break;
     const int64_t slice = std::min<int64_t>(
-        kServeSliceNs, std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
+        kServeSliceNs,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
     if (fds.empty()) {
       // Every connection is busy in its own thread, which wakes the word's waiters itself.
       waitWordChange(word, seen, slice);

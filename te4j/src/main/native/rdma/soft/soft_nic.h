@@ -45,14 +45,15 @@ namespace rdma {
 
 constexpr size_t kAuthKeyBytes = 32;
 
-class RxBuffer;        // soft_nic.cpp: the buffered receive side of one connection
+class RxBuffer;         // soft_nic.cpp: the buffered receive side of one connection
 struct ResponderState;  // soft_nic.cpp: what a responder keeps between requests
 
 struct PeerEndpoint {
   bool active = false;
   uint32_t ipv4 = 0;  // host order
   uint16_t port = 0;
-  uint8_t key[kAuthKeyBytes] = {};  // the peer NIC's key (its metadata), proves this rank is of the job
+  uint8_t key[kAuthKeyBytes] =
+      {};  // the peer NIC's key (its metadata), proves this rank is of the job
 };
 
 class SoftNic {
@@ -108,11 +109,11 @@ class SoftNic {
   /// takes the doorbell; the caller hints it, doorbell_hint.h).
   static bool runDoorbellsHere();
   /// Called by a thread about to park until the 32-bit word changes from `seen` (a signal
-  /// word); only with TE4J_SOFTNIC_SERVE=waiter (else it returns false at once): it serves the requests arriving on this process's incoming connections itself,
-  /// up to timeout_ns, returning once the word changed, the time is up or a request needs the
-  /// responder thread. False at once when there is no incoming connection to serve (then the
-  /// caller parks on the word as before). Another writer of the word (not a NIC) is seen
-  /// within kServeSliceNs.
+  /// word); only with TE4J_SOFTNIC_SERVE=waiter (else it returns false at once): it serves the
+  /// requests arriving on this process's incoming connections itself, up to timeout_ns, returning
+  /// once the word changed, the time is up or a request needs the responder thread. False at once
+  /// when there is no incoming connection to serve (then the caller parks on the word as before).
+  /// Another writer of the word (not a NIC) is seen within kServeSliceNs.
   static bool serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns);
   static constexpr int64_t kServeSliceNs = 100000;
 
@@ -242,7 +243,8 @@ class SoftNic {
 
   std::mutex in_mu_;
   std::vector<std::shared_ptr<InConn>> in_;
-  std::atomic<int> waiters_serving_{0};  // threads in serveWhileWaiting on this NIC; stop waits for them
+  std::atomic<int> waiters_serving_{
+      0};  // threads in serveWhileWaiting on this NIC; stop waits for them
 
   std::mutex diag_mu_;
   std::vector<std::string> diagnostics_;

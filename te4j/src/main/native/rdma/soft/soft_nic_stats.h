@@ -23,15 +23,25 @@ struct SoftNicStats {
   std::atomic<uint64_t> bad_frames{0};      // connections closed for a malformed frame
   std::atomic<uint64_t> handshakes_refused{0};  // HELLOs malformed or not proving the NIC's key
   std::atomic<uint64_t> handshakes_dropped{0};  // handshakes too slow, evicted, or over the caps
-  std::atomic<uint64_t> bytes_read{0};      // responder: bytes sent back for READs
+  std::atomic<uint64_t> bytes_read{0};          // responder: bytes sent back for READs
   static constexpr int kCount = 16;
   void snapshot(int64_t out[kCount]) const {
-    const std::atomic<uint64_t>* all[kCount] = {&doorbells, &dbr_mismatches, &uar_mismatches,
-                                                &wqes,      &local_errors,   &remote_errors,
-                                                &flushes,   &cqes,           &cq_overruns,
-                                                &bytes_written, &atomics,    &rejected,
-                                                &bad_frames, &handshakes_refused,
-                                                &handshakes_dropped, &bytes_read};
+    const std::atomic<uint64_t>* all[kCount] = {&doorbells,
+                                                &dbr_mismatches,
+                                                &uar_mismatches,
+                                                &wqes,
+                                                &local_errors,
+                                                &remote_errors,
+                                                &flushes,
+                                                &cqes,
+                                                &cq_overruns,
+                                                &bytes_written,
+                                                &atomics,
+                                                &rejected,
+                                                &bad_frames,
+                                                &handshakes_refused,
+                                                &handshakes_dropped,
+                                                &bytes_read};
     for (int i = 0; i < kCount; ++i) out[i] = (int64_t)all[i]->load(std::memory_order_relaxed);
   }
 };

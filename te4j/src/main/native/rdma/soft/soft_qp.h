@@ -28,9 +28,9 @@ struct InFlight {
   // WRITE source is no longer read. A CQE tells the application it may reuse that source, so
   // retire() waits for this as well as for `done` (a response can overtake sendmsg's return).
   bool sent = true;
-  uint8_t syndrome = 0;      // 0: success
-  uint32_t byte_count = 0;   // reported in the CQE
-  bool has_fetch = false;    // a masked FA: the old value goes to fetch_addr (already checked)
+  uint8_t syndrome = 0;     // 0: success
+  uint32_t byte_count = 0;  // reported in the CQE
+  bool has_fetch = false;   // a masked FA: the old value goes to fetch_addr (already checked)
   uint64_t fetch_addr = 0;
   std::vector<ParsedSge> scatter;  // a READ: where its response's bytes go (already checked)
 };
@@ -42,12 +42,12 @@ class SoftQp {
   uint32_t sq_mask = 0;
   uint32_t cq_mask = 0;
   uint32_t bf_size = 256;
-  uint8_t* sq_buf = nullptr;    // NIC-side (host) view of the control memory
+  uint8_t* sq_buf = nullptr;  // NIC-side (host) view of the control memory
   uint8_t* cq_buf = nullptr;
   uint32_t* sq_dbrec = nullptr;
   uint32_t* cq_dbrec = nullptr;
-  uint64_t* uar = nullptr;      // two words: uar[0] and uar[bf_size / 8]
-  uint64_t scratch_dev = 0;     // device address of the fetch scratch
+  uint64_t* uar = nullptr;   // two words: uar[0] and uar[bf_size / 8]
+  uint64_t scratch_dev = 0;  // device address of the fetch scratch
   uint64_t scratch_host = 0;
 
   // Set by connect (before traffic), read by the progress thread and responders.

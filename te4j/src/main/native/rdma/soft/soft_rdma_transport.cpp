@@ -33,7 +33,9 @@ namespace {
 
 constexpr uint32_t kBfSize = 256;
 constexpr size_t kDbrOffset(uint32_t ring) { return (size_t)ring * 128; }
-constexpr size_t blockBytes(uint32_t ring) { return ((size_t)ring * 128 + 704 + 4095) & ~(size_t)4095; }
+constexpr size_t blockBytes(uint32_t ring) {
+  return ((size_t)ring * 128 + 704 + 4095) & ~(size_t)4095;
+}
 constexpr int kConnectTimeoutMs = 30000;  // the whole of connectPeers unless told otherwise
 
 class SoftRdmaTransport final : public TableRdmaTransport {
@@ -67,7 +69,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   }
 
   int registerMemory(void* ptr, std::size_t bytes) override {
-    if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "registerMemory: null or empty");
+    if (ptr == nullptr || bytes == 0)
+      return fail(kInvalidArgument, "registerMemory: null or empty");
     const uint32_t key = regions_.add((uint64_t)(uintptr_t)ptr, bytes, kAccessAll);
     if (key == 0) return fail(kOutOfMemory, "registerMemory: region table full");
     window_base_ = (uint64_t)(uintptr_t)ptr;
@@ -78,7 +81,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   int64_t regionKey(void* ptr, std::size_t bytes) override {
     const uint32_t key = regions_.keyOf((uint64_t)(uintptr_t)ptr);
     if (key == 0 || key == ctrl_key_ || !regions_.check(key, (uint64_t)(uintptr_t)ptr, bytes, 0))
-      return fail(kInvalidArgument, "regionKey: no registration starts at that address and holds the range");
+      return fail(kInvalidArgument,
+                  "regionKey: no registration starts at that address and holds the range");
     return (int64_t)key;
   }
 
@@ -91,16 +95,19 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   }
 
   int deregisterRange(void* ptr, std::size_t bytes) override {
-    if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "deregisterRange: null or empty");
+    if (ptr == nullptr || bytes == 0)
+      return fail(kInvalidArgument, "deregisterRange: null or empty");
     regions_.removeOverlapping((uint64_t)(uintptr_t)ptr, bytes, ctrl_key_);
     if (window_key_ != 0 && !regions_.check(window_key_, window_base_, 0, 0)) window_key_ = 0;
     return ok();
   }
 
   int setRingSize(int wqebbs) override {
-    if (ctrl_host_ != nullptr) return fail(kIllegalState, "setRingSize: control buffer already allocated");
+    if (ctrl_host_ != nullptr)
+      return fail(kIllegalState, "setRingSize: control buffer already allocated");
     if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
-      return fail(kInvalidArgument, "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
+      return fail(kInvalidArgument,
+                  "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
     ring_ = (uint32_t)wqebbs;
     return ok();
   }
@@ -116,7 +123,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       return fail(kOutOfMemory, "allocateControlBuffer: " + err);
     ctrl_host_ = (uint8_t*)host;
     ctrl_dev_ = (uint8_t*)device;
-    ctrl_key_ = regions_.add((uint64_t)(uintptr_t)ctrl_dev_, ctrl_bytes_, kAccessLocalRead | kAccessLocalWrite);
+    ctrl_key_ = regions_.add((uint64_t)(uintptr_t)ctrl_dev_, ctrl_bytes_,
+                             kAccessLocalRead | kAccessLocalWrite);
     if (memory_->allocTable(sizeof(dev::IbgdaQp) * numQps(), &qp_table_, &err) != 0 ||
         memory_->allocTable(sizeof(uint64_t) * num_ranks_, &raddrs_, &err) != 0 ||
         memory_->allocTable(sizeof(uint32_t) * num_ranks_, &rkeys_, &err) != 0)
@@ -139,7 +147,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     }
     std::string record_why;
     mooncake::device::McErrorRecord* record = errorRecord(platform_, device_, &record_why);
-    if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
+    if (record == nullptr)
+      return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(ctrl_host_, 0, ctrl_bytes_);
     std::vector<std::unique_ptr<SoftQp>> qps;
     std::vector<dev::IbgdaQp> table(numQps());
@@ -161,7 +170,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       qp->uar = (uint64_t*)(h + kDbrOffset(ring_) + 128);
       // CQEs start invalid with owner 0: the first pass of the producer writes owner 0 too.
       for (uint32_t c = 0; c < ring_; ++c)
-        ((mlx5::Cqe64*)qp->cq_buf)[c].dw[mlx5::kCqeDwOwner] = mlx5::cqe_make_dw15(0, mlx5::kCqeInvalid, 0);
+        ((mlx5::Cqe64*)qp->cq_buf)[c].dw[mlx5::kCqeDwOwner] =
+            mlx5::cqe_make_dw15(0, mlx5::kCqeInvalid, 0);
       dev::IbgdaQp& t = table[i];
       t.qpn = qp->qpn;
       t.sq_mask = ring_ - 1;
@@ -188,7 +198,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   }
 
   int recreateQueuePairs(void* stream) override {
-    if (!nic_ || qpns_.empty()) return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
+    if (!nic_ || qpns_.empty())
+      return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
     qp_ptrs_.clear();
     nic_->takeQps();  // closes connections; the old QPs are destroyed here
     return createQueuePairs(stream);
@@ -203,10 +214,14 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       return fail(kInvalidArgument, "connectPeers: local_rank out of range");
     // A bit for a rank the job does not have would be skipped, and the caller told it connected.
     if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
-      return fail(kInvalidArgument, "connectPeers: active_ranks_mask names ranks at or above num_ranks");
-    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes || !interface_ids)
+      return fail(kInvalidArgument,
+                  "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
+        !interface_ids)
       return fail(kInvalidArgument, "connectPeers: a table is null");
-    if (!is_roce) return fail(kInvalidArgument, "connectPeers: the software NIC is RoCE-addressed (is_roce must be true)");
+    if (!is_roce)
+      return fail(kInvalidArgument,
+                  "connectPeers: the software NIC is RoCE-addressed (is_roce must be true)");
     std::vector<PeerEndpoint> peers(num_ranks_);
     std::vector<uint64_t> raddrs(num_ranks_, 0);
     std::vector<uint32_t> rkeys(num_ranks_, 0);
@@ -214,8 +229,9 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       if (!((active_ranks_mask >> r) & 1u)) continue;
       if (subnet_prefixes[r] != 0 || (interface_ids[r] >> 32) != 0xffffu || remote_lids[r] == 0 ||
           remote_lids[r] > 0xffffu)
-        return fail(kInvalidArgument, "connectPeers: rank " + std::to_string(r) +
-                                          " is not a software NIC endpoint (GID ::ffff:IPv4, lid = port)");
+        return fail(kInvalidArgument,
+                    "connectPeers: rank " + std::to_string(r) +
+                        " is not a software NIC endpoint (GID ::ffff:IPv4, lid = port)");
       peers[r].active = true;
       peers[r].ipv4 = (uint32_t)interface_ids[r];
       peers[r].port = (uint16_t)remote_lids[r];
@@ -229,7 +245,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     for (int r = 0; r < num_ranks_; ++r) {
       if (!peers[r].active) continue;
       if ((size_t)num_ranks_ * kAuthKeyBytes != peer_keys_.size())
-        return fail(kInvalidArgument, "connectPeers: the peers' keys are missing (setPeerKeys, from their metadata)");
+        return fail(kInvalidArgument,
+                    "connectPeers: the peers' keys are missing (setPeerKeys, from their metadata)");
       std::memcpy(peers[r].key, peer_keys_.data() + (size_t)r * kAuthKeyBytes, kAuthKeyBytes);
     }
     setPeers(local_rank, remote_qpns, active_ranks_mask);
@@ -245,7 +262,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   int localMetadata(int64_t* out, int capacity) override {
     if (qpns_.empty()) return fail(kIllegalState, "localMetadata: createQueuePairs first");
     if (out == nullptr || capacity < localMetadataLength())
-      return fail(kInvalidArgument, "localMetadata: capacity below " + std::to_string(localMetadataLength()));
+      return fail(kInvalidArgument,
+                  "localMetadata: capacity below " + std::to_string(localMetadataLength()));
     out[0] = kRdmaMetadataMagic;
     out[1] = kRdmaMetadataVersion;
     out[2] = kRdmaBackendSoft;
@@ -272,7 +290,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
 
   int statistics(int64_t* out, int capacity) override {
     if (!nic_ || out == nullptr || capacity < SoftNicStats::kCount)
-      return fail(kInvalidArgument, "statistics: capacity below " + std::to_string(SoftNicStats::kCount));
+      return fail(kInvalidArgument,
+                  "statistics: capacity below " + std::to_string(SoftNicStats::kCount));
     nic_->stats().snapshot(out);
     ok();
     return SoftNicStats::kCount;
@@ -280,7 +299,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
 
   const char* statisticsNames() const override {
     return "doorbells,dbr_mismatches,uar_mismatches,wqes,local_errors,remote_errors,flushes,"
-           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames,handshakes_refused,handshakes_dropped,bytes_read";
+           "cqes,cq_overruns,bytes_written,atomics,rejected,bad_frames,handshakes_refused,"
+           "handshakes_dropped,bytes_read";
   }
 
   const char* diagnostics() override {
@@ -294,7 +314,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   int lostPeers(int32_t* out, int capacity) override {
     if (!nic_ || out == nullptr || capacity < num_ranks_)
       return fail(kInvalidArgument, "lostPeers: initialize first, capacity below num_ranks");
-    static_assert(SoftNic::kLostClosed == kPeerClosedConnection, "one code for a closed connection");
+    static_assert(SoftNic::kLostClosed == kPeerClosedConnection,
+                  "one code for a closed connection");
     for (int r = 0; r < num_ranks_; ++r) out[r] = nic_->lostCause(r);
     ok();
     return num_ranks_;
@@ -331,7 +352,6 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   }
 
  private:
-
   // QP (dst r, channel c) pairs with rank r's QP (dst local_rank, channel c).
   void setPeers(int local_rank, const uint32_t* remote_qpns, uint64_t mask) {
     const int total = numQps();
@@ -352,7 +372,8 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     const size_t colon = rest.find(':');
     if (colon != std::string::npos) {
       const std::string p = rest.substr(colon + 1);
-      if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos) return false;
+      if (p.empty() || p.size() > 5 || p.find_first_not_of("0123456789") != std::string::npos)
+        return false;
       const unsigned long v = std::stoul(p);
       if (v > 65535) return false;
       *port = (uint16_t)v;

@@ -118,9 +118,15 @@ inline void encodeFrame(const Frame& f, uint8_t out[kFrameHeaderBytes]) {
 /// Decodes a header; false (with *why) for a foreign magic, another version, an unknown type
 /// or a payload length the type does not allow.
 inline bool decodeFrame(const uint8_t in[kFrameHeaderBytes], Frame* f, const char** why) {
-  if (getLe32(in) != kWireMagic) { *why = "bad magic"; return false; }
+  if (getLe32(in) != kWireMagic) {
+    *why = "bad magic";
+    return false;
+  }
   f->version = (uint16_t)(in[4] | (in[5] << 8));
-  if (f->version != kWireVersion) { *why = "unsupported wire version"; return false; }
+  if (f->version != kWireVersion) {
+    *why = "unsupported wire version";
+    return false;
+  }
   f->type = (uint16_t)(in[6] | (in[7] << 8));
   f->src_qpn = getLe32(in + 8);
   f->dst_qpn = getLe32(in + 12);
@@ -130,10 +136,13 @@ inline bool decodeFrame(const uint8_t in[kFrameHeaderBytes], Frame* f, const cha
   f->length = getLe32(in + 32);
   f->arg0 = getLe32(in + 36);
   f->arg1 = getLe32(in + 40);
-  if (f->type < kFrameHello || f->type > kFrameRead) { *why = "unknown frame type"; return false; }
+  if (f->type < kFrameHello || f->type > kFrameRead) {
+    *why = "unknown frame type";
+    return false;
+  }
   const uint32_t fixed = f->type == kFrameChallenge ? (uint32_t)kNonceBytes
                          : f->type == kFrameHello || f->type == kFrameHelloAck ? (uint32_t)kMacBytes
-                                                                                 : 0u;
+                                                                               : 0u;
   // A RESPONSE carries the bytes of the READ it answers; whether that many were asked for is
   // the requester's check (it knows the request).
   const bool variable = f->type == kFrameWrite || f->type == kFrameResponse;

@@ -74,15 +74,20 @@ void parseWqe(const uint8_t* ring, uint32_t ring_mask, uint32_t index, uint32_t 
   copyFromRing(ring, ring_bytes, start, wqe, out->ds * 16u);
 
   switch (out->opcode) {
-    case mlx5::kOpcodeNop:
-      return;
+    case mlx5::kOpcodeNop: return;
     case mlx5::kOpcodeRdmaWrite:
     case mlx5::kOpcodeRdmaRead: {  // same layout: ctrl | raddr | gather (WRITE) or scatter (READ)
-      if (out->ds < 2) { out->syndrome = mlx5::kSyndromeLocalLengthErr; return; }
+      if (out->ds < 2) {
+        out->syndrome = mlx5::kSyndromeLocalLengthErr;
+        return;
+      }
       out->raddr = be64(wqe + 16);
       out->rkey = be32(wqe + 24);
       const int n = out->ds - 2;
-      if (n > kMaxSge) { out->syndrome = mlx5::kSyndromeLocalLengthErr; return; }
+      if (n > kMaxSge) {
+        out->syndrome = mlx5::kSyndromeLocalLengthErr;
+        return;
+      }
       for (int i = 0; i < n; ++i) {
         if (!parseSge(wqe + 32 + 16 * i, &out->sge[i])) {
           out->syndrome = mlx5::kSyndromeLocalQpOpErr;
@@ -99,7 +104,10 @@ void parseWqe(const uint8_t* ring, uint32_t ring_mask, uint32_t index, uint32_t 
         out->syndrome = mlx5::kSyndromeLocalQpOpErr;
         return;
       }
-      if (out->ds != 4) { out->syndrome = mlx5::kSyndromeLocalLengthErr; return; }
+      if (out->ds != 4) {
+        out->syndrome = mlx5::kSyndromeLocalLengthErr;
+        return;
+      }
       out->raddr = be64(wqe + 16);
       out->rkey = be32(wqe + 24);
       out->add = be32(wqe + 32);
@@ -113,9 +121,7 @@ void parseWqe(const uint8_t* ring, uint32_t ring_mask, uint32_t index, uint32_t 
       if (out->sge[0].length != 4) out->syndrome = mlx5::kSyndromeLocalLengthErr;
       return;
     }
-    default:
-      out->syndrome = mlx5::kSyndromeLocalQpOpErr;
-      return;
+    default: out->syndrome = mlx5::kSyndromeLocalQpOpErr; return;
   }
 }
 

@@ -24,13 +24,13 @@ struct ParsedWqe {
   uint8_t opcode = 0;
   uint8_t opmod = 0;
   uint8_t fm_ce_se = 0;
-  uint8_t ds = 0;             // size in 16-byte units
+  uint8_t ds = 0;  // size in 16-byte units
   uint16_t wqe_index = 0;
   uint32_t qpn = 0;
-  uint32_t num_bbs = 1;       // WQEBBs the WQE occupies (how far the consumer advances)
+  uint32_t num_bbs = 1;  // WQEBBs the WQE occupies (how far the consumer advances)
   uint64_t raddr = 0;
   uint32_t rkey = 0;
-  uint32_t add = 0;           // masked FA operand
+  uint32_t add = 0;  // masked FA operand
   uint32_t field_boundary = 0;
   int num_sge = 0;
   ParsedSge sge[kMaxSge];

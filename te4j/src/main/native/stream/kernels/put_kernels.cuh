@@ -43,14 +43,15 @@ __global__ void mc_put_kernel(mooncake::device::CommCtx ctx, int dst_rank, void*
   if (mc_stream_aborted_block(scratch)) return;
   if (mc_stream_rdma_route(ctx, dst_rank)) {  // uniform; one thread posts (rdma_route.cuh)
     if (blockIdx.x == 0 && threadIdx.x == 0)
-      mc_stream_rdma_op(ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, kMcOpPut, scratch, status);
+      mc_stream_rdma_op(ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, kMcOpPut, scratch,
+                        status);
     return;
   }
   void* dst = mooncake::device::mc_route_put(ctx, dst_rank, recv_ptr);
   if (dst == nullptr) {  // uniform: every thread computed the same route
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-      mc_stream_record(scratch, status, mc_no_route_error(kMcOpPut, dst_rank, recv_ptr,
-                                                          mc_put_route_status(ctx)));
+      mc_stream_record(scratch, status,
+                       mc_no_route_error(kMcOpPut, dst_rank, recv_ptr, mc_put_route_status(ctx)));
     }
     return;
   }
@@ -73,8 +74,9 @@ __global__ void mc_put_signal_kernel(mooncake::device::CommCtx ctx, int dst_rank
     void* dst = mc_route_put(ctx, dst_rank, recv_ptr);
     if (dst == nullptr) {
       if (blockIdx.x == 0 && threadIdx.x == 0) {
-        mc_stream_record(scratch, status, mc_no_route_error(kMcOpPutWithSignal, dst_rank,
-                                                            recv_ptr, mc_put_route_status(ctx)));
+        mc_stream_record(
+            scratch, status,
+            mc_no_route_error(kMcOpPutWithSignal, dst_rank, recv_ptr, mc_put_route_status(ctx)));
       }
       return;
     }

@@ -70,8 +70,8 @@ __device__ __forceinline__ void mc_stream_rdma_fail(const mooncake::device::Comm
 __device__ __forceinline__ void mc_stream_rdma_op(const mooncake::device::CommCtx& ctx,
                                                   int dst_rank, void* recv_ptr,
                                                   const void* send_ptr, size_t nbytes,
-                                                  uint32_t* sig_ptr, uint32_t value,
-                                                  McStreamOp op, McStreamScratch* scratch,
+                                                  uint32_t* sig_ptr, uint32_t value, McStreamOp op,
+                                                  McStreamScratch* scratch,
                                                   McStreamStatus* status) {
   using namespace mooncake::device;
   int rc = kMcRdmaOk;
@@ -81,9 +81,10 @@ __device__ __forceinline__ void mc_stream_rdma_op(const mooncake::device::CommCt
   if (rc == kMcRdmaOk) return;
   const int quiet = mc_rdma_quiet(ctx.ibgda, 0, dst_rank, 1);
   if (rc == kMcRdmaQpError && quiet != kMcRdmaOk && quiet != kMcRdmaQpError) rc = quiet;
-  mc_stream_rdma_fail(ctx, dst_rank,
-                      (uint64_t)(uintptr_t)(nbytes > 0 ? (const void*)recv_ptr : (const void*)sig_ptr),
-                      rc, op, scratch, status);
+  mc_stream_rdma_fail(
+      ctx, dst_rank,
+      (uint64_t)(uintptr_t)(nbytes > 0 ? (const void*)recv_ptr : (const void*)sig_ptr), rc, op,
+      scratch, status);
 }
 
 /// Waits (bounded by the context's timeout) for every request posted on the QP of

@@ -18,7 +18,8 @@ __global__ void mc_atomic_add_kernel(mooncake::device::CommCtx ctx, int dst_rank
   using namespace mooncake::device;
   if (mc_stream_aborted(scratch)) return;
   if (mc_stream_rdma_route(ctx, dst_rank)) {
-    mc_stream_rdma_op(ctx, dst_rank, nullptr, nullptr, 0, ptr, value, (McStreamOp)op, scratch, status);
+    mc_stream_rdma_op(ctx, dst_rank, nullptr, nullptr, 0, ptr, value, (McStreamOp)op, scratch,
+                      status);
     return;
   }
   const int rc = op == kMcOpSignal ? mc_signal(ctx, dst_rank, 0, 1, ptr, value)

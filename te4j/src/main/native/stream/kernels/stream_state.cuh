@@ -85,8 +85,8 @@ __device__ __forceinline__ bool mc_stream_aborted_block(McStreamScratch* scratch
 
 /// Records an error: details first, then the host-visible code (release), then the abort flag.
 /// Called by one thread of one kernel (see above).
-__device__ __forceinline__ void mc_stream_record(McStreamScratch* scratch,
-                                                 McStreamStatus* status, McStreamStatus error) {
+__device__ __forceinline__ void mc_stream_record(McStreamScratch* scratch, McStreamStatus* status,
+                                                 McStreamStatus error) {
   volatile McStreamStatus* s = status;
   s->op = error.op;
   s->expected = error.expected;

@@ -1,4 +1,5 @@
-// detail/copy_bulk.cuh — bulk-copy building blocks for large puts (CUDA only; the bulk put variants).
+// detail/copy_bulk.cuh — bulk-copy building blocks for large puts (CUDA only; the bulk put
+// variants).
 //
 //   mc_copy_int4_unrolled<U>   16-byte words, U independent loads in flight per participant
 //                              before their stores (copy.cuh uses U = 4)
@@ -42,8 +43,8 @@ MC_DEVICE_INLINE void mc_copy_int4_unrolled(mc_int4* dst, const mc_int4* src, si
 /// Any-alignment copy with the U-deep 16-byte body (falls back to copy.cuh's narrower words when
 /// dst and src are not congruent modulo 16).
 template <int kUnroll>
-MC_DEVICE_INLINE void mc_copy_cooperative_unrolled(void* dst, const void* src, size_t n,
-                                                   size_t tid, size_t nthreads) {
+MC_DEVICE_INLINE void mc_copy_cooperative_unrolled(void* dst, const void* src, size_t n, size_t tid,
+                                                   size_t nthreads) {
   uint8_t* d = (uint8_t*)dst;
   const uint8_t* s = (const uint8_t*)src;
   if ((((uintptr_t)d ^ (uintptr_t)s) & 15u) != 0) {
@@ -67,7 +68,9 @@ MC_DEVICE_INLINE uint32_t mc_smem_addr(const void* p) {
 }
 
 MC_DEVICE_INLINE void mc_mbar_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" : : "r"(mc_smem_addr(bar)), "r"(count)
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;"
+               :
+               : "r"(mc_smem_addr(bar)), "r"(count)
                : "memory");
 }
 
@@ -78,7 +81,9 @@ MC_DEVICE_INLINE void mc_mbar_init_fence() {
 
 MC_DEVICE_INLINE void mc_mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
-               : : "r"(mc_smem_addr(bar)), "r"(bytes) : "memory");
+               :
+               : "r"(mc_smem_addr(bar)), "r"(bytes)
+               : "memory");
 }
 
 MC_DEVICE_INLINE bool mc_mbar_try_wait(uint64_t* bar, uint32_t parity) {
@@ -98,17 +103,23 @@ MC_DEVICE_INLINE void mc_bulk_load(void* smem_dst, const void* gsrc, uint32_t by
                                    uint64_t* bar) {
   asm volatile(
       "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-      : : "r"(mc_smem_addr(smem_dst)), "l"(gsrc), "r"(bytes), "r"(mc_smem_addr(bar)) : "memory");
+      :
+      : "r"(mc_smem_addr(smem_dst)), "l"(gsrc), "r"(bytes), "r"(mc_smem_addr(bar))
+      : "memory");
 }
 
 /// shared memory -> global (any global address, peer-mapped included), in the current
 /// bulk async-group.
 MC_DEVICE_INLINE void mc_bulk_store(void* gdst, const void* smem_src, uint32_t bytes) {
   asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;"
-               : : "l"(gdst), "r"(mc_smem_addr(smem_src)), "r"(bytes) : "memory");
+               :
+               : "l"(gdst), "r"(mc_smem_addr(smem_src)), "r"(bytes)
+               : "memory");
 }
 
-MC_DEVICE_INLINE void mc_bulk_commit() { asm volatile("cp.async.bulk.commit_group;" : : : "memory"); }
+MC_DEVICE_INLINE void mc_bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;" : : : "memory");
+}
 
 /// Waits until at most N bulk groups still READ their shared-memory source.
 template <int N>

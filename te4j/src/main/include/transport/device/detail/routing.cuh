@@ -25,8 +25,8 @@ namespace device {
 /// Status of mc_signal / mc_red_add (positive; the RDMA route adds negative kMcRdma* codes).
 enum : int {
   kMcRouteOk = 0,
-  kMcNoRoute = 1,           // rank neither local, P2P-mapped nor reachable over RDMA
-  kMcRdmaUnsupported = 2,   // only RDMA reaches the rank and this operation has no RDMA path
+  kMcNoRoute = 1,          // rank neither local, P2P-mapped nor reachable over RDMA
+  kMcRdmaUnsupported = 2,  // only RDMA reaches the rank and this operation has no RDMA path
 };
 
 /// Upstream's name of mc_p2p_available on a CommCtx.
@@ -59,7 +59,11 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, 
 #if defined(MC_HAVE_RDMA_ATOMIC_ADD)
   return mc_rdma_atomic_add(ctx.ibgda, channel, dst_rank, qps_per_rank, ptr, val);
 #else
-  (void)dst_rank; (void)channel; (void)qps_per_rank; (void)ptr; (void)val;
+  (void)dst_rank;
+  (void)channel;
+  (void)qps_per_rank;
+  (void)ptr;
+  (void)val;
   return kMcRdmaUnsupported;
 #endif
 }
@@ -72,7 +76,9 @@ MC_DEVICE_INLINE int mc_rdma_atomic_add_route(const CommCtx& ctx, int dst_rank, 
 MC_DEVICE_INLINE int mc_red_add(const CommCtx& ctx, int dst_rank, int channel, int qps_per_rank,
                                 uint32_t* ptr, uint32_t val) {
   // NIC atomics are not atomic against GPU atomics: a NIC-owned word is added to by the NIC only.
-  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank) ? nullptr : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank)
+                         ? nullptr
+                         : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
   if (target != nullptr) {
     mc_atomic_add_release_u32(target, val);
     return kMcRouteOk;
@@ -90,7 +96,9 @@ MC_DEVICE_INLINE int mc_signal(const CommCtx& ctx, int dst_rank, int channel, in
 /// does not wait for the old value). Same ordering and status codes as mc_red_add.
 MC_DEVICE_INLINE int mc_red_add_noret(const CommCtx& ctx, int dst_rank, int channel,
                                       int qps_per_rank, uint32_t* ptr, uint32_t val) {
-  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank) ? nullptr : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
+  uint32_t* target = mc_rdma_owns_atomics(ctx.ibgda, dst_rank)
+                         ? nullptr
+                         : (uint32_t*)mc_route_put(ctx, dst_rank, ptr);
   if (target != nullptr) {
     mc_red_release_u32(target, val);
     return kMcRouteOk;
@@ -128,7 +136,8 @@ MC_HOST_DEVICE inline const char* mc_route_status_text(int status) {
     case kMcNoRoute: return "not P2P-available and no RDMA context";
     case kMcRdmaUnsupported: return "RDMA-only rank; this operation has no RDMA path in this build";
     case kMcRdmaInvalid: return "RDMA: no QP for this rank/channel";
-    case kMcRdmaTimeout: return "RDMA: timed out on the QP lock, a send-ring slot or the completions (quiet)";
+    case kMcRdmaTimeout:
+      return "RDMA: timed out on the QP lock, a send-ring slot or the completions (quiet)";
     case kMcRdmaQpError: return "RDMA: the QP is in the error state";
     case kMcRdmaFatal: return "RDMA: unexpected completion (fatal)";
   }

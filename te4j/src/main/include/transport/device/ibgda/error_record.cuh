@@ -39,7 +39,7 @@ struct McErrorRecord {
   uint32_t count;        // failed posts since the host last cleared the record (approximate)
   int32_t first_status;  // negative kMcRdma* status, or kMcNoRoute (routing.cuh)
   int32_t first_dst_rank;
-  uint32_t first_op;     // kMcOp*
+  uint32_t first_op;  // kMcOp*
 };
 
 #if defined(MC_PLATFORM_HOST)
@@ -55,10 +55,11 @@ MC_DEVICE_INLINE void mc_record_post_failure(McErrorRecord* rec, int status, int
                                              uint32_t op) {
   if (rec == nullptr) {
 #if defined(MC_PLATFORM_CUDA)
-    printf("te4j: device-side RDMA post (op %u) to rank %d failed with status %d and the "
-           "context has no error record (build it with te4j's makeCommCtx/fillCommCtx); "
-           "trapping\n",
-           op, dst_rank, status);
+    printf(
+        "te4j: device-side RDMA post (op %u) to rank %d failed with status %d and the "
+        "context has no error record (build it with te4j's makeCommCtx/fillCommCtx); "
+        "trapping\n",
+        op, dst_rank, status);
     __trap();
 #else
     rec = mc_host_fallback_error_record();

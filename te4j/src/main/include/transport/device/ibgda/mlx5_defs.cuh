@@ -35,9 +35,9 @@ constexpr uint8_t kOpmodExtAtomic32 = 0x08;
 constexpr uint8_t kOpmodExtAtomic64 = 0x09;
 
 // ctrl segment fm_ce_se bits.
-constexpr uint8_t kCtrlCqUpdate = 2 << 2;   // generate a CQE for this WQE
+constexpr uint8_t kCtrlCqUpdate = 2 << 2;  // generate a CQE for this WQE
 constexpr uint8_t kCtrlSolicited = 1 << 1;
-constexpr uint8_t kCtrlFence = 4 << 5;      // wait for earlier reads/atomics of this QP
+constexpr uint8_t kCtrlFence = 4 << 5;  // wait for earlier reads/atomics of this QP
 constexpr uint8_t kCtrlSmallFence = 1 << 5;
 
 // Bit 31 of a data segment's byte_count marks inline data (te4j never posts inline data).

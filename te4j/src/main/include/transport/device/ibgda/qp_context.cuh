@@ -25,17 +25,17 @@
 
 struct alignas(64) mlx5gda_qp_devctx {
   // Set by the host at creation, read-only for device code.
-  uint32_t qpn;          // 24-bit QP number
-  uint32_t sq_mask;      // WQEBBs in the send ring - 1 (ring size is a power of two)
-  uint32_t cq_mask;      // CQEs in the completion queue - 1 (power of two, >= ring size)
-  uint32_t bf_size;      // bytes between the two BlueFlame halves (the offset alternates)
-  uint8_t* sq_buf;       // send ring: (sq_mask + 1) x 64-byte WQEBB
-  uint8_t* cq_buf;       // completion queue: (cq_mask + 1) x 64-byte CQE
-  uint32_t* sq_dbrec;    // doorbell record: [0] receive counter, [1] send counter (big-endian)
-  uint32_t* cq_dbrec;    // CQ doorbell record: [0] consumer index (24 bits, big-endian), [1] arm
-  uint64_t* bf_reg;      // BlueFlame/UAR register base; nullptr: a host proxy rings the UAR
-  uint64_t scratch_addr; // 8 bytes of registered memory receiving atomics' fetched values
-  uint32_t scratch_lkey; // their local key
+  uint32_t qpn;           // 24-bit QP number
+  uint32_t sq_mask;       // WQEBBs in the send ring - 1 (ring size is a power of two)
+  uint32_t cq_mask;       // CQEs in the completion queue - 1 (power of two, >= ring size)
+  uint32_t bf_size;       // bytes between the two BlueFlame halves (the offset alternates)
+  uint8_t* sq_buf;        // send ring: (sq_mask + 1) x 64-byte WQEBB
+  uint8_t* cq_buf;        // completion queue: (cq_mask + 1) x 64-byte CQE
+  uint32_t* sq_dbrec;     // doorbell record: [0] receive counter, [1] send counter (big-endian)
+  uint32_t* cq_dbrec;     // CQ doorbell record: [0] consumer index (24 bits, big-endian), [1] arm
+  uint64_t* bf_reg;       // BlueFlame/UAR register base; nullptr: a host proxy rings the UAR
+  uint64_t scratch_addr;  // 8 bytes of registered memory receiving atomics' fetched values
+  uint32_t scratch_lkey;  // their local key
 
   // Device state, changed only with `lock` held (sq_ci and err_count with release stores:
   // quiets read them without the lock; see completion.cuh for the protocol).

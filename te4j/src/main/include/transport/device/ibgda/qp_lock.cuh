@@ -19,8 +19,7 @@ namespace mooncake {
 namespace device {
 
 /// Compare-and-swap with acquire order at system scope; returns the previous value.
-MC_DEVICE_INLINE uint32_t ibgda_cas_acquire_u32(uint32_t* p, uint32_t expected,
-                                                uint32_t desired) {
+MC_DEVICE_INLINE uint32_t ibgda_cas_acquire_u32(uint32_t* p, uint32_t expected, uint32_t desired) {
 #if defined(MC_PLATFORM_CUDA)
   uint32_t old;
   asm volatile("atom.acquire.sys.global.cas.b32 %0, [%1], %2, %3;"

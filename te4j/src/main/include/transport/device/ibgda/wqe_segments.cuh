@@ -64,8 +64,8 @@ static_assert(sizeof(MaskedFa32Seg) == 16, "masked FA segment is one DS unit");
 /// ds: WQE size in 16-byte units (6 bits used); qpn: 24-bit QP number; imm is stored as given,
 /// as mlx5dv_set_ctrl_seg does (the caller orders it for its opcode).
 MC_DEVICE_INLINE void set_ctrl_seg(CtrlSeg* seg, uint16_t pi, uint8_t opcode, uint8_t opmod,
-                                        uint32_t qpn, uint8_t fm_ce_se, uint8_t ds,
-                                        uint8_t signature, uint32_t imm) {
+                                   uint32_t qpn, uint8_t fm_ce_se, uint8_t ds, uint8_t signature,
+                                   uint32_t imm) {
   seg->opmod_idx_opcode =
       mc_bswap32(((uint32_t)opmod << 24) | ((uint32_t)pi << 8) | (uint32_t)opcode);
   seg->qpn_ds = mc_bswap32((qpn << 8) | (uint32_t)ds);
@@ -79,7 +79,7 @@ MC_DEVICE_INLINE void set_ctrl_seg(CtrlSeg* seg, uint16_t pi, uint8_t opcode, ui
 /// set_ctrl_seg so that ringing never reads the WQE back (on CUDA the ring is host memory
 /// across PCIe: a read-back costs a round trip while the QP lock is held).
 MC_DEVICE_INLINE uint64_t ctrl_doorbell_word(uint16_t pi, uint8_t opcode, uint8_t opmod,
-                                            uint32_t qpn, uint8_t ds) {
+                                             uint32_t qpn, uint8_t ds) {
   const uint32_t w0 = mc_bswap32(((uint32_t)opmod << 24) | ((uint32_t)pi << 8) | (uint32_t)opcode);
   const uint32_t w1 = mc_bswap32((qpn << 8) | (uint32_t)ds);
   return ((uint64_t)w1 << 32) | (uint64_t)w0;
@@ -93,8 +93,7 @@ MC_DEVICE_INLINE void set_raddr_seg(RaddrSeg* seg, uint64_t raddr, uint32_t rkey
 }
 
 /// Fills a data segment: length in bytes (< 2^31), lkey of the local region, local address.
-MC_DEVICE_INLINE void set_data_seg(DataSeg* seg, uint32_t length, uint32_t lkey,
-                                        uint64_t addr) {
+MC_DEVICE_INLINE void set_data_seg(DataSeg* seg, uint32_t length, uint32_t lkey, uint64_t addr) {
   seg->byte_count = mc_bswap32(length);
   seg->lkey = mc_bswap32(lkey);
   seg->addr = mc_bswap64(addr);
@@ -102,7 +101,7 @@ MC_DEVICE_INLINE void set_data_seg(DataSeg* seg, uint32_t length, uint32_t lkey,
 
 /// Fills a 32-bit masked fetch-and-add segment: add operand and field-boundary mask.
 MC_DEVICE_INLINE void set_masked_fa32_seg(MaskedFa32Seg* seg, uint32_t add,
-                                               uint32_t field_boundary) {
+                                          uint32_t field_boundary) {
   seg->add_data = mc_bswap32(add);
   seg->field_boundary = mc_bswap32(field_boundary);
   seg->reserved = 0;

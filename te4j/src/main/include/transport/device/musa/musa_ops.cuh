@@ -4,4 +4,5 @@
 // only to keep upstream's selector (device_ops.cuh) in its shape and to say so at compile time.
 #pragma once
 
-#error "te4j does not support MUSA (MOONCAKE_EP_USE_MUSA): build for CUDA (nvcc) or the host platform (g++) instead"
+#error \
+    "te4j does not support MUSA (MOONCAKE_EP_USE_MUSA): build for CUDA (nvcc) or the host platform (g++) instead"

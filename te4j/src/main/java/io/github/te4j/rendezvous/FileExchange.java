@@ -451,12 +451,7 @@ public final class FileExchange implements HandleExchange
          */
         public Builder defaultTimeout(final Duration timeout)
         {
-            Objects.requireNonNull(timeout, "timeout");
-            if (timeout.isNegative() || timeout.isZero())
-            {
-                throw new IllegalArgumentException("defaultTimeout must be positive: " + timeout);
-            }
-            this.defaultTimeout = timeout;
+            this.defaultTimeout = BuilderChecks.positive(timeout, "defaultTimeout");
             return this;
         }
 
@@ -501,15 +496,7 @@ public final class FileExchange implements HandleExchange
             {
                 throw new IllegalArgumentException("directory is required");
             }
-            if (worldSize < 1 || worldSize > Rendezvous.MAX_WORLD_SIZE)
-            {
-                throw new IllegalArgumentException("worldSize must be 1.." + Rendezvous.MAX_WORLD_SIZE + ": "
-                        + worldSize);
-            }
-            if (rank < 0 || rank >= worldSize)
-            {
-                throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
-            }
+            BuilderChecks.rankInWorld(rank, worldSize);
             return new FileExchange(this);
         }
     }

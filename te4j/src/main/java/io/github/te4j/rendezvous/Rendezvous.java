@@ -395,7 +395,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder connectTimeout(final Duration timeout)
         {
-            this.connectTimeout = positive(timeout, "connectTimeout");
+            this.connectTimeout = BuilderChecks.positive(timeout, "connectTimeout");
             return this;
         }
 
@@ -405,7 +405,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder defaultTimeout(final Duration timeout)
         {
-            this.defaultTimeout = positive(timeout, "defaultTimeout");
+            this.defaultTimeout = BuilderChecks.positive(timeout, "defaultTimeout");
             return this;
         }
 
@@ -416,7 +416,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder handshakeTimeout(final Duration timeout)
         {
-            this.handshakeTimeout = positive(timeout, "handshakeTimeout");
+            this.handshakeTimeout = BuilderChecks.positive(timeout, "handshakeTimeout");
             return this;
         }
 
@@ -446,14 +446,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Rendezvous build()
         {
-            if (worldSize < 1 || worldSize > MAX_WORLD_SIZE)
-            {
-                throw new IllegalArgumentException("worldSize must be 1.." + MAX_WORLD_SIZE + ": " + worldSize);
-            }
-            if (rank < 0 || rank >= worldSize)
-            {
-                throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
-            }
+            BuilderChecks.rankInWorld(rank, worldSize);
             int p = port;
             if (rank == 0)
             {
@@ -476,16 +469,6 @@ public final class Rendezvous implements HandleExchange
             }
             return new Rendezvous(new RendezvousSettings(rank, worldSize, host, bindAddress, secret, session,
                     connectTimeout, defaultTimeout, handshakeTimeout, maxFrameBytes), p);
-        }
-
-        private static Duration positive(final Duration d, final String what)
-        {
-            Objects.requireNonNull(d, what);
-            if (d.isNegative() || d.isZero())
-            {
-                throw new IllegalArgumentException(what + " must be positive: " + d);
-            }
-            return d;
         }
     }
 }
