@@ -28,6 +28,28 @@ public final class SegmentHandle extends NativeResource
     private int users;              // batches in flight that address this segment, guarded by this
     private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
 
+    /** Where each buffer of the descriptor starts in the segment. */
+    private static long[] offsetsOf(final SegmentDescriptor d)
+    {
+        final long[] out = new long[d.parts().size()];
+        for (int i = 0; i < out.length; i++)
+        {
+            out[i] = d.parts().get(i).segmentOffset;
+        }
+        return out;
+    }
+
+    /** The size of each buffer of the descriptor. */
+    private static long[] sizesOf(final SegmentDescriptor d)
+    {
+        final long[] out = new long[d.parts().size()];
+        for (int i = 0; i < out.length; i++)
+        {
+            out[i] = d.parts().get(i).handle.bufferSize();
+        }
+        return out;
+    }
+
     SegmentHandle(final TransferAgent agent, final SegmentDescriptor d,
         final long[] bases)
     {
@@ -35,19 +57,13 @@ public final class SegmentHandle extends NativeResource
         this.agent = agent;
         this.name = d.name();
         this.rank = d.rank();
-        final int n = d.parts().size();
-        this.offsets = new long[n];
-        this.sizes = new long[n];
-        for (int i = 0; i < n; i++)
-        {
-            offsets[i] = d.parts().get(i).segmentOffset;
-            sizes[i] = d.parts().get(i).handle.bufferSize();
-        }
+        this.offsets = offsetsOf(d);
+        this.sizes = sizesOf(d);
         this.bases = bases.clone();
         this.rdma = null;
         this.rdmaRank = -1;
         this.rkeys = null;
-        final int pid = n == 0 ? 0 : d.parts().get(0).handle.blob()[PID_WORD];
+        final int pid = d.parts().isEmpty() ? 0 : d.parts().get(0).handle.blob()[PID_WORD];
         final boolean self = pid == ProcessHandle.current().pid();
         this.ownerPid = self ? 0 : pid;
         this.ownerStart = self || pid <= 0 ? -1 : PeerMonitor.startTime(pid);
@@ -60,14 +76,8 @@ public final class SegmentHandle extends NativeResource
         this.agent = agent;
         this.name = d.name();
         this.rank = d.rank();
-        final int n = d.parts().size();
-        this.offsets = new long[n];
-        this.sizes = new long[n];
-        for (int i = 0; i < n; i++)
-        {
-            offsets[i] = d.parts().get(i).segmentOffset;
-            sizes[i] = d.parts().get(i).handle.bufferSize();
-        }
+        this.offsets = offsetsOf(d);
+        this.sizes = sizesOf(d);
         this.bases = d.rdma().addresses.clone();
         this.rdma = rdma;
         this.rdmaRank = d.rdma().rank;
