@@ -88,6 +88,10 @@ constexpr int64_t kMaxServeNs = 10000000;
 // A parked executor or synchronize re-checks at least this often (a safety net only: every
 // state change that matters wakes them).
 constexpr int64_t kIdleParkNs = 1000000000;
+// Largest put a producer runs on its own thread when the stream is idle (runInlineWhenIdle):
+// copying it costs about what handing it to the executor does, and the caller is held up for
+// no longer than that.
+constexpr std::size_t kInlineMaxBytes = 8192;
 // Slots of the ring; more queued ops go to the overflow list. A power of two.
 constexpr uint64_t kRingSlots = 1024;
 
@@ -326,6 +330,7 @@ class HostOpStream final : public OpStream {
     }
     {
       std::lock_guard<std::mutex> lock(produce_mu_);
+      if (runInlineWhenIdle(op)) return ok();
       const uint64_t t = tail_.v.load(std::memory_order_relaxed);
       // The executor's position is read again only when the ring looks full: reading it per op
       // would pull its cache line over on every enqueue.
@@ -354,6 +359,44 @@ class HostOpStream final : public OpStream {
       ringDoorbell();
     }
     return ok();
+  }
+
+  // Producers, under produce_mu_: runs op on the calling thread when that cannot be told apart
+  // from running it on the executor, and returns whether it did. That is when every op enqueued
+  // before it has completed (so none is queued or running: stream order holds, and the executor
+  // touches none of the state the op uses until a later op is published to it through tail_),
+  // no RDMA request is in flight (nothing to quiet first), and the op is short: a load/store
+  // put of at most kInlineMaxBytes, a signal or add, a quiet with nothing posted (a no-op), or a
+  // wait whose word has already reached its value. Such an op costs the copy and no hand-off:
+  // no slot and tail written for the executor to pull over, no executor wake-up.
+  bool runInlineWhenIdle(const HostOp& op) {
+    using namespace mooncake::device;
+    if (!overflow_.empty()) return false;
+    // Acquire: the completed ops' effects, error records and posted_pending_ are visible here.
+    if (completed_.v.load(std::memory_order_acquire) !=
+        submitted_.v.load(std::memory_order_relaxed)) {
+      return false;
+    }
+    if (posted_pending_.load(std::memory_order_relaxed)) return false;
+    switch (op.kind) {
+      case OpKind::kPut:
+      case OpKind::kPutWithSignal:
+        if (op.nbytes > kInlineMaxBytes) return false;
+        [[fallthrough]];
+      case OpKind::kSignal:
+      case OpKind::kRedAdd:
+        if (rdmaRoute(op.ctx, op.dst_rank)) return false;
+        break;
+      case OpKind::kQuiet: return true;  // nothing posted, nothing queued: nothing to wait for
+      case OpKind::kWaitSignal:
+        // Only an already satisfied wait: one that would block must not block the caller.
+        if (!mc_signal_reached(mc_ld_acquire_u32(op.sig_ptr), op.value)) return false;
+        break;
+    }
+    // A waitSignal that got here is satisfied; execute() would see the same at once, but
+    // error_pending_ decides whether it counts as skipped, exactly as on the executor.
+    recordOutcome(op, op.kind == OpKind::kWaitSignal ? nullptr : &op);
+    return true;
   }
 
   void ringDoorbell() {
@@ -430,12 +473,15 @@ class HostOpStream final : public OpStream {
     }
   }
 
-  void runOne(const HostOp& op) {
+  // Runs *to_execute (nullptr: op needs no work, such as a wait already satisfied) unless an
+  // error is pending, and records a failure or the skip. Executor, or a producer running an op
+  // inline (runInlineWhenIdle).
+  void recordOutcome(const HostOp& op, const HostOp* to_execute) {
     // A quiet always runs: it retires what was posted before the error, so no later quiet finds
     // those requests still pending.
-    const bool skip = error_pending_.load(std::memory_order_relaxed) && op.kind != OpKind::kQuiet;
+    const bool skip = error_pending_.load(std::memory_order_acquire) && op.kind != OpKind::kQuiet;
     std::string message;
-    const int status = skip ? kOk : execute(op, &message);
+    const int status = skip || to_execute == nullptr ? kOk : execute(*to_execute, &message);
     if (skip || status != kOk) {
       std::lock_guard<std::mutex> lock(error_mu_);
       if (skip) {
@@ -445,6 +491,15 @@ class HostOpStream final : public OpStream {
         error_message_ = message;
         error_pending_.store(true, std::memory_order_release);
       }
+    }
+  }
+
+  void runOne(const HostOp& op) {
+    recordOutcome(op, &op);
+    // Published by the completed_ store below, for producers deciding whether to run inline.
+    const bool posted = !posted_.empty();
+    if (posted_pending_.load(std::memory_order_relaxed) != posted) {
+      posted_pending_.store(posted, std::memory_order_relaxed);
     }
     // Release: the op's effects and any error recorded above are visible to a synchronize that
     // sees the count.
@@ -748,7 +803,8 @@ class HostOpStream final : public OpStream {
   uint64_t head_seen_ = 0;  // the executor's head_ as producers last read it (produce_mu_)
   // Executor's side.
   PaddedU64 head_;       // next slot the executor runs
-  PaddedU64 completed_;  // ops run or skipped
+  PaddedU64 completed_;  // ops run or skipped (on the executor; inline ops are not counted)
+  std::atomic<bool> posted_pending_{false};  // RDMA requests await a quiet (published by completed_)
   PaddedU32 parked_;     // 1 while the executor is (about to be) parked
   PaddedU32 doorbell_;   // futex word the parked executor sleeps on
   PaddedU64 wake_at_;    // smallest completed_ a parked synchronize waits for
