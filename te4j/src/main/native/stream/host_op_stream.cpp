@@ -804,11 +804,12 @@ class HostOpStream final : public OpStream {
   // Executor's side.
   PaddedU64 head_;       // next slot the executor runs
   PaddedU64 completed_;  // ops run or skipped (on the executor; inline ops are not counted)
-  std::atomic<bool> posted_pending_{false};  // RDMA requests await a quiet (published by completed_)
-  PaddedU32 parked_;     // 1 while the executor is (about to be) parked
-  PaddedU32 doorbell_;   // futex word the parked executor sleeps on
-  PaddedU64 wake_at_;    // smallest completed_ a parked synchronize waits for
-  PaddedU32 done_seq_;   // futex word parked synchronize calls sleep on
+  std::atomic<bool> posted_pending_{
+      false};           // RDMA requests await a quiet (published by completed_)
+  PaddedU32 parked_;    // 1 while the executor is (about to be) parked
+  PaddedU32 doorbell_;  // futex word the parked executor sleeps on
+  PaddedU64 wake_at_;   // smallest completed_ a parked synchronize waits for
+  PaddedU32 done_seq_;  // futex word parked synchronize calls sleep on
   std::atomic<bool> stop_{false};
   HostControlCache control_cache_;      // executor only: control pages of written words
   HostControlCache wait_cache_;         // executor only: control pages of awaited words
