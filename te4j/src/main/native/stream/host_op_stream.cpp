@@ -804,8 +804,8 @@ class HostOpStream final : public OpStream {
   // Executor's side.
   PaddedU64 head_;       // next slot the executor runs
   PaddedU64 completed_;  // ops run or skipped (on the executor; inline ops are not counted)
-  std::atomic<bool> posted_pending_{
-      false};           // RDMA requests await a quiet (published by completed_)
+  // RDMA requests await a quiet; the executor publishes it through its store of completed_.
+  std::atomic<bool> posted_pending_{false};
   PaddedU32 parked_;    // 1 while the executor is (about to be) parked
   PaddedU32 doorbell_;  // futex word the parked executor sleeps on
   PaddedU64 wake_at_;   // smallest completed_ a parked synchronize waits for
