@@ -24,14 +24,14 @@ namespace {
 
 int g_failures = 0;
 
-#define EXPECT(cond, ...)                                        \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      ++g_failures;                                              \
+#define EXPECT(cond, ...)                                                  \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      ++g_failures;                                                        \
       std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-      std::fprintf(stderr, __VA_ARGS__);                         \
-      std::fprintf(stderr, "\n");                                \
-    }                                                            \
+      std::fprintf(stderr, __VA_ARGS__);                                   \
+      std::fprintf(stderr, "\n");                                          \
+    }                                                                      \
   } while (0)
 
 constexpr int64_t kSecond = 1000000000LL;
@@ -92,8 +92,8 @@ void behindBlockedWait(Fixture& f) {
   std::vector<unsigned char> src(kSmall, 0x5a);
   std::memcpy(f.local + 8192, src.data(), kSmall);
   EXPECT(f.stream->waitSignal(gate, 1, 10 * kSecond) == te4j::kOk, "%s", f.stream->lastError());
-  EXPECT(f.stream->put(&f.ctx, 1, f.local + 4096, f.local + 8192, kSmall, 0, 0) == te4j::kOk,
-         "%s", f.stream->lastError());
+  EXPECT(f.stream->put(&f.ctx, 1, f.local + 4096, f.local + 8192, kSmall, 0, 0) == te4j::kOk, "%s",
+         f.stream->lastError());
   EXPECT(f.stream->signal(&f.ctx, 1, reinterpret_cast<uint32_t*>(f.local + 64), 1) == te4j::kOk,
          "%s", f.stream->lastError());
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -107,15 +107,15 @@ void behindBlockedWait(Fixture& f) {
 // A short put into the range of a large put enqueued just before it lands after it.
 void afterLargePut(Fixture& f) {
   std::printf("short put after a large one into the same bytes\n");
-  std::memset(f.local + 0x40000, 0x11, kLarge);   // the large put's source
-  std::memset(f.local + 0x80000, 0x22, kSmall);   // the short put's source
+  std::memset(f.local + 0x40000, 0x11, kLarge);  // the large put's source
+  std::memset(f.local + 0x80000, 0x22, kSmall);  // the short put's source
   for (int round = 0; round < 200; ++round) {
-    EXPECT(f.stream->put(&f.ctx, 1, f.local + 0xc0000, f.local + 0x40000, kLarge, 0, 0) ==
-               te4j::kOk,
-           "%s", f.stream->lastError());
-    EXPECT(f.stream->put(&f.ctx, 1, f.local + 0xc0000, f.local + 0x80000, kSmall, 0, 0) ==
-               te4j::kOk,
-           "%s", f.stream->lastError());
+    EXPECT(
+        f.stream->put(&f.ctx, 1, f.local + 0xc0000, f.local + 0x40000, kLarge, 0, 0) == te4j::kOk,
+        "%s", f.stream->lastError());
+    EXPECT(
+        f.stream->put(&f.ctx, 1, f.local + 0xc0000, f.local + 0x80000, kSmall, 0, 0) == te4j::kOk,
+        "%s", f.stream->lastError());
     EXPECT(f.stream->synchronize(10 * kSecond) == te4j::kOk, "%s", f.stream->lastError());
     EXPECT(f.peer[0xc0000] == 0x22 && f.peer[0xc0000 + kSmall - 1] == 0x22 &&
                f.peer[0xc0000 + kSmall] == 0x11,
@@ -130,18 +130,18 @@ void idleStream(Fixture& f) {
   std::memset(f.local + 0x2000, 0x33, kSmall);
   const uint32_t before = f.peerWord(128);
   for (int i = 0; i < 1000; ++i) {
-    EXPECT(f.stream->putWithSignal(&f.ctx, 1, f.local + 0x3000, f.local + 0x2000, kSmall,
-                                   reinterpret_cast<uint32_t*>(f.local + 128), 1, 0,
-                                   0) == te4j::kOk,
-           "%s", f.stream->lastError());
+    EXPECT(
+        f.stream->putWithSignal(&f.ctx, 1, f.local + 0x3000, f.local + 0x2000, kSmall,
+                                reinterpret_cast<uint32_t*>(f.local + 128), 1, 0, 0) == te4j::kOk,
+        "%s", f.stream->lastError());
   }
   EXPECT(f.stream->synchronize(10 * kSecond) == te4j::kOk, "%s", f.stream->lastError());
   EXPECT(f.peerWord(128) == before + 1000 && f.peer[0x3000] == 0x33, "1000 putWithSignal");
   uint32_t* own = f.word(192);
   __atomic_store_n(own, 7u, __ATOMIC_RELEASE);
-  EXPECT(f.stream->waitSignal(own, 7, 0) == te4j::kOk &&
-             f.stream->synchronize(kSecond) == te4j::kOk,
-         "a reached wait with timeout 0: %s", f.stream->lastError());
+  EXPECT(
+      f.stream->waitSignal(own, 7, 0) == te4j::kOk && f.stream->synchronize(kSecond) == te4j::kOk,
+      "a reached wait with timeout 0: %s", f.stream->lastError());
 }
 
 // A failing short op: reported at synchronize with the ops it skipped, then the stream recovers.

@@ -1,8 +1,9 @@
 // host_op_stream.cpp — te4j::OpStream on the host platform: one executor thread per stream.
 //
-// Operations run in submission order on the executor and call the same single-source device
-// primitives as the CUDA kernels (mc_route_put, mc_signal, mc_red_add, mc_wait_signal), compiled
-// here by g++ against host_ops.cuh: the host platform is the CPU-only twin of the CUDA one.
+// Operations run in submission order on the executor (short ones on an idle stream on the
+// caller's thread) and call the same single-source device primitives as the CUDA kernels
+// (mc_route_put, mc_signal, mc_red_add, mc_wait_signal), compiled here by g++ against
+// host_ops.cuh: the host platform is the CPU-only twin of the CUDA one.
 //
 // RDMA-routed ranks: an operation is posted to the QP and counts as done once posted, so the
 // executor keeps posting while earlier requests are on the wire (up to the ring depth, where
@@ -17,7 +18,8 @@
 // executor runs every queued op in one pass and, when the ring is empty, polls it for a bounded
 // spin before it parks on a futex; a producer makes the FUTEX_WAKE system call only when the
 // executor has said it is parked, so back-to-back ops cost no system call. Ops that find the
-// ring full go to an overflow list in order (an enqueue never blocks).
+// ring full go to an overflow list in order (an enqueue never blocks). A short op that finds
+// the stream idle skips the ring and runs on the caller's thread (runInlineWhenIdle).
 //
 // Every spin here is bounded in time (the k*SpinNs constants; docs/PERFORMANCE.md): a thread
 // that spins longer than that parks in the kernel, so ranks that outnumber the cores still get
