@@ -43,8 +43,20 @@ constexpr size_t kMaxDiagnostics = 32;
 // How long the progress thread keeps scanning after device code's last doorbell (below).
 constexpr auto kDeviceSpin = std::chrono::microseconds(500);
 
-// Waits until fd is readable or `stop` is set; true when readable.
-bool waitReadable(int fd, const std::atomic<bool>& stop) {
+// Waits until fd is readable or `stop` is set; true when readable. busy (TE4J_SOFTNIC_POLL=busy):
+// the thread polls without sleeping, so an arriving frame costs no wake-up (a core per
+// connection thread: for machines with cores to spare).
+bool waitReadable(int fd, const std::atomic<bool>& stop, bool busy = false) {
+  if (busy) {
+    for (uint32_t polls = 0; !stop.load(std::memory_order_acquire); ++polls) {
+      pollfd p{fd, POLLIN, 0};
+      const int r = poll(&p, 1, 0);
+      if (r > 0) return true;
+      if (r < 0 && errno != EINTR) return false;
+      if ((polls & 63u) == 63u) std::this_thread::yield();
+    }
+    return false;
+  }
   while (!stop.load(std::memory_order_acquire)) {
     pollfd p{fd, POLLIN, 0};
     const int r = poll(&p, 1, kIdlePollMs);
@@ -128,14 +140,15 @@ namespace {
 // the thread blocks (the responder sends the answers it holds). 0 ok; -1 closed, stopped or
 // failed (errno as the failing call left it, 0 for an orderly close).
 template <typename BeforeSleep>
-int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, BeforeSleep before_sleep) {
+int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, bool busy,
+                BeforeSleep before_sleep) {
   while (rx->available() < kFrameHeaderBytes) {
     errno = 0;
     const long got = rx->fillNow();
     if (got < 0) return -1;
     if (got > 0) continue;
     if (before_sleep() != 0) return -1;
-    if (!waitReadable(fd, stop)) return -1;
+    if (!waitReadable(fd, stop, busy)) return -1;
   }
   return 0;
 }
@@ -985,7 +998,7 @@ void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
   RxBuffer rx(conn->fd, kRxBufferBytes);
   for (;;) {
-    if (awaitHeader(&rx, conn->fd, conn->closing, [] { return 0; }) != 0) {
+    if (awaitHeader(&rx, conn->fd, conn->closing, busy_poll_, [] { return 0; }) != 0) {
       cause = errno;
       break;
     }
@@ -1438,7 +1451,7 @@ void SoftNic::responderLoop(InConn* conn) {
     }
     if (r == kServeEnded) break;
     if (conn->drivers.load(std::memory_order_acquire) > 0) continue;
-    if (!waitReadable(conn->fd, stopping_)) {
+    if (!waitReadable(conn->fd, stopping_, busy_poll_)) {
       // Stopped or failed (the answers went out before the sleep): no waiter serves it again.
       std::lock_guard<std::mutex> lock(conn->serve_mu);
       conn->state->ended = true;

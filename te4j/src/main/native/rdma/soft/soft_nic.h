@@ -245,7 +245,9 @@ class SoftNic {
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> pause_{false};
-  bool busy_poll_ = false;  // TE4J_SOFTNIC_POLL=busy: the progress thread never sleeps
+  // TE4J_SOFTNIC_POLL=busy: the progress, reader and responder threads never sleep (a latency
+  // mode for machines with a core to spare per NIC thread).
+  bool busy_poll_ = false;
   std::atomic<int> local_rank_{-1};
   std::atomic<int> peer_timeout_ms_{10000};
   std::atomic<int> handshake_timeout_ms_{kDefaultHandshakeTimeoutMs};
