@@ -154,8 +154,14 @@ int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, bool busy,
 }
 
 constexpr size_t kRxBufferBytes = 64 * 1024;
-// A WRITE placed through the port's arena (not direct) is in flight in this many chunks.
-constexpr size_t kPlacementChunks = 4;
+// A WRITE staged through the port's arenas (memory not direct) moves in chunks of at most this
+// size, kStagingSlots of them in flight: small enough that the copy left over at the end of a
+// request (the one that cannot overlap the socket) is short.
+constexpr size_t kStagingChunkBytes = 512 * 1024;
+constexpr size_t kStagingSlots = 4;
+size_t stagingChunk(size_t arena_bytes) {
+  return std::min(kStagingChunkBytes, arena_bytes / kStagingSlots);
+}
 // How long a responder thread stays parked after the last waiter serving its connection left.
 constexpr int64_t kStandAsideNs = 1000000;
 constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
@@ -812,7 +818,7 @@ void SoftNic::sendGathered(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& 
   f.type = kFrameWrite;
   f.length = (uint32_t)w.total_length;
   const size_t arena = port_->gatherArenaBytes();
-  const size_t chunk = arena / kGatherChunks;
+  const size_t chunk = stagingChunk(arena);
   uint8_t* base = port_->gatherArena();
   std::string err;
   if (f.length <= chunk) {
@@ -838,17 +844,17 @@ void SoftNic::sendGathered(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& 
   flushBatch();
   const uint64_t total = f.length;
   const size_t chunks = (size_t)((total + chunk - 1) / chunk);
-  uint64_t tickets[kGatherChunks] = {};
+  uint64_t tickets[kStagingSlots] = {};
   auto bytesOf = [&](size_t c) { return (size_t)std::min<uint64_t>(chunk, total - c * chunk); };
   auto queueChunk = [&](size_t c) -> bool {
-    const size_t slot = c % kGatherChunks;
+    const size_t slot = c % kStagingSlots;
     if (gatherRange(w, c * chunk, bytesOf(c), slot * chunk, &err) != 0) return false;
     tickets[slot] = port_->gatherTicket(&err);
     return tickets[slot] != 0;
   };
   size_t queued = 0;
   bool ok = true;
-  while (ok && queued < chunks && queued < kGatherChunks) ok = queueChunk(queued++);
+  while (ok && queued < chunks && queued < kStagingSlots) ok = queueChunk(queued++);
   // Nothing is sent until the first chunk is in: a failure up to here leaves the wire in step.
   if (ok) ok = port_->awaitGather(tickets[0], &err) == 0;
   if (!ok) {
@@ -863,7 +869,7 @@ void SoftNic::sendGathered(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& 
   for (size_t c = 1; rc == 0 && ok && c < chunks; ++c) {
     // Chunk c - 1 is sent: its slot takes the next chunk not yet queued.
     if (queued < chunks) ok = queueChunk(queued++);
-    const size_t slot = c % kGatherChunks;
+    const size_t slot = c % kStagingSlots;
     if (ok) ok = port_->awaitGather(tickets[slot], &err) == 0;
     if (!ok) break;
     errno = 0;
@@ -951,14 +957,14 @@ int SoftNic::placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, 
 
 int SoftNic::placeWriteData(RxBuffer* rx, uint64_t dst, uint64_t length, uint8_t* syndrome) {
   uint8_t* arena = port_->placementArena();
-  const size_t chunk = port_->placementArenaBytes() / kPlacementChunks;
-  uint64_t tickets[kPlacementChunks] = {};
+  const size_t chunk = stagingChunk(port_->placementArenaBytes());
+  uint64_t tickets[kStagingSlots] = {};
   uint64_t newest = 0;
   uint64_t received = 0;
   std::string err;
   bool ok = true;
   for (size_t c = 0; ok && received < length; ++c) {
-    const size_t slot = c % kPlacementChunks;
+    const size_t slot = c % kStagingSlots;
     const size_t n = (size_t)std::min<uint64_t>(chunk, length - received);
     // The slot's previous chunk must be copied out before it is received into again.
     if (tickets[slot] != 0 && port_->awaitPlacement(tickets[slot], &err) != 0) {

@@ -176,8 +176,6 @@ class SoftNic {
     uint64_t bytes = 0;
     size_t gathered = 0;  // bytes of the port's gather arena the frames' payloads use
   };
-  /// The gather arena in flight for one streamed WRITE: this many chunks of a quarter each.
-  static constexpr size_t kGatherChunks = 4;
   static constexpr size_t kMaxBatchFrames = 64;
   static constexpr uint64_t kMaxBatchBytes = 256 * 1024;
 
