@@ -496,8 +496,8 @@ bool zeroWords(Rank& r) {
 bool timePuts(Rank& r, size_t size, int count, bool busy_receiver) {
   if (!zeroWords(r) || !barrier(r, "timing: words zeroed")) return false;
   if (r.rank == 1 && busy_receiver)
-    CHECK(r, r.stream->waitSignal(word(r, kSigBusy), 1, hostTimeoutNs() / 2) == 0,
-          "waitSignal: %s", r.stream->lastError());
+    CHECK(r, r.stream->waitSignal(word(r, kSigBusy), 1, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
+          r.stream->lastError());
   if (!barrier(r, "timing: before the puts")) return false;
   if (r.rank == 0) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -544,8 +544,8 @@ bool timeRoundTrips(Rank& r, int count) {
 // 4. Figures for the record (printed, never asserted): see the header.
 bool stepTiming(Rank& r) {
   bool ok = timePuts(r, 4096, 1000, false) && timePuts(r, 4096, 1000, true) &&
-            timeRoundTrips(r, 200) && timePuts(r, kMiB, 64, false) &&
-            timePuts(r, kMiB, 64, true) && timePuts(r, kMaxPut, 8, false);
+            timeRoundTrips(r, 200) && timePuts(r, kMiB, 64, false) && timePuts(r, kMiB, 64, true) &&
+            timePuts(r, kMaxPut, 8, false);
   if (ok && r.rank == 0) dumpDiagnostics(r, "after the timing step");
   return ok;
 }

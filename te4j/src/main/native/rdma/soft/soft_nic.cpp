@@ -781,8 +781,7 @@ void SoftNic::flushBatch() {
   batch_.conn = nullptr;
 }
 
-int SoftNic::gatherRange(const ParsedWqe& w, uint64_t from, size_t n, size_t at,
-                         std::string* err) {
+int SoftNic::gatherRange(const ParsedWqe& w, uint64_t from, size_t n, size_t at, std::string* err) {
   uint64_t skip = from;
   for (int i = 0; i < w.num_sge && n > 0; ++i) {
     const uint64_t len = w.sge[i].length;
