@@ -50,19 +50,18 @@ public final class TransferBatch extends NativeResource
 
     private final TransferAgent agent;
     private final NativeTransferBatch peer;
+    private final DescriptorStaging staging;
+    /** The list submit's descriptors, reused under submitLock. */
+    private TransferDescriptors listScratch;
     private final int capacity;
-    /** Per request: its segment, and its fields for messages. */
+    /** Per request: its segment (its addresses and length stay in the staging, by batch index). */
     private final SegmentHandle[] segmentOf;
-    private final byte[] opcodeOf;
-    private final long[] localOffsetOf;
-    private final long[] remoteOffsetOf;
-    private final long[] lengthOf;
     private final Object submitLock = new Object();
     private final TransferStatus[] statuses;
     private final int[] nativeStates;
     /** Per request: its index in the mapped native batch (>= 0), or -1 - its index in the RDMA one. */
-    private final int[] route;
-    private final int[] syndromes;
+    private int[] route;       // allocated with the first part over RDMA
+    private int[] syndromes;   // likewise
     private volatile NativeRdmaTransferBatch rdmaPeer;
     private RdmaTransport rdmaTransport;
     private int mappedSubmitted;
@@ -98,15 +97,18 @@ public final class TransferBatch extends NativeResource
             throw e;
         }
         this.peer = p;
+        try
+        {
+            this.staging = new DescriptorStaging(capacity);
+        }
+        catch (final RuntimeException e)
+        {
+            NativeApi.destroyObject(p);
+            throw e;
+        }
         this.segmentOf = new SegmentHandle[capacity];
-        this.opcodeOf = new byte[capacity];
-        this.localOffsetOf = new long[capacity];
-        this.remoteOffsetOf = new long[capacity];
-        this.lengthOf = new long[capacity];
         this.statuses = new TransferStatus[capacity];
         this.nativeStates = new int[capacity];
-        this.route = new int[capacity];
-        this.syndromes = new int[capacity];
     }
 
     public int capacity()
@@ -133,12 +135,7 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         final int n = part.size();
         Errors.checkArgument(n >= 1, "a submit needs at least one request");
-        final TransferDescriptors d = new TransferDescriptors(n);
-        for (int i = 0; i < n; i++)
-        {
-            d.add(part.get(i));
-        }
-        return submit(d, timeout);
+        return submitLocked(part, null, timeout);
     }
 
     /**
@@ -155,6 +152,13 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(part != null, "requests is null");
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        return submitLocked(null, part, timeout);
+    }
+
+    /** Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks. */
+    private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
+        final Duration timeout)
+    {
         final Lock la = agent.enterForSubmit();
         try
         {
@@ -164,7 +168,35 @@ public final class TransferBatch extends NativeResource
                 // One submit at a time: the checks write the part's slots of the per-request arrays.
                 synchronized (submitLock)
                 {
-                    return submitChecked(part, timeout);
+                    if (descriptors != null)
+                    {
+                        return submitChecked(descriptors, timeout);
+                    }
+                    final int n = list.size();
+                    final int held = size();
+                    if (n > capacity - held)
+                    {
+                        throw new IllegalArgumentException("the batch holds " + held + " of " + capacity + " requests: "
+                            + n + " more are over its capacity");
+                    }
+                    TransferDescriptors d = listScratch;
+                    if (d == null)
+                    {
+                        d = new TransferDescriptors(Math.min(n, capacity));
+                        listScratch = d;
+                    }
+                    try
+                    {
+                        for (int i = 0; i < n; i++)
+                        {
+                            d.add(list.get(i));
+                        }
+                        return submitChecked(d, timeout);
+                    }
+                    finally
+                    {
+                        d.clear();  // holds no memory or segment past the submit
+                    }
                 }
             }
             finally
@@ -233,10 +265,6 @@ public final class TransferBatch extends NativeResource
             segmentProblems[k] = (byte) (s.agent() != agent ? 1 : s.isClosed() ? 2 : 0);
             anyRdma |= s.isRdma();
         }
-        final int[] ops = new int[n];
-        final long[] local = new long[n];
-        final long[] remote = new long[n];
-        final long[] lengths = new long[n];
         final boolean[] overRdma = anyRdma ? new boolean[n] : null;
         final int[] lkeys = anyRdma ? new int[n] : null;
         final int[] rkeys = anyRdma ? new int[n] : null;
@@ -318,16 +346,9 @@ public final class TransferBatch extends NativeResource
                 ranks[i] = s.rdmaRank();
                 nr++;
             }
-            ops[i] = op;
-            local[i] = memoryAddress[mi] + lo;
-            remote[i] = address;
-            lengths[i] = length;
+            staging.put(first + i, op, memoryAddress[mi] + lo, address, length);
             // Kept for the request's messages and its segment's state (slots past size() mean nothing).
             segmentOf[first + i] = s;
-            opcodeOf[first + i] = op;
-            localOffsetOf[first + i] = lo;
-            remoteOffsetOf[first + i] = ro;
-            lengthOf[first + i] = length;
         }
         final List<SegmentHandle> segments = new ArrayList<>(ns);
         for (int k = 0; k < ns; k++)
@@ -394,8 +415,7 @@ public final class TransferBatch extends NativeResource
                     lost.put(s, l);
                     anyLost |= l;
                 }
-                final int status = submitNative(first, n, overRdma, nr, lost, ops, local, remote, lengths, lkeys,
-                    rkeys, ranks, timeout);
+                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeout);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -454,21 +474,31 @@ public final class TransferBatch extends NativeResource
      * batch's monitor. A negative status: nothing of the part was submitted.
      */
     private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
-        final Map<SegmentHandle, Boolean> lost, final int[] ops, final long[] local, final long[] remote,
-        final long[] lengths, final int[] lkeys, final int[] rkeys, final int[] ranks, final Duration timeout)
+        final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
+        final Duration timeout)
     {
         if (nr == 0)
         {
-            final int status = peer.submit(mappedSubmitted, n, ops, local, remote, lengths);
+            // Before any RDMA part the mapped batch's indices are the batch's: no route is kept.
+            final int status = staging.submit(peer, first, mappedSubmitted, n);
             if (status >= 0)
             {
-                for (int i = 0; i < n; i++)
+                for (int i = 0; route != null && i < n; i++)
                 {
                     route[first + i] = mappedSubmitted + i;
                 }
                 mappedSubmitted += n;
             }
             return status;
+        }
+        if (route == null)
+        {
+            route = new int[capacity];
+            syndromes = new int[capacity];
+            for (int i = 0; i < first; i++)
+            {
+                route[i] = i;  // every earlier part was mapped, in order
+            }
         }
         final int nm = n - nr;
         final int[] mo = new int[nm];
@@ -481,10 +511,10 @@ public final class TransferBatch extends NativeResource
         {
             if (!overRdma[i])
             {
-                mo[j] = ops[i];
-                ml[j] = local[i];
-                mr[j] = remote[i];
-                mn[j] = lengths[i];
+                mo[j] = staging.opcodeView.get(first + i);
+                ml[j] = staging.localView.get(first + i);
+                mr[j] = staging.remoteView.get(first + i);
+                mn[j] = staging.lengthView.get(first + i);
                 route[first + i] = mappedSubmitted + j;
                 j++;
             }
@@ -524,12 +554,12 @@ public final class TransferBatch extends NativeResource
         for (int k = 0; k < np; k++)
         {
             final int i = posted.get(k);
-            ro[k] = ops[i];
-            rl[k] = local[i];
+            ro[k] = staging.opcodeView.get(first + i);
+            rl[k] = staging.localView.get(first + i);
             rlk[k] = lkeys[i];
-            rr[k] = remote[i];
+            rr[k] = staging.remoteView.get(first + i);
             rrk[k] = rkeys[i];
-            rn[k] = lengths[i];
+            rn[k] = staging.lengthView.get(first + i);
             rk[k] = ranks[i];
         }
         final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk,
@@ -562,7 +592,13 @@ public final class TransferBatch extends NativeResource
     {
         if (rdmaPeer == null)
         {
-            return peer.states(0, submitted, nativeStates);  // every request is the mapped batch's, in order
+            // Every request is the mapped batch's, in order.
+            final int st = peer.states(0, submitted, staging.states);
+            if (st >= 0)
+            {
+                staging.stateView.get(0, nativeStates, 0, submitted);
+            }
+            return st;
         }
         if (mappedScratch == null)
         {
@@ -572,11 +608,12 @@ public final class TransferBatch extends NativeResource
         }
         if (mappedSubmitted > 0)
         {
-            final int st = peer.states(0, mappedSubmitted, mappedScratch);
+            final int st = peer.states(0, mappedSubmitted, staging.states);
             if (st < 0)
             {
                 return st;
             }
+            staging.stateView.get(0, mappedScratch, 0, mappedSubmitted);
         }
         if (rdmaSubmitted > 0)
         {
@@ -644,14 +681,17 @@ public final class TransferBatch extends NativeResource
 
     private String opcodeName(final int i)
     {
-        return opcodeOf[i] == TransferOpcode.READ.nativeCode() ? "READ" : "WRITE";
+        return staging.opcodeView.get(i) == TransferOpcode.READ.nativeCode() ? "READ" : "WRITE";
     }
 
-    /** Request i as {@link TransferRequest#toString()} writes it. */
+    /** Request i for a message: what it moves, between which addresses (its segment's offset where mapped). */
     private String describe(final int i)
     {
-        return opcodeName(i) + " " + lengthOf[i] + " B local+" + localOffsetOf[i] + " <-> '" + segmentOf[i].segmentName()
-            + "'+" + remoteOffsetOf[i];
+        final SegmentHandle s = segmentOf[i];
+        final long remote = staging.remoteView.get(i);
+        final long offset = s.isRdma() ? -1 : s.offsetOfAddress(remote);
+        return opcodeName(i) + " " + staging.lengthView.get(i) + " B local 0x" + Long.toHexString(staging.localView.get(i))
+            + " <-> '" + s.segmentName() + "'" + (offset >= 0 ? "+" + offset : " at 0x" + Long.toHexString(remote));
     }
 
     private static String at(final int index)
@@ -684,6 +724,65 @@ public final class TransferBatch extends NativeResource
         }
     }
 
+    /**
+     * Writes the state of every submitted request into {@code out} by index, without a status
+     * object each ({@link #status(int)} has a failure's cause).
+     *
+     * @param out at least {@link #size()} long
+     * @return the number of requests written (those submitted when it looked)
+     */
+    public int states(final TransferState[] out)
+    {
+        Errors.checkArgument(out != null, "out is null");
+        refreshOrThrow();
+        synchronized (this)
+        {
+            Errors.checkArgument(out.length >= submitted, "out holds " + out.length + " states, the batch "
+                + submitted + " requests");
+            for (int i = 0; i < submitted; i++)
+            {
+                out[i] = stateOf(i);
+            }
+            return submitted;
+        }
+    }
+
+    /**
+     * Waits like {@link #await(Duration)} without building the list of states.
+     *
+     * @return whether every submitted request is final
+     */
+    public boolean awaitDone(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        for (;;)
+        {
+            if (isDone())
+            {
+                return true;
+            }
+            final long left = end - System.nanoTime();
+            if (left <= 0)
+            {
+                return false;
+            }
+            final Lock l = enterForDrain();
+            if (l == null)
+            {
+                throw new ClosedException("TransferBatch");
+            }
+            try
+            {
+                waitNative(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
+            }
+            finally
+            {
+                l.unlock();
+            }
+        }
+    }
+
     /** Whether every submitted request is final. */
     public boolean isDone()
     {
@@ -701,33 +800,8 @@ public final class TransferBatch extends NativeResource
      */
     public List<TransferStatus> await(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-        for (;;)
-        {
-            if (isDone())
-            {
-                return statuses();
-            }
-            final long left = end - System.nanoTime();
-            if (left <= 0)
-            {
-                return statuses();
-            }
-            final Lock l = enterForDrain();
-            if (l == null)
-            {
-                throw new ClosedException("TransferBatch");
-            }
-            try
-            {
-                waitNative(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
-            }
-            finally
-            {
-                l.unlock();
-            }
-        }
+        awaitDone(timeout);
+        return statuses();
     }
 
     /**
@@ -838,6 +912,17 @@ public final class TransferBatch extends NativeResource
         memoryInUse.clear();
         InFlightWork.batchFinished(this);
         return done;
+    }
+
+    private TransferState stateOf(final int i)
+    {
+        if (statuses[i] != null)
+        {
+            return statuses[i].state();
+        }
+        final int s = nativeStates[i];
+        return s == PENDING ? TransferState.PENDING : s == COMPLETED ? TransferState.COMPLETED
+            : s == TIMED_OUT ? TransferState.TIMEOUT : TransferState.FAILED;
     }
 
     private TransferStatus current(final int i)
@@ -1004,6 +1089,7 @@ public final class TransferBatch extends NativeResource
                 future.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
             }
         }
+        staging.close();  // native code copied every part's descriptors at submit
         if (!keepNative)
         {
             NativeApi.destroyObject(peer);
