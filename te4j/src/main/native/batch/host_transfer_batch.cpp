@@ -44,7 +44,8 @@ struct Request {
 // not use.
 struct BatchState {
   explicit BatchState(int capacity)
-      : states(static_cast<size_t>(capacity)), requests(new Request[static_cast<size_t>(capacity)]) {
+      : states(static_cast<size_t>(capacity)),
+        requests(new Request[static_cast<size_t>(capacity)]) {
     for (auto& s : states) s.store(kRequestPending, std::memory_order_relaxed);
   }
   std::vector<std::atomic<int32_t>> states;
