@@ -173,7 +173,13 @@ public final class TransferBatch extends NativeResource
                         return submitChecked(descriptors, timeout);
                     }
                     final int n = list.size();
-                    final int held = size();
+                    // Checked before the list is copied, in submitChecked's order: the deadline, then capacity.
+                    final int held;
+                    synchronized (this)
+                    {
+                        Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
+                        held = submitted;
+                    }
                     if (n > capacity - held)
                     {
                         throw new IllegalArgumentException("the batch holds " + held + " of " + capacity + " requests: "
