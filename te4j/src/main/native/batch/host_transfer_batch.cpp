@@ -13,6 +13,7 @@
 #include "batch/batch_descriptors.h"
 #include "batch/transfer_batches.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,12 +39,19 @@ struct Request {
   uint64_t length;
 };
 
+// Every request of the batch has its slot, allocated with the batch and left untouched until a
+// part fills it: a submit allocates nothing, and a large batch costs no page faults it does
+// not use.
 struct BatchState {
-  explicit BatchState(int capacity) : states(static_cast<size_t>(capacity)) {
+  explicit BatchState(int capacity)
+      : states(static_cast<size_t>(capacity)),
+        requests(new Request[static_cast<size_t>(capacity)]) {
     for (auto& s : states) s.store(kRequestPending, std::memory_order_relaxed);
   }
   std::vector<std::atomic<int32_t>> states;
+  std::unique_ptr<Request[]> requests;
   std::atomic<bool> cancelled{false};
+  std::atomic<int> finished_now{0};  // finished, readable without mu (wait spins on it)
   std::mutex mu;
   std::condition_variable cv;
   int submitted = 0;      // guarded by mu
@@ -54,7 +62,7 @@ struct BatchState {
 struct Part {
   std::shared_ptr<BatchState> batch;
   int first = 0;
-  std::vector<Request> requests;
+  int count = 0;
 };
 
 class Worker {
@@ -98,8 +106,8 @@ class Worker {
   static void execute(Part& part) {
     BatchState& b = *part.batch;
     int done = 0;
-    for (size_t i = 0; i < part.requests.size(); ++i) {
-      const Request& r = part.requests[i];
+    for (int i = 0; i < part.count; ++i) {
+      const Request& r = b.requests[static_cast<size_t>(part.first + i)];
       int32_t state = kRequestTimeout;
       if (!b.cancelled.load(std::memory_order_acquire)) {
         void* dst = reinterpret_cast<void*>(r.opcode == kBatchRead ? r.local : r.remote);
@@ -109,11 +117,12 @@ class Worker {
         std::memmove(dst, src, static_cast<size_t>(r.length));
         state = kRequestCompleted;
       }
-      b.states[static_cast<size_t>(part.first) + i].store(state, std::memory_order_release);
+      b.states[static_cast<size_t>(part.first + i)].store(state, std::memory_order_release);
       ++done;
     }
     std::lock_guard<std::mutex> lock(b.mu);
     b.finished += done;
+    b.finished_now.store(b.finished, std::memory_order_release);
     --b.running_parts;
     b.cv.notify_all();
   }
@@ -125,6 +134,8 @@ class Worker {
 };
 
 class HostTransferBatch final : public TransferBatch {
+  static constexpr int64_t kSpinNanos = 20000;
+
  public:
   explicit HostTransferBatch(int capacity) : capacity_(capacity) {
     try {
@@ -154,6 +165,7 @@ class HostTransferBatch final : public TransferBatch {
     Part part;
     part.batch = state_;
     part.first = first;
+    part.count = count;
     {
       std::lock_guard<std::mutex> lock(state_->mu);
       if (first != state_->submitted || count > capacity_ - first) {
@@ -165,19 +177,16 @@ class HostTransferBatch final : public TransferBatch {
       }
       if (state_->cancelled.load()) return fail(kIllegalState, "submit: the batch was cancelled");
     }
-    try {
-      part.requests.resize(static_cast<size_t>(count));
-    } catch (const std::bad_alloc&) {
-      return fail(kOutOfMemory, "submit: out of memory");
-    }
     batch::DescriptorProblem problem;
     const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
     if (bad >= 0) {
       return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
                                         batch::describe(problem));
     }
+    // Slots past the submitted ones: no part queued or running reads them.
+    Request* slots = state_->requests.get() + first;
     for (int i = 0; i < count; ++i) {
-      part.requests[static_cast<size_t>(i)] = Request{opcodes[i], local[i], remote[i], lengths[i]};
+      slots[i] = Request{opcodes[i], local[i], remote[i], lengths[i]};
     }
     {
       std::lock_guard<std::mutex> lock(state_->mu);
@@ -207,6 +216,20 @@ class HostTransferBatch final : public TransferBatch {
 
   int wait(int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
+    // Spin a little first: a part of small requests ends within microseconds, and a sleep on
+    // the condition variable costs a wake-up that is longer than that.
+    const auto spin_end = std::chrono::steady_clock::now() +
+                          std::chrono::nanoseconds(std::min<int64_t>(kSpinNanos, timeout_ns));
+    int submitted;
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      submitted = state_->submitted;
+    }
+    for (int k = 0;; ++k) {
+      if (state_->finished_now.load(std::memory_order_acquire) >= submitted) return kOk;
+      if ((k & 15) == 15 && std::chrono::steady_clock::now() >= spin_end) break;
+      std::this_thread::yield();
+    }
     std::unique_lock<std::mutex> lock(state_->mu);
     const bool done =
         state_->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),

@@ -252,6 +252,58 @@ public class TransferBatchTest
         Assert.assertTrue(e.getMessage().contains(needle), "'" + needle + "' not in: " + e.getMessage());
     }
 
+    /**
+     * Requests added to TransferDescriptors: the list submit's checks, naming the batch index,
+     * nothing of a refused part run, the bytes copied, states read into an array, reuse after clear.
+     */
+    @Test(groups = "host", timeOut = 60_000)
+    public void descriptorsSubmitLikeRequestLists()
+    {
+        Patterns.write(src0, 0, 1 << 20, 9);
+        seg1.fill(0, 1 << 20, Patterns.POISON);
+        final TransferDescriptors d = new TransferDescriptors(1);  // grows as requests are added
+        try (TransferBatch b = a0.allocateBatch(64))
+        {
+            d.write(r0, 0, s1, 0, 4096);
+            d.write(r0, 0, s1, AREA - 10, 11);
+            expectNamed(IndexOutOfBoundsException.class, "request 1", () -> b.submit(d, T));
+            d.clear();
+            d.add(TransferOpcode.WRITE, r0, 0, null, 0, 1);
+            expectNamed(IllegalArgumentException.class, "request 0: segment is null", () -> b.submit(d, T));
+            d.clear();
+            d.add(null, r0, 0, s1, 0, 1);
+            expectNamed(IllegalArgumentException.class, "request 0: opcode is null", () -> b.submit(d, T));
+            d.clear();
+            expectNamed(IllegalArgumentException.class, "at least one", () -> b.submit(d, T));
+            Assert.assertEquals(b.size(), 0, "nothing of a refused part is submitted");
+            Assert.assertNull(Patterns.verifyPoison(seg1, 0, 1 << 20), "nothing ran");
+            for (int i = 0; i < 16; i++)
+            {
+                d.write(r0, i * 65536L, s1, i * 65536L, 65536);
+            }
+            Assert.assertEquals(b.submit(d, T), 0);
+            d.clear();
+            for (int i = 0; i < 16; i++)
+            {
+                d.read(d0, i * 65536L, s1, i * 65536L, 65536);
+            }
+            Assert.assertEquals(b.submit(d, T), 16);
+            d.clear();
+            d.write(r0, AREA, s1, 0, 1);
+            expectNamed(IndexOutOfBoundsException.class, "request 32", () -> b.submit(d, T));
+            Assert.assertTrue(b.awaitDone(T));
+            final TransferState[] st = new TransferState[b.size()];
+            Assert.assertEquals(b.states(st), 32);
+            for (int i = 0; i < st.length; i++)
+            {
+                Assert.assertEquals(st[i], TransferState.COMPLETED, "request " + i + ": " + b.status(i));
+            }
+            expectNamed(IllegalArgumentException.class, "holds 1 states", () -> b.states(new TransferState[1]));
+        }
+        Assert.assertNull(Patterns.verify(seg1, 0, 1 << 20, 9), "WRITE destinations");
+        Assert.assertNull(Patterns.verify(dst0, 0, 1 << 20, 9), "READ destinations (after the WRITE part, in order)");
+    }
+
     @Test(groups = "host", timeOut = 60_000)
     public void badInputNamesTheRequestIndexAndSubmitsNothing()
     {

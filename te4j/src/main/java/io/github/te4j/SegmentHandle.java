@@ -168,6 +168,19 @@ public final class SegmentHandle extends NativeResource
         return in < sizes[i] && length <= sizes[i] - in ? bases[i] + in : -1;
     }
 
+    /** The segment offset of a mapped address of this segment, or -1 (messages only). */
+    long offsetOfAddress(final long address)
+    {
+        for (int i = 0; i < bases.length; i++)
+        {
+            if (address - bases[i] >= 0 && address - bases[i] < sizes[i])
+            {
+                return offsets[i] + (address - bases[i]);
+            }
+        }
+        return -1;
+    }
+
     /** Why [offset, offset + length) is not addressable, for an error message. */
     String describeMiss(final long offset, final long length)
     {

@@ -50,13 +50,18 @@ public final class TransferBatch extends NativeResource
 
     private final TransferAgent agent;
     private final NativeTransferBatch peer;
+    private final DescriptorStaging staging;
+    /** The list submit's descriptors, reused under submitLock. */
+    private TransferDescriptors listScratch;
     private final int capacity;
-    private final TransferRequest[] requests;
+    /** Per request: its segment (its addresses and length stay in the staging, by batch index). */
+    private final SegmentHandle[] segmentOf;
+    private final Object submitLock = new Object();
     private final TransferStatus[] statuses;
     private final int[] nativeStates;
     /** Per request: its index in the mapped native batch (>= 0), or -1 - its index in the RDMA one. */
-    private final int[] route;
-    private final int[] syndromes;
+    private int[] route;       // allocated with the first part over RDMA
+    private int[] syndromes;   // likewise
     private volatile NativeRdmaTransferBatch rdmaPeer;
     private RdmaTransport rdmaTransport;
     private int mappedSubmitted;
@@ -92,11 +97,18 @@ public final class TransferBatch extends NativeResource
             throw e;
         }
         this.peer = p;
-        this.requests = new TransferRequest[capacity];
+        try
+        {
+            this.staging = new DescriptorStaging(capacity);
+        }
+        catch (final RuntimeException e)
+        {
+            NativeApi.destroyObject(p);
+            throw e;
+        }
+        this.segmentOf = new SegmentHandle[capacity];
         this.statuses = new TransferStatus[capacity];
         this.nativeStates = new int[capacity];
-        this.route = new int[capacity];
-        this.syndromes = new int[capacity];
     }
 
     public int capacity()
@@ -123,13 +135,75 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         final int n = part.size();
         Errors.checkArgument(n >= 1, "a submit needs at least one request");
+        return submitLocked(part, null, timeout);
+    }
+
+    /**
+     * Checks and submits the requests of {@code part} as requests [size(), size() + part.size()):
+     * the same checks and errors as {@link #submit(List, Duration)}, without an object per
+     * request. {@code part} may be cleared and reused once this returns.
+     *
+     * @param part the requests, 1 or more, within the remaining capacity
+     * @param timeout how long they may take; the batch's deadline becomes the later of this and its own
+     * @return the batch index of the part's first request
+     */
+    public int submit(final TransferDescriptors part, final Duration timeout)
+    {
+        Errors.checkArgument(part != null, "requests is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        return submitLocked(null, part, timeout);
+    }
+
+    /** Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks. */
+    private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
+        final Duration timeout)
+    {
         final Lock la = agent.enterForSubmit();
         try
         {
             final Lock lb = enter();
             try
             {
-                return submitChecked(part, timeout);
+                // One submit at a time: the checks write the part's slots of the per-request arrays.
+                synchronized (submitLock)
+                {
+                    if (descriptors != null)
+                    {
+                        return submitChecked(descriptors, timeout);
+                    }
+                    final int n = list.size();
+                    // Checked before the list is copied, in submitChecked's order: the deadline, then capacity.
+                    final int held;
+                    synchronized (this)
+                    {
+                        Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
+                        held = submitted;
+                    }
+                    if (n > capacity - held)
+                    {
+                        throw new IllegalArgumentException("the batch holds " + held + " of " + capacity + " requests: "
+                            + n + " more are over its capacity");
+                    }
+                    TransferDescriptors d = listScratch;
+                    if (d == null)
+                    {
+                        d = new TransferDescriptors(Math.min(n, capacity));
+                        listScratch = d;
+                    }
+                    try
+                    {
+                        for (int i = 0; i < n; i++)
+                        {
+                            d.add(list.get(i));
+                        }
+                        return submitChecked(d, timeout);
+                    }
+                    finally
+                    {
+                        d.clear();  // holds no memory or segment past the submit
+                    }
+                }
             }
             finally
             {
@@ -142,7 +216,21 @@ public final class TransferBatch extends NativeResource
         }
     }
 
-    private int submitChecked(final List<TransferRequest> part, final Duration timeout)
+    /** Why memory {@code m} cannot be a request's local side, or null. Once per memory and part. */
+    private String memoryProblem(final RegisteredMemory m)
+    {
+        if (m.agent() != agent)
+        {
+            return m + " is registered with another agent";
+        }
+        if (!agent.isRegistered(m))
+        {
+            return m + " is not registered (unregistered, or its buffer closed)";
+        }
+        return null;
+    }
+
+    private int submitChecked(final TransferDescriptors part, final Duration timeout)
     {
         final int first;
         final int n = part.size();
@@ -150,67 +238,91 @@ public final class TransferBatch extends NativeResource
         {
             first = submitted;
             Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
-            Errors.checkArgument(n <= capacity - first, "the batch holds " + first + " of " + capacity
-                + " requests: " + n + " more are over its capacity");
+            if (n > capacity - first)
+            {
+                throw new IllegalArgumentException("the batch holds " + first + " of " + capacity + " requests: " + n
+                    + " more are over its capacity");
+            }
         }
-        final int[] ops = new int[n];
-        final long[] local = new long[n];
-        final long[] remote = new long[n];
-        final long[] lengths = new long[n];
+        // What is true of a memory or a segment is checked once per part, not per request (the
+        // closed checks take locks); the request that meets a bad one first is named.
+        final int nm = part.memoryCount();
+        final String[] memoryProblems = new String[nm];
+        final long[] memoryAddress = new long[nm];
+        final long[] memorySize = new long[nm];
         final List<DeviceBuffer> buffers = new ArrayList<>();
-        final List<SegmentHandle> segments = new ArrayList<>();
-        final List<RegisteredMemory> memories = new ArrayList<>();
-        final boolean[] overRdma = new boolean[n];
-        final int[] lkeys = new int[n];
-        final int[] rkeys = new int[n];
-        final int[] ranks = new int[n];
-        final Map<RegisteredMemory, Integer> lkeyOf = new IdentityHashMap<>();
+        for (int k = 0; k < nm; k++)
+        {
+            final RegisteredMemory m = part.memory(k);
+            memoryProblems[k] = memoryProblem(m);
+            memoryAddress[k] = m.address();
+            memorySize[k] = m.size();
+            if (m.buffer() != null && !buffers.contains(m.buffer()))
+            {
+                buffers.add(m.buffer());
+            }
+        }
+        final int ns = part.segmentCount();
+        final byte[] segmentProblems = new byte[ns];  // 1: another agent's, 2: closed
+        boolean anyRdma = false;
+        for (int k = 0; k < ns; k++)
+        {
+            final SegmentHandle s = part.segment(k);
+            segmentProblems[k] = (byte) (s.agent() != agent ? 1 : s.isClosed() ? 2 : 0);
+            anyRdma |= s.isRdma();
+        }
+        final boolean[] overRdma = anyRdma ? new boolean[n] : null;
+        final int[] lkeys = anyRdma ? new int[n] : null;
+        final int[] rkeys = anyRdma ? new int[n] : null;
+        final int[] ranks = anyRdma ? new int[n] : null;
+        final int[] lkeyOf = anyRdma ? new int[nm] : null;
+        final boolean[] lkeyKnown = anyRdma ? new boolean[nm] : null;
         int nr = 0;
         RdmaTransport rdma = null;
         for (int i = 0; i < n; i++)
         {
-            final TransferRequest r = part.get(i);
+            final byte op = part.opcode(i);
+            final int mi = part.memoryId(i);
+            final int si = part.segmentId(i);
             // Messages are built only for a request that fails: this loop runs for every request.
-            if (r == null || r.opcode() == null || r.local() == null || r.segment() == null)
+            if (op < 0 || mi < 0 || si < 0)
             {
-                throw new IllegalArgumentException(at(first + i) + (r == null ? "is null" : r.opcode() == null
-                    ? "opcode is null" : r.local() == null ? "local memory is null" : "segment is null"));
+                throw new IllegalArgumentException(at(first + i) + (op == TransferDescriptors.NULL_REQUEST ? "is null"
+                    : op == TransferDescriptors.NULL_OPCODE ? "opcode is null" : mi < 0 ? "local memory is null"
+                    : "segment is null"));
             }
-            final RegisteredMemory m = r.local();
-            if (m.agent() != agent)
+            if (memoryProblems[mi] != null)
             {
-                throw new IllegalArgumentException(at(first + i) + m + " is registered with another agent");
+                throw new IllegalArgumentException(at(first + i) + memoryProblems[mi]);
             }
-            if (!agent.isRegistered(m))
-            {
-                throw new IllegalArgumentException(at(first + i) + m
-                    + " is not registered (unregistered, or its buffer closed)");
-            }
-            final SegmentHandle s = r.segment();
-            if (s.agent() != agent)
+            final SegmentHandle s = part.segment(si);
+            if (segmentProblems[si] == 1)
             {
                 throw new IllegalArgumentException(at(first + i) + s + " was opened by another agent");
             }
-            if (s.isClosed())
+            if (segmentProblems[si] == 2)
             {
                 throw new ClosedException(at(first + i) + s + " (closed)");
             }
-            if (r.length() < 1 || r.length() > TransferRequest.MAX_LENGTH)
+            final long length = part.length(i);
+            if (length < 1 || length > TransferRequest.MAX_LENGTH)
             {
-                throw new IllegalArgumentException(at(first + i) + "length=" + r.length() + " must be in [1, 2^40]");
+                throw new IllegalArgumentException(at(first + i) + "length=" + length + " must be in [1, 2^40]");
             }
-            final long lo = r.localOffset();
-            if (lo < 0 || lo > m.size() || r.length() > m.size() - lo)
+            final long lo = part.localOffset(i);
+            final long size = memorySize[mi];
+            if (lo < 0 || lo > size || length > size - lo)
             {
-                throw new IndexOutOfBoundsException(at(first + i) + "local: offset=" + lo + " length=" + r.length()
-                    + " is outside [0, " + m.size() + ") of " + m);
+                throw new IndexOutOfBoundsException(at(first + i) + "local: offset=" + lo + " length=" + length
+                    + " is outside [0, " + size + ") of " + part.memory(mi));
             }
-            final long address = s.addressOf(r.remoteOffset(), r.length());
+            final long ro = part.remoteOffset(i);
+            final long address = s.addressOf(ro, length);
             if (address < 0)
             {
-                throw new IndexOutOfBoundsException(at(first + i) + s.describeMiss(r.remoteOffset(), r.length()));
+                throw new IndexOutOfBoundsException(at(first + i) + s.describeMiss(ro, length));
             }
-            if (s.isRdma())
+            if (anyRdma && s.isRdma())
             {
                 if (rdma == null)
                 {
@@ -221,43 +333,38 @@ public final class TransferBatch extends NativeResource
                     throw new IllegalArgumentException(at(first + i) + s + " is reached over another RdmaTransport than"
                         + " the part's other requests");
                 }
-                Integer k = lkeyOf.get(m);
-                if (k == null)
+                if (!lkeyKnown[mi])
                 {
+                    final RegisteredMemory m = part.memory(mi);
                     try
                     {
-                        k = (int) rdma.regionKey(m.address(), m.size(), "local memory " + m);
+                        lkeyOf[mi] = (int) rdma.regionKey(m.address(), m.size(), "local memory " + m);
                     }
                     catch (final IllegalArgumentException e)
                     {
                         throw new IllegalArgumentException(at(first + i) + e.getMessage(), e);
                     }
-                    lkeyOf.put(m, k);
+                    lkeyKnown[mi] = true;
                 }
                 overRdma[i] = true;
-                lkeys[i] = k;
-                rkeys[i] = s.rkeyOf(r.remoteOffset());
+                lkeys[i] = lkeyOf[mi];
+                rkeys[i] = s.rkeyOf(ro);
                 ranks[i] = s.rdmaRank();
                 nr++;
             }
-            ops[i] = r.opcode().nativeCode();
-            local[i] = m.address() + r.localOffset();
-            remote[i] = address;
-            lengths[i] = r.length();
-            // Usually one or two of each per batch: compare with the last one first.
-            if (m.buffer() != null && (buffers.isEmpty() || buffers.get(buffers.size() - 1) != m.buffer())
-                && !buffers.contains(m.buffer()))
-            {
-                buffers.add(m.buffer());
-            }
-            if ((segments.isEmpty() || segments.get(segments.size() - 1) != s) && !segments.contains(s))
-            {
-                segments.add(s);
-            }
-            if ((memories.isEmpty() || memories.get(memories.size() - 1) != m) && !memories.contains(m))
-            {
-                memories.add(m);
-            }
+            staging.put(first + i, op, memoryAddress[mi] + lo, address, length);
+            // Kept for the request's messages and its segment's state (slots past size() mean nothing).
+            segmentOf[first + i] = s;
+        }
+        final List<SegmentHandle> segments = new ArrayList<>(ns);
+        for (int k = 0; k < ns; k++)
+        {
+            segments.add(part.segment(k));
+        }
+        final List<RegisteredMemory> memories = new ArrayList<>(nm);
+        for (int k = 0; k < nm; k++)
+        {
+            memories.add(part.memory(k));
         }
         // Held while native code takes the addresses (and before this batch's monitor, which a
         // closing buffer's drain takes): a buffer or segment closed meanwhile waits for them.
@@ -307,12 +414,14 @@ public final class TransferBatch extends NativeResource
                     rdmaTransport = rdma;
                 }
                 final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
+                boolean anyLost = false;
                 for (final SegmentHandle s : segments)
                 {
-                    lost.put(s, s.ownerLost());
+                    final boolean l = s.ownerLost();
+                    lost.put(s, l);
+                    anyLost |= l;
                 }
-                final int status = submitNative(first, part, overRdma, nr, lost, ops, local, remote, lengths, lkeys,
-                    rkeys, ranks, timeout);
+                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeout);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -337,10 +446,9 @@ public final class TransferBatch extends NativeResource
                 {
                     memoryInUse.put(m, Boolean.TRUE);
                 }
-                for (int i = 0; i < n; i++)
+                for (int i = 0; anyLost && i < n; i++)
                 {
-                    requests[first + i] = part.get(i);
-                    final SegmentHandle s = part.get(i).segment();
+                    final SegmentHandle s = segmentOf[first + i];
                     if (lost.get(s) && statuses[first + i] == null)
                     {
                         statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i)
@@ -371,23 +479,32 @@ public final class TransferBatch extends NativeResource
      * over RDMA to the RDMA one (except those whose owner is already lost: final here). Under this
      * batch's monitor. A negative status: nothing of the part was submitted.
      */
-    private int submitNative(final int first, final List<TransferRequest> part, final boolean[] overRdma, final int nr,
-        final Map<SegmentHandle, Boolean> lost, final int[] ops, final long[] local, final long[] remote,
-        final long[] lengths, final int[] lkeys, final int[] rkeys, final int[] ranks, final Duration timeout)
+    private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
+        final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
+        final Duration timeout)
     {
-        final int n = part.size();
         if (nr == 0)
         {
-            final int status = peer.submit(mappedSubmitted, n, ops, local, remote, lengths);
+            // Before any RDMA part the mapped batch's indices are the batch's: no route is kept.
+            final int status = staging.submit(peer, first, mappedSubmitted, n);
             if (status >= 0)
             {
-                for (int i = 0; i < n; i++)
+                for (int i = 0; route != null && i < n; i++)
                 {
                     route[first + i] = mappedSubmitted + i;
                 }
                 mappedSubmitted += n;
             }
             return status;
+        }
+        if (route == null)
+        {
+            route = new int[capacity];
+            syndromes = new int[capacity];
+            for (int i = 0; i < first; i++)
+            {
+                route[i] = i;  // every earlier part was mapped, in order
+            }
         }
         final int nm = n - nr;
         final int[] mo = new int[nm];
@@ -400,19 +517,19 @@ public final class TransferBatch extends NativeResource
         {
             if (!overRdma[i])
             {
-                mo[j] = ops[i];
-                ml[j] = local[i];
-                mr[j] = remote[i];
-                mn[j] = lengths[i];
+                mo[j] = staging.opcodeView.get(first + i);
+                ml[j] = staging.localView.get(first + i);
+                mr[j] = staging.remoteView.get(first + i);
+                mn[j] = staging.lengthView.get(first + i);
                 route[first + i] = mappedSubmitted + j;
                 j++;
             }
-            else if (lost.get(part.get(i).segment()))
+            else if (lost.get(segmentOf[first + i]))
             {
                 route[first + i] = ROUTE_NONE;
                 nativeStates[first + i] = Te4jException.Code.PEER_LOST.nativeCode();
                 statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i) + ": "
-                    + part.get(i).segment().ownerLostMessage()));
+                    + segmentOf[first + i].ownerLostMessage()));
             }
             else
             {
@@ -443,12 +560,12 @@ public final class TransferBatch extends NativeResource
         for (int k = 0; k < np; k++)
         {
             final int i = posted.get(k);
-            ro[k] = ops[i];
-            rl[k] = local[i];
+            ro[k] = staging.opcodeView.get(first + i);
+            rl[k] = staging.localView.get(first + i);
             rlk[k] = lkeys[i];
-            rr[k] = remote[i];
+            rr[k] = staging.remoteView.get(first + i);
             rrk[k] = rkeys[i];
-            rn[k] = lengths[i];
+            rn[k] = staging.lengthView.get(first + i);
             rk[k] = ranks[i];
         }
         final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk,
@@ -481,7 +598,13 @@ public final class TransferBatch extends NativeResource
     {
         if (rdmaPeer == null)
         {
-            return peer.states(0, submitted, nativeStates);  // every request is the mapped batch's, in order
+            // Every request is the mapped batch's, in order.
+            final int st = peer.states(0, submitted, staging.states);
+            if (st >= 0)
+            {
+                staging.stateView.get(0, nativeStates, 0, submitted);
+            }
+            return st;
         }
         if (mappedScratch == null)
         {
@@ -491,11 +614,12 @@ public final class TransferBatch extends NativeResource
         }
         if (mappedSubmitted > 0)
         {
-            final int st = peer.states(0, mappedSubmitted, mappedScratch);
+            final int st = peer.states(0, mappedSubmitted, staging.states);
             if (st < 0)
             {
                 return st;
             }
+            staging.stateView.get(0, mappedScratch, 0, mappedSubmitted);
         }
         if (rdmaSubmitted > 0)
         {
@@ -561,6 +685,21 @@ public final class TransferBatch extends NativeResource
         }
     }
 
+    private String opcodeName(final int i)
+    {
+        return staging.opcodeView.get(i) == TransferOpcode.READ.nativeCode() ? "READ" : "WRITE";
+    }
+
+    /** Request i for a message: what it moves, between which addresses (its segment's offset where mapped). */
+    private String describe(final int i)
+    {
+        final SegmentHandle s = segmentOf[i];
+        final long remote = staging.remoteView.get(i);
+        final long offset = s.isRdma() ? -1 : s.offsetOfAddress(remote);
+        return opcodeName(i) + " " + staging.lengthView.get(i) + " B local 0x" + Long.toHexString(staging.localView.get(i))
+            + " <-> '" + s.segmentName() + "'" + (offset >= 0 ? "+" + offset : " at 0x" + Long.toHexString(remote));
+    }
+
     private static String at(final int index)
     {
         return "request " + index + ": ";
@@ -591,6 +730,65 @@ public final class TransferBatch extends NativeResource
         }
     }
 
+    /**
+     * Writes the state of every submitted request into {@code out} by index, without a status
+     * object each ({@link #status(int)} has a failure's cause).
+     *
+     * @param out at least {@link #size()} long
+     * @return the number of requests written (those submitted when it looked)
+     */
+    public int states(final TransferState[] out)
+    {
+        Errors.checkArgument(out != null, "out is null");
+        refreshOrThrow();
+        synchronized (this)
+        {
+            Errors.checkArgument(out.length >= submitted, "out holds " + out.length + " states, the batch "
+                + submitted + " requests");
+            for (int i = 0; i < submitted; i++)
+            {
+                out[i] = stateOf(i);
+            }
+            return submitted;
+        }
+    }
+
+    /**
+     * Waits like {@link #await(Duration)} without building the list of states.
+     *
+     * @return whether every submitted request is final
+     */
+    public boolean awaitDone(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        for (;;)
+        {
+            if (isDone())
+            {
+                return true;
+            }
+            final long left = end - System.nanoTime();
+            if (left <= 0)
+            {
+                return false;
+            }
+            final Lock l = enterForDrain();
+            if (l == null)
+            {
+                throw new ClosedException("TransferBatch");
+            }
+            try
+            {
+                waitNative(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
+            }
+            finally
+            {
+                l.unlock();
+            }
+        }
+    }
+
     /** Whether every submitted request is final. */
     public boolean isDone()
     {
@@ -608,33 +806,8 @@ public final class TransferBatch extends NativeResource
      */
     public List<TransferStatus> await(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-        for (;;)
-        {
-            if (isDone())
-            {
-                return statuses();
-            }
-            final long left = end - System.nanoTime();
-            if (left <= 0)
-            {
-                return statuses();
-            }
-            final Lock l = enterForDrain();
-            if (l == null)
-            {
-                throw new ClosedException("TransferBatch");
-            }
-            try
-            {
-                waitNative(Math.max(1, Math.min(left, PeerMonitor.CHECK_NANOS)));
-            }
-            finally
-            {
-                l.unlock();
-            }
-        }
+        awaitDone(timeout);
+        return statuses();
     }
 
     /**
@@ -693,7 +866,7 @@ public final class TransferBatch extends NativeResource
                 {
                     if (nativeStates[i] == PENDING)
                     {
-                        final SegmentHandle s = requests[i].segment();
+                        final SegmentHandle s = segmentOf[i];
                         if (statuses[i] == null && lost.computeIfAbsent(s, SegmentHandle::ownerLost))
                         {
                             statuses[i] = TransferStatus.failed(new PeerLostException("request " + i + ": "
@@ -747,6 +920,17 @@ public final class TransferBatch extends NativeResource
         return done;
     }
 
+    private TransferState stateOf(final int i)
+    {
+        if (statuses[i] != null)
+        {
+            return statuses[i].state();
+        }
+        final int s = nativeStates[i];
+        return s == PENDING ? TransferState.PENDING : s == COMPLETED ? TransferState.COMPLETED
+            : s == TIMED_OUT ? TransferState.TIMEOUT : TransferState.FAILED;
+    }
+
     private TransferStatus current(final int i)
     {
         if (statuses[i] != null)
@@ -769,12 +953,12 @@ public final class TransferBatch extends NativeResource
     /** The cause of request i's native failure; RDMA ones name the syndrome, or the owner's loss. */
     private RuntimeException failure(final int i)
     {
-        final SegmentHandle s = requests[i].segment();
+        final SegmentHandle s = segmentOf[i];
         if (!s.isRdma() || route[i] == ROUTE_NONE)
         {
-            return Errors.toException(nativeStates[i], "request " + i, requests[i].toString());
+            return Errors.toException(nativeStates[i], "request " + i, describe(i));
         }
-        final String what = "request " + i + " (RDMA " + requests[i].opcode() + " to rank " + s.rdmaRank() + ")";
+        final String what = "request " + i + " (RDMA " + opcodeName(i) + " to rank " + s.rdmaRank() + ")";
         if (s.ownerLost())
         {
             return new PeerLostException(what + ": " + s.ownerLostMessage()
@@ -783,9 +967,9 @@ public final class TransferBatch extends NativeResource
         if (syndromes[i] != 0)
         {
             return Errors.toException(nativeStates[i], what, "error CQE " + RdmaSyndrome.describe(syndromes[i]) + "; "
-                + requests[i]);
+                + describe(i));
         }
-        return Errors.toException(nativeStates[i], what, requests[i].toString());
+        return Errors.toException(nativeStates[i], what, describe(i));
     }
 
     private List<TransferStatus> snapshot()
@@ -911,6 +1095,7 @@ public final class TransferBatch extends NativeResource
                 future.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
             }
         }
+        staging.close();  // native code copied every part's descriptors at submit
         if (!keepNative)
         {
             NativeApi.destroyObject(peer);

@@ -9,6 +9,7 @@ import io.github.te4j.RegisteredMemory;
 import io.github.te4j.SegmentHandle;
 import io.github.te4j.TransferAgent;
 import io.github.te4j.TransferBatch;
+import io.github.te4j.TransferDescriptors;
 import io.github.te4j.TransferEngine;
 import io.github.te4j.TransferRequest;
 import io.github.te4j.TransferState;
@@ -44,6 +45,8 @@ final class BatchBench
     static final long[][] SHAPES = {{4096, 4 << 10}, {1024, 16 << 10}, {256, 64 << 10}, {64, 1 << 20}};
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final int LOOP = NativeBench.CopyBaselineModes.LOOP;
+    /** Untimed runs before each te4j series: the first runs of a series are the JIT's (compiling the submit loop). */
+    private static final int WARM_UP = 3;
 
     private BatchBench()
     {
@@ -126,6 +129,11 @@ final class BatchBench
                     failed |= bad != null;
                     final long total = n * size;
                     row(out, label, op, "te4j batch (submit..done)", te4j, total, base, bad);
+                    fill(packed, region, n, size, offsets, rnd.nextLong());
+                    final double bulk = te4jDescriptorsMedian(agent, rs, iterations);
+                    final String badBulk = verify(packed, region, n, size, offsets, write);
+                    failed |= badBulk != null;
+                    row(out, label, op, "te4j batch, descriptors", bulk, total, base, badBulk);
                     if (rdmaSeg != null)
                     {
                         final List<TransferRequest> rr = new ArrayList<>();
@@ -233,10 +241,53 @@ final class BatchBench
             bytes / ns, baseNs / ns);
     }
 
+    /**
+     * The same batch added to {@link TransferDescriptors} (no object per request, filled inside
+     * the timing as a caller would) and awaited with {@link TransferBatch#awaitDone}.
+     */
+    private static double te4jDescriptorsMedian(final TransferAgent agent, final List<TransferRequest> rs,
+        final int iterations)
+    {
+        final int n = rs.size();
+        final TransferDescriptors d = new TransferDescriptors(n);
+        final TransferState[] states = new TransferState[n];
+        final double[] t = new double[iterations];
+        for (int it = -WARM_UP; it < iterations; it++)
+        {
+            try (TransferBatch b = agent.allocateBatch(n))
+            {
+                final long t0 = System.nanoTime();
+                d.clear();
+                for (int i = 0; i < n; i++)
+                {
+                    final TransferRequest r = rs.get(i);
+                    d.add(r.opcode(), r.local(), r.localOffset(), r.segment(), r.remoteOffset(), r.length());
+                }
+                b.submit(d, TIMEOUT);
+                final boolean done = b.awaitDone(TIMEOUT);
+                final long t1 = System.nanoTime();
+                b.states(states);
+                for (int i = 0; i < n; i++)
+                {
+                    if (!done || states[i] != TransferState.COMPLETED)
+                    {
+                        throw new IllegalStateException("request " + i + ": " + b.status(i));
+                    }
+                }
+                if (it >= 0)
+                {
+                    t[it] = t1 - t0;
+                }
+            }
+        }
+        Arrays.sort(t);
+        return t[iterations / 2];
+    }
+
     private static double te4jMedian(final TransferAgent agent, final List<TransferRequest> rs, final int iterations)
     {
         final double[] t = new double[iterations];
-        for (int it = -1; it < iterations; it++)
+        for (int it = -WARM_UP; it < iterations; it++)
         {
             try (TransferBatch b = agent.allocateBatch(rs.size()))
             {

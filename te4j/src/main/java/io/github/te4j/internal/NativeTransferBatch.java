@@ -1,6 +1,8 @@
 package io.github.te4j.internal;
 
+import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.Name;
@@ -36,7 +38,14 @@ public final class NativeTransferBatch extends Pointer
         @Cast("const uint64_t*") long[] local, @Cast("const uint64_t*") long[] remote,
         @Cast("const uint64_t*") long[] lengths);
 
+    /** The same call with the descriptors in native memory (no arrays copied through JNI). */
+    public native int submit(int first, int count, @Cast("const int32_t*") IntPointer opcodes,
+        @Cast("const uint64_t*") LongPointer local, @Cast("const uint64_t*") LongPointer remote,
+        @Cast("const uint64_t*") LongPointer lengths);
+
     public native int states(int first, int count, @Cast("int32_t*") int[] out);
+
+    public native int states(int first, int count, @Cast("int32_t*") IntPointer out);
 
     /** {@code wait}: renamed because {@code Object.wait(long)} is final. */
     @Name("wait")

@@ -1,0 +1,89 @@
+package io.github.te4j;
+
+import io.github.te4j.internal.NativeTransferBatch;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.javacpp.Pointer;
+
+/**
+ * A batch's descriptor arrays in native memory, in the layout {@code te4j::TransferBatch::submit}
+ * takes (opcode, local address, remote address, length per request), and its state words: Java
+ * fills them through buffer views and native code reads them where they are, so a submit or a
+ * poll neither allocates nor copies Java arrays through JNI. Allocated with the batch, for its
+ * capacity, one slot per request of the batch (its index): the slots keep the requests'
+ * addresses and lengths for their messages.
+ */
+final class DescriptorStaging
+{
+    final IntPointer opcodes;
+    final LongPointer local;
+    final LongPointer remote;
+    final LongPointer lengths;
+    final IntPointer states;
+    final IntBuffer opcodeView;
+    final LongBuffer localView;
+    final LongBuffer remoteView;
+    final LongBuffer lengthView;
+    final IntBuffer stateView;
+
+    DescriptorStaging(final int capacity)
+    {
+        opcodes = new IntPointer(capacity);
+        local = new LongPointer(capacity);
+        remote = new LongPointer(capacity);
+        lengths = new LongPointer(capacity);
+        states = new IntPointer(capacity);
+        if (opcodes.isNull() || local.isNull() || remote.isNull() || lengths.isNull() || states.isNull())
+        {
+            close();
+            throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "TransferBatch: no native memory for the"
+                + " descriptors of " + capacity + " requests");
+        }
+        opcodeView = opcodes.asBuffer();
+        localView = local.asBuffer();
+        remoteView = remote.asBuffer();
+        lengthView = lengths.asBuffer();
+        stateView = states.asBuffer();
+    }
+
+    void put(final int i, final int opcode, final long localAddress, final long remoteAddress, final long length)
+    {
+        opcodeView.put(i, opcode);
+        localView.put(i, localAddress);
+        remoteView.put(i, remoteAddress);
+        lengthView.put(i, length);
+    }
+
+    /** Submits the slots [first, first + count) to {@code peer} as its requests [nativeFirst, nativeFirst + count). */
+    int submit(final NativeTransferBatch peer, final int first, final int nativeFirst, final int count)
+    {
+        opcodes.position(first);
+        local.position(first);
+        remote.position(first);
+        lengths.position(first);
+        try
+        {
+            return peer.submit(nativeFirst, count, opcodes, local, remote, lengths);
+        }
+        finally
+        {
+            opcodes.position(0);
+            local.position(0);
+            remote.position(0);
+            lengths.position(0);
+        }
+    }
+
+    void close()
+    {
+        for (final Pointer p : new Pointer[] {opcodes, local, remote, lengths, states})
+        {
+            if (p != null)
+            {
+                p.close();
+            }
+        }
+    }
+}
