@@ -16,12 +16,12 @@
 
 using namespace te4j;
 
-#define FUZZ_CHECK(cond)                                                        \
-  do {                                                                          \
-    if (!(cond)) {                                                              \
+#define FUZZ_CHECK(cond)                                                          \
+  do {                                                                            \
+    if (!(cond)) {                                                                \
       std::fprintf(stderr, "fuzz_metadata_codec: invariant failed: %s\n", #cond); \
-      std::abort();                                                             \
-    }                                                                           \
+      std::abort();                                                               \
+    }                                                                             \
   } while (0)
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -44,9 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<int64_t> values(RdmaTransport::kMetadataValues + rdma::kMaxMetadataQpns);
   uint8_t key[rdma::kMetadataKeyBytes];
   char text[256];
-  const int n = RdmaTransport::describeMetadata(in.data(), (int)size, values.data(),
-                                                (int)values.size(), key, sizeof(key), text,
-                                                sizeof(text));
+  const int n =
+      RdmaTransport::describeMetadata(in.data(), (int)size, values.data(), (int)values.size(), key,
+                                      sizeof(key), text, sizeof(text));
   FUZZ_CHECK((n > 0) == ok);
   FUZZ_CHECK(std::strlen(text) < sizeof(text));
   if (ok) {
@@ -58,7 +58,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // One value short of room: refused, nothing written past it.
     std::vector<int64_t> small((size_t)n - 1);
     FUZZ_CHECK(RdmaTransport::describeMetadata(in.data(), (int)size, small.data(), n - 1, key,
-                                               sizeof(key), text, sizeof(text)) == kInvalidArgument);
+                                               sizeof(key), text,
+                                               sizeof(text)) == kInvalidArgument);
   } else {
     FUZZ_CHECK(n == kBadHandle && text[0] != '\0');
   }

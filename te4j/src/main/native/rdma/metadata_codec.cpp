@@ -53,16 +53,15 @@ bool checkValues(const PeerMetadata& m, std::string* why) {
   if (m.registered_bytes == 0)
     return refuse(why, "registers 0 bytes (every rank registers its buffer first)");
   if ((int64_t)m.registered_bytes < 0)
-    return refuse(why, "registered size " + std::to_string((int64_t)m.registered_bytes) +
-                           " is negative");
+    return refuse(
+        why, "registered size " + std::to_string((int64_t)m.registered_bytes) + " is negative");
   if ((int64_t)m.raddr <= 0 || (int64_t)(m.raddr + m.registered_bytes) < 0)
     return refuse(why, "remote address " + hex(m.raddr) + " + " +
                            std::to_string(m.registered_bytes) + " B is not a user-space range");
   if (m.rkey == 0) return refuse(why, "remote key is 0 (no region has key 0)");
   if (m.lid > 0xffff || m.gid_index > 255)
     return refuse(why, "lid " + std::to_string((int32_t)m.lid) + " / GID index " +
-                           std::to_string((int32_t)m.gid_index) +
-                           " outside [0, 65535] / [0, 255]");
+                           std::to_string((int32_t)m.gid_index) + " outside [0, 65535] / [0, 255]");
   if (m.backend == kRdmaBackendSoft) {
     // The software NIC's address: GID ::ffff:<unicast IPv4> of its listener, lid its TCP port.
     const uint32_t first = (uint32_t)m.interface_id >> 24;

@@ -4,14 +4,12 @@
 // RdmaTransport::describeMetadata.
 //
 // Layout, all fields big-endian (offsets in bytes):
-//   0      magic "TE4M" (u32)          4  version = 2 (u16)   6 backend (u8)   7 flags (u8, bit 0 RoCE)
-//   8      num_ranks (u32)            12  qps_per_rank (u32)
-//   16     gid_index (u32)            20  lid (u32)
-//   24     raddr (u64)                32  rkey (u32)          36 reserved (u32, 0)
-//   40     registered bytes (u64)     48  subnet prefix (u64) 56 interface id (u64)
-//   64     qpn count n (u32)          68  n x qpn (u32)
-//   68+4n  NIC key length k (u32, 0 or 32)    72+4n  k bytes: the key
-//   72+4n+k  CRC-32 (IEEE, as zlib) of all bytes before (u32)
+//   0      magic "TE4M" (u32)          4  version = 2 (u16)   6 backend (u8)   7 flags (u8, bit 0
+//   RoCE) 8      num_ranks (u32)            12  qps_per_rank (u32) 16     gid_index (u32) 20  lid
+//   (u32) 24     raddr (u64)                32  rkey (u32)          36 reserved (u32, 0) 40
+//   registered bytes (u64)     48  subnet prefix (u64) 56 interface id (u64) 64     qpn count n
+//   (u32)          68  n x qpn (u32) 68+4n  NIC key length k (u32, 0 or 32)    72+4n  k bytes: the
+//   key 72+4n+k  CRC-32 (IEEE, as zlib) of all bytes before (u32)
 // QP i serves (destination rank i / qps_per_rank, channel i % qps_per_rank). The NIC key (software
 // NIC) is what a connecting rank must prove to that rank's NIC; it travels only through the job's
 // handle exchange. The GID is subnet prefix and interface id, each as the GID's 8 big-endian bytes.

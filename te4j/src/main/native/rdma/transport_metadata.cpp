@@ -11,9 +11,9 @@
 namespace te4j {
 namespace {
 
-constexpr int kBackendAt = 0, kRoceAt = 1, kNumRanksAt = 2, kQpsAt = 3, kGidIndexAt = 4,
-              kLidAt = 5, kRaddrAt = 6, kRkeyAt = 7, kRegisteredAt = 8, kPrefixAt = 9,
-              kIfidAt = 10, kKeyLengthAt = 11;
+constexpr int kBackendAt = 0, kRoceAt = 1, kNumRanksAt = 2, kQpsAt = 3, kGidIndexAt = 4, kLidAt = 5,
+              kRaddrAt = 6, kRkeyAt = 7, kRegisteredAt = 8, kPrefixAt = 9, kIfidAt = 10,
+              kKeyLengthAt = 11;
 static_assert(kKeyLengthAt + 1 == RdmaTransport::kMetadataValues, "values before the QP numbers");
 
 void copyText(const std::string& text, char* out, int capacity) {
@@ -75,7 +75,8 @@ int RdmaTransport::encodedMetadata(uint8_t* out, int capacity) {
     return fail(kIllegalState, "encodedMetadata: register a buffer first");
   const std::vector<uint8_t> bytes = rdma::encodeMetadata(m);
   if (out == nullptr || capacity < (int)bytes.size())
-    return fail(kInvalidArgument, "encodedMetadata: capacity below " + std::to_string(bytes.size()));
+    return fail(kInvalidArgument,
+                "encodedMetadata: capacity below " + std::to_string(bytes.size()));
   std::memcpy(out, bytes.data(), bytes.size());
   ok();
   return (int)bytes.size();
@@ -92,7 +93,8 @@ int RdmaTransport::connectMetadata(int local_rank, const uint8_t* all, const int
     return fail(kInvalidArgument, "connectPeers: local_rank " + std::to_string(local_rank) +
                                       " out of range or not in active_ranks_mask");
   if (n < 64 && (active_ranks_mask >> n) != 0)
-    return fail(kInvalidArgument, "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+    return fail(kInvalidArgument,
+                "connectPeers: active_ranks_mask names ranks at or above num_ranks");
   std::vector<size_t> at((size_t)n + 1, 0);
   for (int r = 0; r < n; ++r) {
     if (lengths[r] < 0) return fail(kInvalidArgument, "connectPeers: negative metadata length");
@@ -113,11 +115,10 @@ int RdmaTransport::connectMetadata(int local_rank, const uint8_t* all, const int
                             &peers[(size_t)local_rank], &why))
     return fail(kBadHandle, "own metadata (rank " + std::to_string(local_rank) + "): " + why);
   if (!sameEndpointAndQps(*mine, own))
-    return fail(kBadHandle,
-                "metadata entry " + std::to_string(local_rank) +
-                    " is not this rank's current metadata " + rdma::describe(own) + " but " +
-                    rdma::describe(*mine) +
-                    " (a misordered list, or metadata from before recreateQueuePairs)");
+    return fail(kBadHandle, "metadata entry " + std::to_string(local_rank) +
+                                " is not this rank's current metadata " + rdma::describe(own) +
+                                " but " + rdma::describe(*mine) +
+                                " (a misordered list, or metadata from before recreateQueuePairs)");
 
   const int total = n * qpsPerRank();
   std::vector<uint64_t> addrs((size_t)n, 0), prefixes((size_t)n, 0), ifids((size_t)n, 0);
@@ -128,8 +129,7 @@ int RdmaTransport::connectMetadata(int local_rank, const uint8_t* all, const int
     if (((active_ranks_mask >> r) & 1u) == 0) continue;
     const std::string rank = "rank " + std::to_string(r);
     rdma::PeerMetadata& m = peers[(size_t)r];
-    if (r != local_rank &&
-        !rdma::decodeMetadata(all + at[(size_t)r], (size_t)lengths[r], &m, &why))
+    if (r != local_rank && !rdma::decodeMetadata(all + at[(size_t)r], (size_t)lengths[r], &m, &why))
       return fail(kBadHandle, rank + ": " + why);
     if ((int)m.num_ranks != n || (int)m.qps_per_rank != qpsPerRank())
       return fail(kBadHandle, rank + " has " + std::to_string(m.num_ranks) + " ranks x " +
@@ -204,8 +204,9 @@ int RdmaTransport::describeMetadata(const uint8_t* bytes, int length, int64_t* o
 
 int RdmaTransport::encodeMetadataValues(const int64_t* values, int count, const uint8_t* key,
                                         int key_length, uint8_t* out, int capacity) {
-  if (values == nullptr || count < kMetadataValues || count - kMetadataValues > (int)rdma::kMaxMetadataQpns ||
-      key_length < 0 || key_length > (int)rdma::kMetadataKeyBytes || (key == nullptr && key_length > 0))
+  if (values == nullptr || count < kMetadataValues ||
+      count - kMetadataValues > (int)rdma::kMaxMetadataQpns || key_length < 0 ||
+      key_length > (int)rdma::kMetadataKeyBytes || (key == nullptr && key_length > 0))
     return kInvalidArgument;
   rdma::PeerMetadata m;
   m.backend = (int)values[kBackendAt];

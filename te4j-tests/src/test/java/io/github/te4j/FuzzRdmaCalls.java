@@ -82,6 +82,12 @@ final class FuzzRdmaCalls
         {
             d.disturb();
         }
+        if (rnd.nextBoolean())
+        {
+            // The bytes as they arrive: connectPeers' own decoder refuses them.
+            d.transports[1].connectPeers(1, Arrays.asList(fg.bytes(), own.toBytes()), 3);
+            return;
+        }
         final RdmaMetadata m = RdmaMetadata.fromBytes(fg.bytes());
         d.transports[1].connectPeers(1, MetadataBytes.of(Arrays.asList(m, own)), 3);
     }
