@@ -147,7 +147,8 @@ public class RdmaApiTest
             rdma.createQueuePairs();
             final RdmaMetadata mine = rdma.localMetadata();
             Assert.assertEquals(mine.registeredBytes(), 1 << 16);
-            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.connectPeers(0, MetadataBytes.of(Arrays.asList((RdmaMetadata)null)), 1));
+            Assert.assertThrows(IllegalArgumentException.class,
+                () -> rdma.connectPeers(0, MetadataBytes.of(Arrays.asList((RdmaMetadata)null)), 1));
             rdma.connectPeers(0, MetadataBytes.of(List.of(mine)), 1);
             Assert.assertSame(ctx.withRdma(rdma), ctx);
             Assert.assertSame(ctx.rdma(), rdma);
