@@ -13,7 +13,12 @@
 //   1. put + signal, 4 B .. 16 MiB, verified byte for byte with a poisoned tail;
 //   2. many writers: 4 threads x 250 redAdds per rank to both ranks' counters, exact total;
 //   3. one error CQE (the peer deregistered its window: remote access error 0x13), the QP's
-//      error state, then recreateQueuePairs + reconnect and a verified put + signal.
+//      error state, then recreateQueuePairs + reconnect and a verified put + signal;
+//   4. (with --timing, or TE4J_SOFTNIC_TIMING=1) figures, printed as TIMING lines and never
+//      asserted: 4 KiB puts back to back with the receiver idle and with a waitSignal kernel
+//      spinning on the receiver's GPU, the 8 B put+signal round trip, 1 MiB and 16 MiB puts.
+//      Run both modes: two processes on one GPU time-slice it (a rank's NIC copies and atomic
+//      kernel wait for the other context's slice), one process (--threads) does not.
 // Prints SKIP and exits 0 without a CUDA device (or without the CUDA build / a driver). Two
 // processes on one GPU only time-slice it; the bounds below are seconds, far above a slice.
 // TE4J_TIMEOUT_SCALE multiplies every bound; TE4J_DEVICE_TIMEOUT_MS sets the device-side bound
@@ -51,6 +56,9 @@ constexpr size_t kSigData = 2 * kSlot;      // put+signal signal word (from the 
 constexpr size_t kCounter = kSigData + 64;  // many-writer counter
 constexpr size_t kSigRecover = kSigData + 128;
 constexpr size_t kSigLone = kSigData + 192;
+constexpr size_t kSigPing = kSigData + 256;  // timing: rank 0 -> rank 1 round trips
+constexpr size_t kSigPong = kSigData + 320;  // timing: rank 1 -> rank 0
+constexpr size_t kSigBusy = kSigData + 384;  // timing: ends the receiver's spinning wait
 constexpr size_t kWindow = kSigData + 4096;
 constexpr int kWriters = 4;
 constexpr int kWrites = 250;
@@ -470,6 +478,86 @@ bool stepErrorCqe(Rank& r) {
 
 // ---- one rank -------------------------------------------------------------------------------
 
+const char* g_mode = "fork";  // printed with the TIMING lines
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool zeroWords(Rank& r) {
+  const int rc = te4j::fillMemory(te4j::kPlatformCuda, r.device, r.win + kSigPing, 0, 192);
+  CHECK(r, rc == 0, "fillMemory: %s", te4j::lastThreadError());
+  return rc == 0;
+}
+
+// Rank 0 puts `count` x `size` bytes to rank 1 back to back (one synchronize at the end).
+// busy_receiver: rank 1 has a waitSignal kernel spinning on its GPU meanwhile, which rank 0
+// ends with a signal after the puts (as a consumer waiting for data would).
+bool timePuts(Rank& r, size_t size, int count, bool busy_receiver) {
+  if (!zeroWords(r) || !barrier(r, "timing: words zeroed")) return false;
+  if (r.rank == 1 && busy_receiver)
+    CHECK(r, r.stream->waitSignal(word(r, kSigBusy), 1, hostTimeoutNs() / 2) == 0, "waitSignal: %s",
+          r.stream->lastError());
+  if (!barrier(r, "timing: before the puts")) return false;
+  if (r.rank == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < count && r.fails == 0; ++i)
+      CHECK(r, r.stream->put(r.ctx, r.peer, r.win, r.win + kSlot, size, 0, 0) == 0, "put: %s",
+            r.stream->lastError());
+    if (busy_receiver)
+      CHECK(r, r.stream->signal(r.ctx, r.peer, word(r, kSigBusy), 1) == 0, "signal: %s",
+            r.stream->lastError());
+    if (!syncOk(r, r.stream, "timed puts")) return false;
+    const double s = secondsSince(t0);
+    r.say("TIMING mode=%s puts size=%zu count=%d receiver=%s: %.1f us/op, %.3f GB/s", g_mode, size,
+          count, busy_receiver ? "spinning" : "idle", s * 1e6 / count,
+          (double)size * count / s / 1e9);
+  } else if (!syncOk(r, r.stream, "timed puts, receiver")) {
+    return false;
+  }
+  return barrier(r, "timing: after the puts");
+}
+
+// 8 B put+signal round trips, all enqueued, timed to the end of synchronize (as the bench).
+bool timeRoundTrips(Rank& r, int count) {
+  if (!zeroWords(r) || !barrier(r, "timing: round-trip words zeroed")) return false;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 1; i <= count && r.fails == 0; ++i) {
+    if (r.rank == 1)
+      CHECK(r, r.stream->waitSignal(word(r, kSigPing), (uint32_t)i, hostTimeoutNs() / 2) == 0,
+            "waitSignal: %s", r.stream->lastError());
+    CHECK(r,
+          r.stream->putWithSignal(r.ctx, r.peer, r.win, r.win + kSlot, 8,
+                                  word(r, r.rank == 0 ? kSigPing : kSigPong), 1, 0, 0) == 0,
+          "putWithSignal: %s", r.stream->lastError());
+    if (r.rank == 0)
+      CHECK(r, r.stream->waitSignal(word(r, kSigPong), (uint32_t)i, hostTimeoutNs() / 2) == 0,
+            "waitSignal: %s", r.stream->lastError());
+  }
+  if (!syncOk(r, r.stream, "timed round trips")) return false;
+  if (r.rank == 0)
+    r.say("TIMING mode=%s put+signal round trip size=8 count=%d: %.1f us", g_mode, count,
+          secondsSince(t0) * 1e6 / count);
+  return barrier(r, "timing: after the round trips");
+}
+
+// 4. Figures for the record (printed, never asserted): see the header.
+bool stepTiming(Rank& r) {
+  bool ok = timePuts(r, 4096, 1000, false) && timePuts(r, 4096, 1000, true) &&
+            timeRoundTrips(r, 200) && timePuts(r, kMiB, 64, false) && timePuts(r, kMiB, 64, true) &&
+            timePuts(r, kMaxPut, 8, false);
+  if (ok && r.rank == 0) dumpDiagnostics(r, "after the timing step");
+  return ok;
+}
+
+bool timingWanted(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--timing") == 0) return true;
+  const char* v = std::getenv("TE4J_SOFTNIC_TIMING");
+  return v != nullptr && std::strcmp(v, "1") == 0;
+}
+bool g_timing = false;
+
 int runRank(int rank, int fd) {
   Rank r;
   r.rank = rank;
@@ -545,6 +633,7 @@ int runRank(int rank, int fd) {
   if (ok) ok = stepLone(r);
   if (ok) ok = stepPutSignal(r);
   if (ok) ok = stepManyWriters(r);
+  if (ok && g_timing) ok = stepTiming(r);
   if (ok) ok = stepErrorCqe(r);
   if (ok) {
     int64_t st[32];
@@ -582,7 +671,10 @@ int verdict(int rc0, int rc1) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool threads = argc > 1 && std::strcmp(argv[1], "--threads") == 0;
+  bool threads = false;
+  for (int i = 1; i < argc; ++i) threads = threads || std::strcmp(argv[i], "--threads") == 0;
+  g_timing = timingWanted(argc, argv);
+  g_mode = threads ? "threads" : "fork";
   // As the Java GPU tests: no NVLink multicast anywhere (children inherit it).
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 0);

@@ -232,14 +232,17 @@ class CudaModule final : public DeviceModule {
         shared_bytes < 0) {
       return fail(kInvalidArgument, "launch: grid and block dimensions must be > 0");
     }
-    DeviceScope scope(device_);
-    if (scope.status() != cudaSuccess) {
-      return fail(cuda_detail::statusOf(scope.status()),
-                  cuda_detail::describe("launch: cudaSetDevice", scope.status()));
-    }
+    // No DeviceScope here: cuLaunchKernelEx runs a CUfunction in its module's context (the
+    // stream's, whose device Java checked), whatever is current on the calling thread, and a
+    // cudaGetDevice per launch costs more than the rest of this function.
     const ModuleDriver& d = ModuleDriver::instance();
     const auto f = static_cast<CUfunction>(function);
     if (shared_bytes > 48 * 1024) {
+      DeviceScope scope(device_);
+      if (scope.status() != cudaSuccess) {
+        return fail(cuda_detail::statusOf(scope.status()),
+                    cuda_detail::describe("launch: cudaSetDevice", scope.status()));
+      }
       // Above 48 KiB a kernel must opt in to its dynamic shared memory.
       const CUresult r = d.set_attribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                          static_cast<int>(shared_bytes));

@@ -38,9 +38,59 @@ class MemoryPort {
   /// Atomic masked fetch-and-add on a 4-byte aligned registered word; *old gets the value before.
   virtual int fetchAddMasked32(uint64_t addr, uint32_t add, uint32_t field_boundary, uint32_t* old,
                                std::string* err) = 0;
+
+  // Pipelined staging, for ports that are not direct: the NIC moves a request's bytes through
+  // pinned arenas with copies queued on the port's streams, so that the copy of one chunk
+  // overlaps the socket I/O of the next (and of the next request) instead of one synchronous
+  // copy per request. A ticket names everything queued on one arena until it was taken;
+  // waiting for a ticket waits for all of that. Direct ports have no arenas (nullptr, 0).
+
+  /// Responder side: received WRITE payloads are read into this arena, then placed.
+  virtual uint8_t* placementArena() { return nullptr; }
+  virtual size_t placementArenaBytes() const { return 0; }
+  /// Queues the copy of arena[offset, offset + bytes) to registered memory at dst. It lands
+  /// after every earlier write, placement or atomic of the port, and before later ones.
+  virtual int placeAsync(uint64_t dst, size_t offset, size_t bytes, std::string* err) {
+    (void)dst, (void)offset, (void)bytes;
+    *err = "this memory port places directly (no staging)";
+    return -1;
+  }
+  /// A ticket for every placement queued so far; 0 with *err on failure.
+  virtual uint64_t placementTicket(std::string* err) {
+    (void)err;
+    return 1;
+  }
+  /// Waits (bounded) until the placements of `ticket` are visible: then their arena bytes
+  /// may be reused.
+  virtual int awaitPlacement(uint64_t ticket, std::string* err) {
+    (void)ticket, (void)err;
+    return 0;
+  }
+  /// Requester side: WRITE sources are gathered into this arena, then sent from it.
+  virtual uint8_t* gatherArena() { return nullptr; }
+  virtual size_t gatherArenaBytes() const { return 0; }
+  /// Queues the copy of registered memory [src, src + bytes) into arena[offset, offset + bytes).
+  virtual int gatherAsync(size_t offset, uint64_t src, size_t bytes, std::string* err) {
+    (void)offset, (void)src, (void)bytes;
+    *err = "this memory port reads directly (no staging)";
+    return -1;
+  }
+  /// A ticket for every gather queued so far; 0 with *err on failure.
+  virtual uint64_t gatherTicket(std::string* err) {
+    (void)err;
+    return 1;
+  }
+  /// Waits (bounded) until the gathers of `ticket` are in the arena.
+  virtual int awaitGather(uint64_t ticket, std::string* err) {
+    (void)ticket, (void)err;
+    return 0;
+  }
 };
 
 std::unique_ptr<MemoryPort> makeHostMemoryPort();
+/// Host memory through the staging arenas, as the CUDA port stages GPU memory: tests the NIC's
+/// staged path without a GPU (TE4J_SOFTNIC_MEMORY=staged; staged_host_memory_port.cpp).
+std::unique_ptr<MemoryPort> makeStagedHostMemoryPort();
 /// nullptr (with *err) when this build has no CUDA or the device is unusable.
 std::unique_ptr<MemoryPort> makeCudaMemoryPort(int device, std::string* err);
 

@@ -5,9 +5,17 @@
 // thread reads it, and the NIC writes CQEs the kernels poll (system-scope loads).
 // Registered memory is GPU memory. Every access goes through one non-blocking stream of the
 // port, so the responder's effects land in arrival order: a WRITE is a cudaMemcpyAsync of its
-// data, a masked fetch-and-add a one-thread kernel after it on the same stream, and each call
-// waits (bounded) for its work before the NIC answers the requester. The stream never
-// serialises with te4j's op streams (a kernel spinning on a signal keeps running meanwhile).
+// data, a masked fetch-and-add a one-thread kernel after it on the same stream, and the NIC
+// waits (bounded) for that work before it answers the requester. The stream never serialises
+// with te4j's op streams (a kernel spinning on a signal keeps running meanwhile).
+//
+// Staging is pipelined (memory_port.h): the responder receives a WRITE's payload chunk by
+// chunk into a pinned placement arena and queues each chunk's copy as soon as it is in, so
+// the PCIe copy of one chunk overlaps the receive of the next; the requester gathers WRITE
+// sources into a pinned gather arena on a second non-blocking stream, several requests' copies
+// in flight before one send. Completion is watched through events (tickets) and by spinning:
+// a copy takes microseconds, and a sleep would cost more than the copy (a 20 us sleep is
+// ~70 us with the default timer slack), once per request.
 //
 // The atomic kernel is loaded and launched once in init(), before any te4j kernel can be waiting
 // on this NIC. With lazy module loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2),
@@ -33,8 +41,17 @@ namespace {
 
 // Pageable <-> GPU copies go through this much pinned memory at a time.
 constexpr size_t kBounceBytes = 8u << 20;
+// Pinned arenas of the pipelined staging, one per direction (memory_port.h).
+constexpr size_t kArenaBytes = 8u << 20;
+// Tickets whose events are kept; a ticket older than this many is waited for before its event
+// is recorded again.
+constexpr uint64_t kTicketEvents = 64;
 // Bound of one copy / atomic on the port's stream; only a hung GPU gets near it.
 constexpr auto kFinishTimeout = std::chrono::seconds(30);
+// How a waiter for the GPU paces its polls: spinning first (a small copy is done within a
+// few microseconds), then yielding the core, and sleeping only once the work is long.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+constexpr auto kYieldFor = std::chrono::milliseconds(2);
 // Masked fetch-and-add: compare-and-swap attempts before giving up (a word updated that often
 // by others is a livelock, reported as a remote operation error).
 constexpr uint32_t kCasAttempts = 1u << 20;
@@ -85,6 +102,85 @@ std::string cudaText(const char* what, cudaError_t e) {
 
 using cuda_detail::DeviceScope;
 
+// Polls `query` (cudaStreamQuery / cudaEventQuery of some work) until the work is done,
+// bounded by kFinishTimeout: spin, then yield, then short sleeps.
+template <typename Query>
+int awaitGpu(Query query, const std::string& what, std::string* err) {
+  const auto start = std::chrono::steady_clock::now();
+  for (uint32_t polls = 0;; ++polls) {
+    const cudaError_t e = query();
+    if (e == cudaSuccess) return 0;
+    if (e != cudaErrorNotReady) {
+      *err = cudaText(what.c_str(), e);
+      return -1;
+    }
+    if ((polls & 15u) != 0) continue;  // the clock is read every 16 polls
+    const auto waited = std::chrono::steady_clock::now() - start;
+    if (waited > kFinishTimeout) {
+      *err = what + ": the GPU did not finish a copy/atomic within 30 s";
+      return -1;
+    }
+    if (waited < kSpinFor) continue;
+    if (waited < kYieldFor)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+// Tickets over one stream: take() records an event after everything queued so far and names
+// it with the next number; await(t) returns once the work of ticket t is done. Tickets are
+// taken and awaited under the owner's lock.
+class StreamTickets {
+ public:
+  ~StreamTickets() {
+    for (cudaEvent_t& e : events_)
+      if (e != nullptr) cudaEventDestroy(e);
+  }
+  int init(const char* what, std::string* err) {
+    for (cudaEvent_t& e : events_) {
+      const cudaError_t rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+      if (rc != cudaSuccess) {
+        e = nullptr;
+        *err = cudaText((std::string(what) + ": cudaEventCreateWithFlags").c_str(), rc);
+        return -1;
+      }
+    }
+    return 0;
+  }
+  /// 0 with *err on failure.
+  uint64_t take(cudaStream_t stream, const char* what, std::string* err) {
+    const uint64_t t = next_;
+    // Its event slot still names ticket t - kTicketEvents unless that one was awaited.
+    if (t > kTicketEvents && await(t - kTicketEvents, what, err) != 0) return 0;
+    const cudaError_t e = cudaEventRecord(events_[t % kTicketEvents], stream);
+    if (e != cudaSuccess) {
+      *err = cudaText((std::string(what) + ": cudaEventRecord").c_str(), e);
+      return 0;
+    }
+    ++next_;
+    return t;
+  }
+  int await(uint64_t t, const char* what, std::string* err) {
+    if (t <= done_) return 0;
+    if (t >= next_) {
+      *err = std::string(what) + ": ticket " + std::to_string(t) + " was never taken";
+      return -1;
+    }
+    cudaEvent_t ev = events_[t % kTicketEvents];
+    if (awaitGpu([ev] { return cudaEventQuery(ev); }, std::string(what) + ": cudaEventQuery",
+                 err) != 0)
+      return -1;
+    done_ = t;  // events of one stream complete in order
+    return 0;
+  }
+
+ private:
+  cudaEvent_t events_[kTicketEvents] = {};
+  uint64_t next_ = 1;  // 0 is "no ticket"
+  uint64_t done_ = 0;  // every ticket up to this one is done
+};
+
 class CudaMemoryPort final : public MemoryPort {
  public:
   explicit CudaMemoryPort(int device) : device_(device) {}
@@ -96,6 +192,13 @@ class CudaMemoryPort final : public MemoryPort {
       finish("close", &ignored);
       cudaStreamDestroy(stream_);
     }
+    if (gather_stream_ != nullptr) {
+      std::string ignored;
+      (void)awaitGpu([this] { return cudaStreamQuery(gather_stream_); }, "close", &ignored);
+      cudaStreamDestroy(gather_stream_);
+    }
+    if (placement_arena_ != nullptr) cudaFreeHost(placement_arena_);
+    if (gather_arena_ != nullptr) cudaFreeHost(gather_arena_);
     if (probe_dev_ != nullptr) cudaFree(probe_dev_);
     if (bounce_ != nullptr) cudaFreeHost(bounce_);
     if (result_host_ != nullptr) cudaFreeHost(result_host_);
@@ -117,7 +220,21 @@ class CudaMemoryPort final : public MemoryPort {
     if (e != cudaSuccess)
       return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags", e), err);
     stream_ = s;
+    e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags (gathers)", e), err);
+    gather_stream_ = s;
+    if (placement_tickets_.init("CUDA memory port", err) != 0) return -1;
+    if (gather_tickets_.init("CUDA memory port", err) != 0) return -1;
     void* p = nullptr;
+    e = cudaHostAlloc(&p, kArenaBytes, cudaHostAllocPortable);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaHostAlloc (placement arena)", e), err);
+    placement_arena_ = (uint8_t*)p;
+    e = cudaHostAlloc(&p, kArenaBytes, cudaHostAllocPortable);
+    if (e != cudaSuccess)
+      return failed(cudaText("CUDA memory port: cudaHostAlloc (gather arena)", e), err);
+    gather_arena_ = (uint8_t*)p;
     e = cudaHostAlloc(&p, kBounceBytes, cudaHostAllocPortable);
     if (e != cudaSuccess)
       return failed(cudaText("CUDA memory port: cudaHostAlloc (bounce buffer)", e), err);
@@ -255,6 +372,75 @@ class CudaMemoryPort final : public MemoryPort {
     return 0;
   }
 
+  uint8_t* placementArena() override { return placement_arena_; }
+  size_t placementArenaBytes() const override { return kArenaBytes; }
+
+  int placeAsync(uint64_t dst, size_t offset, size_t bytes, std::string* err) override {
+    if (offset > kArenaBytes || bytes > kArenaBytes - offset)
+      return failed("placeAsync: arena range out of bounds", err);
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("placeAsync: cudaSetDevice", scope.status()), err);
+    std::lock_guard<std::mutex> lock(mu_);
+    // The port's ordered stream: after the earlier writes, before a later atomic.
+    const cudaError_t e = cudaMemcpyAsync((void*)(uintptr_t)dst, placement_arena_ + offset, bytes,
+                                          cudaMemcpyDefault, stream_);
+    if (e != cudaSuccess) return failed(cudaText("placeAsync: cudaMemcpyAsync", e), err);
+    return 0;
+  }
+
+  uint64_t placementTicket(std::string* err) override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      *err = cudaText("placementTicket: cudaSetDevice", scope.status());
+      return 0;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    return placement_tickets_.take(stream_, "placement", err);
+  }
+
+  int awaitPlacement(uint64_t ticket, std::string* err) override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("awaitPlacement: cudaSetDevice", scope.status()), err);
+    std::lock_guard<std::mutex> lock(mu_);
+    return placement_tickets_.await(ticket, "placement", err);
+  }
+
+  uint8_t* gatherArena() override { return gather_arena_; }
+  size_t gatherArenaBytes() const override { return kArenaBytes; }
+
+  int gatherAsync(size_t offset, uint64_t src, size_t bytes, std::string* err) override {
+    if (offset > kArenaBytes || bytes > kArenaBytes - offset)
+      return failed("gatherAsync: arena range out of bounds", err);
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("gatherAsync: cudaSetDevice", scope.status()), err);
+    std::lock_guard<std::mutex> lock(gather_mu_);
+    const cudaError_t e = cudaMemcpyAsync(gather_arena_ + offset, (const void*)(uintptr_t)src,
+                                          bytes, cudaMemcpyDefault, gather_stream_);
+    if (e != cudaSuccess) return failed(cudaText("gatherAsync: cudaMemcpyAsync", e), err);
+    return 0;
+  }
+
+  uint64_t gatherTicket(std::string* err) override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess) {
+      *err = cudaText("gatherTicket: cudaSetDevice", scope.status());
+      return 0;
+    }
+    std::lock_guard<std::mutex> lock(gather_mu_);
+    return gather_tickets_.take(gather_stream_, "gather", err);
+  }
+
+  int awaitGather(uint64_t ticket, std::string* err) override {
+    DeviceScope scope(device_);
+    if (scope.status() != cudaSuccess)
+      return failed(cudaText("awaitGather: cudaSetDevice", scope.status()), err);
+    std::lock_guard<std::mutex> lock(gather_mu_);
+    return gather_tickets_.await(ticket, "gather", err);
+  }
+
  private:
   static int failed(const std::string& message, std::string* err) {
     *err = message;
@@ -294,28 +480,21 @@ class CudaMemoryPort final : public MemoryPort {
     return 0;
   }
 
-  // Waits for the port's stream, bounded: polls cudaStreamQuery, yielding then sleeping briefly.
+  // Waits (bounded) for everything queued on the port's ordered stream.
   int finish(const char* what, std::string* err) {
-    const auto start = std::chrono::steady_clock::now();
-    for (uint32_t polls = 0;; ++polls) {
-      const cudaError_t e = cudaStreamQuery(stream_);
-      if (e == cudaSuccess) return 0;
-      if (e != cudaErrorNotReady)
-        return failed(cudaText((std::string(what) + ": cudaStreamQuery").c_str(), e), err);
-      const auto waited = std::chrono::steady_clock::now() - start;
-      if (waited > kFinishTimeout)
-        return failed(std::string(what) + ": the GPU did not finish a copy/atomic within 30 s",
-                      err);
-      if (polls < 64)
-        std::this_thread::yield();
-      else
-        std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    return awaitGpu([this] { return cudaStreamQuery(stream_); },
+                    std::string(what) + ": cudaStreamQuery", err);
   }
 
   const int device_;
-  std::mutex mu_;  // one user of the stream, bounce buffer and result words at a time
+  std::mutex mu_;  // one user of the stream, bounce buffer, result words, placements at a time
   cudaStream_t stream_ = nullptr;
+  StreamTickets placement_tickets_;  // over stream_
+  uint8_t* placement_arena_ = nullptr;
+  std::mutex gather_mu_;  // the gather stream, its tickets
+  cudaStream_t gather_stream_ = nullptr;
+  StreamTickets gather_tickets_;
+  uint8_t* gather_arena_ = nullptr;
   uint8_t* bounce_ = nullptr;
   uint32_t* result_host_ = nullptr;
   uint32_t* result_dev_ = nullptr;

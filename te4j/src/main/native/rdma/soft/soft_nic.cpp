@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -39,9 +40,23 @@ std::vector<SoftNic*> g_nics;
 constexpr int kIoTimeoutMs = 30000;  // a stalled peer for this long is a lost peer
 constexpr int kIdlePollMs = 100;     // how often idle threads look at their stop flag
 constexpr size_t kMaxDiagnostics = 32;
+// How long the progress thread keeps scanning after device code's last doorbell (below).
+constexpr auto kDeviceSpin = std::chrono::microseconds(500);
 
-// Waits until fd is readable or `stop` is set; true when readable.
-bool waitReadable(int fd, const std::atomic<bool>& stop) {
+// Waits until fd is readable or `stop` is set; true when readable. busy (TE4J_SOFTNIC_POLL=busy):
+// the thread polls without sleeping, so an arriving frame costs no wake-up (a core per
+// connection thread: for machines with cores to spare).
+bool waitReadable(int fd, const std::atomic<bool>& stop, bool busy = false) {
+  if (busy) {
+    for (uint32_t polls = 0; !stop.load(std::memory_order_acquire); ++polls) {
+      pollfd p{fd, POLLIN, 0};
+      const int r = poll(&p, 1, 0);
+      if (r > 0) return true;
+      if (r < 0 && errno != EINTR) return false;
+      if ((polls & 63u) == 63u) std::this_thread::yield();
+    }
+    return false;
+  }
   while (!stop.load(std::memory_order_acquire)) {
     pollfd p{fd, POLLIN, 0};
     const int r = poll(&p, 1, kIdlePollMs);
@@ -125,19 +140,28 @@ namespace {
 // the thread blocks (the responder sends the answers it holds). 0 ok; -1 closed, stopped or
 // failed (errno as the failing call left it, 0 for an orderly close).
 template <typename BeforeSleep>
-int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, BeforeSleep before_sleep) {
+int awaitHeader(RxBuffer* rx, int fd, const std::atomic<bool>& stop, bool busy,
+                BeforeSleep before_sleep) {
   while (rx->available() < kFrameHeaderBytes) {
     errno = 0;
     const long got = rx->fillNow();
     if (got < 0) return -1;
     if (got > 0) continue;
     if (before_sleep() != 0) return -1;
-    if (!waitReadable(fd, stop)) return -1;
+    if (!waitReadable(fd, stop, busy)) return -1;
   }
   return 0;
 }
 
 constexpr size_t kRxBufferBytes = 64 * 1024;
+// A WRITE staged through the port's arenas (memory not direct) moves in chunks of at most this
+// size, kStagingSlots of them in flight: small enough that the copy left over at the end of a
+// request (the one that cannot overlap the socket) is short.
+constexpr size_t kStagingChunkBytes = 512 * 1024;
+constexpr size_t kStagingSlots = 4;
+size_t stagingChunk(size_t arena_bytes) {
+  return std::min(kStagingChunkBytes, arena_bytes / kStagingSlots);
+}
 // How long a responder thread stays parked after the last waiter serving its connection left.
 constexpr int64_t kStandAsideNs = 1000000;
 constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
@@ -515,7 +539,11 @@ void SoftNic::flag(const std::string& message) {
 // ---- progress engine -----------------------------------------------------------------------
 
 void SoftNic::progressLoop() {
+  // The timed scans below are how device code's doorbells are found: with the default timer
+  // slack (50 us) a 20 us wait would last ~70 us. (Host posters hint instead.)
+  if (!port_->direct()) prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   uint32_t idle = 0;
+  Clock::time_point last_work = Clock::now();
   while (!stopping_.load(std::memory_order_acquire)) {
     bool worked = false;
     // Read before the scan: a hint given after it (for a doorbell the scan missed) moves the
@@ -527,7 +555,11 @@ void SoftNic::progressLoop() {
     }
     if (worked) {
       idle = 0;
-    } else if (busy_poll_ || ++idle <= 256) {
+      if (!port_->direct()) last_work = Clock::now();
+    } else if (busy_poll_ || ++idle <= 256 ||
+               (!port_->direct() && Clock::now() - last_work < kDeviceSpin)) {
+      // Device posts come in bursts (a kernel's WQEs, the next op of its stream) and give no
+      // hint: the thread keeps scanning for a while after the last one before it sleeps.
       std::this_thread::yield();
     } else {
       // Idle: host posters wake this at once (doorbell_hint.h); device code's doorbells are
@@ -659,6 +691,10 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   f.seq = e.wqe_counter;
   f.rkey = w.rkey;
   f.raddr = w.raddr;
+  if (w.opcode == mlx5::kOpcodeRdmaWrite && !port_->direct() && port_->gatherArena() != nullptr) {
+    sendGathered(qp, conn, f, w);
+    return consumed;
+  }
   if (w.opcode == mlx5::kOpcodeRdmaWrite && !(port_->direct() && w.num_sge <= 1)) {
     sendStaged(qp, conn, f, w);
     return consumed;
@@ -681,7 +717,8 @@ uint32_t SoftNic::executeWqe(SoftQp* qp, uint32_t left) {
   return consumed;
 }
 
-void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload) {
+void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload,
+                         uint64_t gather_ticket) {
   if (batch_.conn != conn || batch_.frames.size() == kMaxBatchFrames) flushBatch();
   batch_.conn = conn;
   batch_.frames.emplace_back();
@@ -691,6 +728,7 @@ void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* 
   q.length = f.type == kFrameWrite ? f.length : 0;
   q.qp = qp;
   q.seq = (uint16_t)f.seq;
+  q.gather_ticket = gather_ticket;
   batch_.bytes += q.length;
   // A large message goes out at once: its bytes, not the coalescing, are the cost.
   if (batch_.bytes >= kMaxBatchBytes) flushBatch();
@@ -699,7 +737,18 @@ void SoftNic::queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* 
 void SoftNic::flushBatch() {
   if (batch_.frames.empty()) return;
   OutConn* conn = batch_.conn;
-  // Headers and payloads in one sendmsg, the payloads straight from registered memory.
+  // Gathered payloads: one stream, so the newest ticket covers them all.
+  uint64_t ticket = 0;
+  for (const QueuedFrame& q : batch_.frames) ticket = std::max(ticket, q.gather_ticket);
+  std::string gather_err;
+  const bool gathered = ticket == 0 || port_->awaitGather(ticket, &gather_err) == 0;
+  if (!gathered) {
+    // Nothing of the batch is sent; the GPU failed its copies, so later ones would too: the
+    // connection goes, and every request on it fails as on a lost link.
+    breakConnection(conn, EIO, "gathering WRITE sources: " + gather_err);
+  }
+  // Headers and payloads in one sendmsg, the payloads straight from registered memory (or
+  // from the gather arena).
   iovec iov[2 * kMaxBatchFrames];
   int n = 0;
   for (QueuedFrame& q : batch_.frames) {
@@ -707,8 +756,8 @@ void SoftNic::flushBatch() {
     if (q.length > 0) iov[n++] = iovec{(void*)q.payload, q.length};
   }
   errno = 0;
-  const int rc = writeVecFull(conn->fd, iov, n, kIoTimeoutMs);
-  const int send_errno = errno;
+  const int rc = gathered ? writeVecFull(conn->fd, iov, n, kIoTimeoutMs) : -1;
+  const int send_errno = gathered ? errno : EIO;
   // From here the sources are no longer read: a request's CQE may be written (by whichever of
   // this thread and the reader comes last), and the application may then reuse the source.
   for (QueuedFrame& q : batch_.frames) q.qp->markSent(q.seq);
@@ -728,7 +777,117 @@ void SoftNic::flushBatch() {
   }
   batch_.frames.clear();
   batch_.bytes = 0;
+  batch_.gathered = 0;
   batch_.conn = nullptr;
+}
+
+int SoftNic::gatherRange(const ParsedWqe& w, uint64_t from, size_t n, size_t at, std::string* err) {
+  uint64_t skip = from;
+  for (int i = 0; i < w.num_sge && n > 0; ++i) {
+    const uint64_t len = w.sge[i].length;
+    if (skip >= len) {
+      skip -= len;
+      continue;
+    }
+    const size_t piece = (size_t)std::min<uint64_t>(len - skip, n);
+    if (port_->gatherAsync(at, w.sge[i].addr + skip, piece, err) != 0) return -1;
+    at += piece;
+    n -= piece;
+    skip = 0;
+  }
+  return 0;
+}
+
+void SoftNic::failUnsent(SoftQp* qp, uint16_t seq, const std::string& why) {
+  flag("QP " + std::to_string(qp->qpn) + ": reading WRITE source: " + why);
+  qp->markSent(seq);
+  qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  qp->retire(&stats_);
+}
+
+void SoftNic::breakConnection(OutConn* conn, int cause, const std::string& why) {
+  flag("connection to rank " + std::to_string(conn->rank) + " closed: " + why);
+  if (!conn->closing.load()) markLost(conn->rank, cause);
+  conn->broken.store(true);
+  // The reader ends on the shut socket and fails what was in flight.
+  shutdown(conn->fd, SHUT_RDWR);
+}
+
+void SoftNic::sendGathered(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w) {
+  f.type = kFrameWrite;
+  f.length = (uint32_t)w.total_length;
+  const size_t arena = port_->gatherArenaBytes();
+  const size_t chunk = stagingChunk(arena);
+  uint8_t* base = port_->gatherArena();
+  std::string err;
+  if (f.length <= chunk) {
+    // Joins the batch; the batch is sent (its copies awaited) first if the arena is used up.
+    if (batch_.conn != conn || batch_.frames.size() == kMaxBatchFrames ||
+        batch_.gathered + f.length > arena)
+      flushBatch();
+    const size_t at = batch_.gathered;
+    uint64_t ticket = 0;
+    if (gatherRange(w, 0, f.length, at, &err) == 0) ticket = port_->gatherTicket(&err);
+    if (ticket == 0) {
+      // What is queued goes first, so that this QP has nothing in the batch when it fails.
+      flushBatch();
+      failUnsent(qp, (uint16_t)f.seq, err);
+      return;
+    }
+    // Cache-line aligned, so that the next payload's copy does not share a line with this one.
+    batch_.gathered = at + ((f.length + 63u) & ~(size_t)63u);
+    queueFrame(qp, conn, f, base + at, ticket);
+    return;
+  }
+  // Wire order: whatever is queued goes first; the arena is then free.
+  flushBatch();
+  const uint64_t total = f.length;
+  const size_t chunks = (size_t)((total + chunk - 1) / chunk);
+  uint64_t tickets[kStagingSlots] = {};
+  auto bytesOf = [&](size_t c) { return (size_t)std::min<uint64_t>(chunk, total - c * chunk); };
+  auto queueChunk = [&](size_t c) -> bool {
+    const size_t slot = c % kStagingSlots;
+    if (gatherRange(w, c * chunk, bytesOf(c), slot * chunk, &err) != 0) return false;
+    tickets[slot] = port_->gatherTicket(&err);
+    return tickets[slot] != 0;
+  };
+  size_t queued = 0;
+  bool ok = true;
+  while (ok && queued < chunks && queued < kStagingSlots) ok = queueChunk(queued++);
+  // Nothing is sent until the first chunk is in: a failure up to here leaves the wire in step.
+  if (ok) ok = port_->awaitGather(tickets[0], &err) == 0;
+  if (!ok) {
+    failUnsent(qp, (uint16_t)f.seq, err);
+    return;
+  }
+  uint8_t header[kFrameHeaderBytes];
+  encodeFrame(f, header);
+  errno = 0;
+  int rc = writeFull2(conn->fd, header, sizeof(header), base, bytesOf(0), kIoTimeoutMs);
+  int send_errno = errno;
+  for (size_t c = 1; rc == 0 && ok && c < chunks; ++c) {
+    // Chunk c - 1 is sent: its slot takes the next chunk not yet queued.
+    if (queued < chunks) ok = queueChunk(queued++);
+    const size_t slot = c % kStagingSlots;
+    if (ok) ok = port_->awaitGather(tickets[slot], &err) == 0;
+    if (!ok) break;
+    errno = 0;
+    rc = writeFull(conn->fd, base + slot * chunk, bytesOf(c), kIoTimeoutMs);
+    send_errno = errno;
+  }
+  qp->markSent((uint16_t)f.seq);
+  if (!ok) {
+    // Part of the frame's bytes went out and the rest cannot be had.
+    breakConnection(conn, EIO, "QP " + std::to_string(qp->qpn) + ": gathering a WRITE: " + err);
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  } else if (rc != 0) {
+    if (!conn->closing.load()) markLost(conn->rank, send_errno);
+    conn->broken.store(true);
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  } else if (conn->broken.load()) {
+    qp->failAll(mlx5::kSyndromeTransportRetryExcErr, &stats_);
+  }
+  qp->retire(&stats_);
 }
 
 void SoftNic::sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w) {
@@ -795,11 +954,56 @@ int SoftNic::placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, 
   return 0;
 }
 
+int SoftNic::placeWriteData(RxBuffer* rx, uint64_t dst, uint64_t length, uint8_t* syndrome) {
+  uint8_t* arena = port_->placementArena();
+  const size_t chunk = stagingChunk(port_->placementArenaBytes());
+  uint64_t tickets[kStagingSlots] = {};
+  uint64_t newest = 0;
+  uint64_t received = 0;
+  std::string err;
+  bool ok = true;
+  for (size_t c = 0; ok && received < length; ++c) {
+    const size_t slot = c % kStagingSlots;
+    const size_t n = (size_t)std::min<uint64_t>(chunk, length - received);
+    // The slot's previous chunk must be copied out before it is received into again.
+    if (tickets[slot] != 0 && port_->awaitPlacement(tickets[slot], &err) != 0) {
+      ok = false;
+      break;
+    }
+    if (rx->take(arena + slot * chunk, n) != 0) {
+      // The connection failed; what was queued still lands before the region is let go.
+      (void)port_->awaitPlacement(newest, &err);
+      return -1;
+    }
+    const uint64_t at = received;
+    received += n;
+    if (port_->placeAsync(dst + at, slot * chunk, n, &err) != 0) {
+      ok = false;
+      break;
+    }
+    tickets[slot] = port_->placementTicket(&err);
+    if (tickets[slot] == 0) {
+      ok = false;
+      break;
+    }
+    newest = tickets[slot];
+  }
+  std::string wait_err;
+  if (newest != 0 && port_->awaitPlacement(newest, &wait_err) != 0) {
+    if (ok) err = wait_err;
+    ok = false;
+  }
+  if (ok) return 0;
+  flag("placing a WRITE: " + err);
+  *syndrome = mlx5::kSyndromeRemoteOpErr;
+  return rx->skip(length - received);
+}
+
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
   RxBuffer rx(conn->fd, kRxBufferBytes);
   for (;;) {
-    if (awaitHeader(&rx, conn->fd, conn->closing, [] { return 0; }) != 0) {
+    if (awaitHeader(&rx, conn->fd, conn->closing, busy_poll_, [] { return 0; }) != 0) {
       cause = errno;
       break;
     }
@@ -1169,6 +1373,8 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
           // orders it before a later WRITE that a reader might poll (ThreadSanitizer ignores
           // standalone fences; the signal's RMW is what it sees).
           __atomic_thread_fence(__ATOMIC_RELEASE);
+        } else if (port_->placementArena() != nullptr) {
+          io = placeWriteData(&rx, f.raddr, f.length, &syndrome);
         } else {
           staging.resize(f.length);
           std::string err;
@@ -1250,7 +1456,7 @@ void SoftNic::responderLoop(InConn* conn) {
     }
     if (r == kServeEnded) break;
     if (conn->drivers.load(std::memory_order_acquire) > 0) continue;
-    if (!waitReadable(conn->fd, stopping_)) {
+    if (!waitReadable(conn->fd, stopping_, busy_poll_)) {
       // Stopped or failed (the answers went out before the sleep): no waiter serves it again.
       std::lock_guard<std::mutex> lock(conn->serve_mu);
       conn->state->ended = true;

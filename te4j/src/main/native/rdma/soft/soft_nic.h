@@ -168,11 +168,13 @@ class SoftNic {
     uint32_t length = 0;
     SoftQp* qp = nullptr;
     uint16_t seq = 0;
+    uint64_t gather_ticket = 0;  // non-zero: the payload is being gathered (MemoryPort)
   };
   struct SendBatch {
     OutConn* conn = nullptr;
     std::vector<QueuedFrame> frames;
     uint64_t bytes = 0;
+    size_t gathered = 0;  // bytes of the port's gather arena the frames' payloads use
   };
   static constexpr size_t kMaxBatchFrames = 64;
   static constexpr uint64_t kMaxBatchBytes = 256 * 1024;
@@ -181,11 +183,23 @@ class SoftNic {
   bool scanOnce();
   /// Adds a request to the send batch (flushing it first when it is for another connection or
   /// full). Engine thread.
-  void queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload);
+  void queueFrame(SoftQp* qp, OutConn* conn, const Frame& f, const void* payload,
+                  uint64_t gather_ticket = 0);
   /// Sends the batch in one vectored write and completes its requests' sends.
   void flushBatch();
   /// A WRITE whose source must be gathered (several SGEs, or memory not reachable directly).
   void sendStaged(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w);
+  /// A WRITE from memory that is not directly reachable (GPU memory), through the port's
+  /// pipelined gather arena: a small one joins the send batch with its copy queued (several
+  /// requests' copies in flight before one send), a large one is streamed in chunks, the copy
+  /// of the next chunks overlapping the send of this one.
+  void sendGathered(SoftQp* qp, OutConn* conn, Frame f, const ParsedWqe& w);
+  /// Queues the gather of bytes [from, from + n) of w's gather list into the arena at `at`.
+  int gatherRange(const ParsedWqe& w, uint64_t from, size_t n, size_t at, std::string* err);
+  /// A WRITE that could not be gathered and of which nothing was sent: only its QP fails.
+  void failUnsent(SoftQp* qp, uint16_t seq, const std::string& why);
+  /// The wire can no longer be followed (a frame's bytes were promised and cannot be sent).
+  void breakConnection(OutConn* conn, int cause, const std::string& why);
   void doorbell(SoftQp* qp, uint64_t value);
   /// Executes the WQE at fetch_ci; `left` WQEBBs are covered by the doorbell record.
   /// Returns the WQEBBs consumed (1 .. left).
@@ -195,6 +209,12 @@ class SoftNic {
   /// against the regions, held while written); a failed check drains the bytes and sets
   /// *syndrome. Returns non-zero when the connection failed.
   int placeReadData(RxBuffer* rx, const std::vector<ParsedSge>& scatter, uint8_t* syndrome);
+  /// Responder, memory that is not directly reachable: receives a checked WRITE's payload from
+  /// rx through the port's placement arena in chunks, each chunk's copy queued as soon as it is
+  /// in (it overlaps the receive of the next), and waits for the last before returning (the
+  /// region is held until then). A failed copy sets *syndrome and drains the rest. Returns
+  /// non-zero when the connection failed.
+  int placeWriteData(RxBuffer* rx, uint64_t dst, uint64_t length, uint8_t* syndrome);
   void acceptLoop();
   /// Accepts what waits on the listener, making room under the caps, and challenges it.
   void acceptPending(std::vector<Pending>* pending);
@@ -223,7 +243,9 @@ class SoftNic {
   int listen_fd_ = -1;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> pause_{false};
-  bool busy_poll_ = false;  // TE4J_SOFTNIC_POLL=busy: the progress thread never sleeps
+  // TE4J_SOFTNIC_POLL=busy: the progress, reader and responder threads never sleep (a latency
+  // mode for machines with a core to spare per NIC thread).
+  bool busy_poll_ = false;
   std::atomic<int> local_rank_{-1};
   std::atomic<int> peer_timeout_ms_{10000};
   std::atomic<int> handshake_timeout_ms_{kDefaultHandshakeTimeoutMs};

@@ -8,6 +8,7 @@
 //   +ring*128 + 64      CQ doorbell     8 B   (64-B slot)
 //   +ring*128 + 128     UAR words       two 8-B words 256 B apart (the BlueFlame halves)
 //   +ring*128 + 640     fetch scratch   8 B   (registered, local write)
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -38,6 +39,13 @@ constexpr size_t blockBytes(uint32_t ring) {
 }
 constexpr int kConnectTimeoutMs = 30000;  // the whole of connectPeers unless told otherwise
 
+// TE4J_SOFTNIC_MEMORY=staged: the host platform's memory is reached through the staging
+// arenas, as GPU memory is (tests the staged path on machines without a GPU).
+bool stagedHostMemory() {
+  const char* v = std::getenv("TE4J_SOFTNIC_MEMORY");
+  return v != nullptr && std::strcmp(v, "staged") == 0;
+}
+
 class SoftRdmaTransport final : public TableRdmaTransport {
  public:
   SoftRdmaTransport(int platform, int device) : platform_(platform), device_(device) {}
@@ -56,7 +64,12 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       return fail(kInvalidArgument, "initialize: device name '" + name +
                                         "' is not soft, soft@<IPv4> or soft@<IPv4>:<port>");
     std::string err;
-    memory_ = platform_ == kPlatformHost ? makeHostMemoryPort() : makeCudaMemoryPort(device_, &err);
+    if (platform_ != kPlatformHost)
+      memory_ = makeCudaMemoryPort(device_, &err);
+    else if (stagedHostMemory())
+      memory_ = makeStagedHostMemoryPort();
+    else
+      memory_ = makeHostMemoryPort();
     if (!memory_) return fail(kUnavailable, "initialize: " + err);
     nic_ = std::make_unique<SoftNic>(memory_.get(), &regions_);
     if (nic_->start(ip, port, &err) != 0) {

@@ -351,10 +351,37 @@ public class KernelCompilerTest
                 Assert.assertEquals(o % 16, 0, "parameter offsets are 16-byte aligned");
             }
             Assert.assertEquals(args.sizeOf(0), CommContext.commCtxSize());
+            // A context's bytes are copied again only after the context changed natively.
+            final byte[] ctxBytes = new byte[(int) CommContext.commCtxSize()];
+            bb.get((int) offsets[0], ctxBytes);
+            Assert.assertEquals(ctxBytes, p.ctx[1].commCtxBytes());
+            Assert.assertEquals(args.ctxCopies(), 1);
+            marshalEntered(args, p.ctx[1], p.windows[0]);
+            Assert.assertEquals(args.ctxCopies(), 1, "an unchanged context is not copied again");
+            p.ctx[1].commCtxChanged();
+            marshalEntered(args, p.ctx[1], p.windows[0]);
+            Assert.assertEquals(args.ctxCopies(), 2, "a changed context is copied again");
+            args.addInt(9);
+            marshalEntered(args, p.ctx[1], p.windows[0]);
+            Assert.assertEquals(args.ctxCopies(), 3, "a new layout copies the context");
+            Assert.assertEquals(args.marshalledBlock().getInt((int) args.marshalledOffsets()[6]), 9);
             final CommContext closed = p.ctx[0];
             closed.close();
             Assert.expectThrows(ClosedException.class, closed::commCtxBytes);
             Assert.expectThrows(ClosedException.class, closed::commCtxPointer);
+        }
+    }
+
+    private static void marshalEntered(final KernelArgs args, final NativeResource... used)
+    {
+        final Lock[] locks = NativeResource.enterAll(used);
+        try
+        {
+            args.marshal();
+        }
+        finally
+        {
+            NativeResource.exitAll(locks);
         }
     }
 

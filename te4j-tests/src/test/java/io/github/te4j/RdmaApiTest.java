@@ -150,7 +150,10 @@ public class RdmaApiTest
             Assert.assertThrows(IllegalArgumentException.class,
                 () -> rdma.connectPeers(0, MetadataBytes.of(Arrays.asList((RdmaMetadata)null)), 1));
             rdma.connectPeers(0, MetadataBytes.of(List.of(mine)), 1);
+            final int unfilled = ctx.commCtxVersion();
             Assert.assertSame(ctx.withRdma(rdma), ctx);
+            final int filled = ctx.commCtxVersion();
+            Assert.assertNotEquals(filled, unfilled, "filling the RDMA tables makes launches copy the CommCtx again");
             Assert.assertSame(ctx.rdma(), rdma);
             Assert.assertFalse(ctx.routesOverRdma(0), "the own rank is never routed over RDMA");
             Assert.assertFalse(rdma.qpState(0).inError());
@@ -158,6 +161,7 @@ public class RdmaApiTest
             // Closing the transport detaches it from the context; the context stays usable locally.
             rdma.close();
             Assert.assertNull(ctx.rdma());
+            Assert.assertNotEquals(ctx.commCtxVersion(), filled, "clearing the tables does too");
             Assert.assertThrows(ClosedException.class, rdma::localMetadata);
             Assert.assertNotSame(engine.getOrCreateRdmaTransport("soft"), rdma);
         }

@@ -116,8 +116,44 @@ public class UserKernelCudaTest
         }
     }
 
+    /**
+     * A launch needs no CUDA context current on the launching thread (te4j does not set one per
+     * launch): a thread that never called CUDA launches, the test's thread prepares and verifies.
+     */
+    private void launchFromAFreshThread(final Kernel k) throws InterruptedException
+    {
+        final long n = 65536;
+        final long seed = Patterns.seed(System.nanoTime(), 0, 1, n);
+        Patterns.write(src, 0, n, seed);
+        windows[1].fill(0, n + 64, Patterns.POISON);
+        final KernelArgs args = putArgs(ctx[0], src, n, 1);
+        final RuntimeException[] failed = new RuntimeException[1];
+        final Thread fresh = new Thread(() ->
+        {
+            try
+            {
+                k.launch(streams[0], LaunchConfig.of(BLOCKS, THREADS), args);
+            }
+            catch (final RuntimeException e)
+            {
+                failed[0] = e;
+            }
+        }, "never-used-cuda");
+        fresh.start();
+        fresh.join();
+        if (failed[0] != null)
+        {
+            throw failed[0];
+        }
+        signalled += BLOCKS;
+        streams[1].waitSignal(ctx[1], SIG, signalled, T);
+        streams[0].synchronize(T);
+        Assert.assertNull(Patterns.verify(windows[1], 0, n, seed), "launch from a fresh thread");
+        Assert.assertNull(Patterns.verifyPoison(windows[1], n, 16), "overrun, launch from a fresh thread");
+    }
+
     @Test(timeOut = 300_000)
-    public void nvrtcKernelPutsAndSignals()
+    public void nvrtcKernelPutsAndSignals() throws InterruptedException
     {
         final KernelImage image = nvrtc("put_signal.cu", UserKernelSources.PUT_SIGNAL);
         try (DeviceModule m = DeviceModule.load(engines[0], image))
@@ -129,6 +165,7 @@ public class UserKernelCudaTest
                 Assert.assertEquals(k.parameterSizes()[0], CommContext.commCtxSize(), "CommCtx by value");
             }
             putSignalRounds(k, "nvrtc");
+            launchFromAFreshThread(k);
             System.out.println("OK nvrtc put+signal (" + image + ", compile " + image.compileNanos() / 1000 + " us)");
         }
     }

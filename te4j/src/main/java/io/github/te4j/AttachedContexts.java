@@ -23,7 +23,9 @@ final class AttachedContexts
     {
         synchronized (lock)
         {
-            Errors.check(peer.fillCommCtx(ctx.nativeCtx()), "RdmaTransport.fillCommCtx", peer::lastError);
+            final int status = peer.fillCommCtx(ctx.nativeCtx());
+            ctx.commCtxChanged();
+            Errors.check(status, "RdmaTransport.fillCommCtx", peer::lastError);
             if (!contexts.contains(ctx))
             {
                 contexts.add(ctx);
@@ -48,6 +50,7 @@ final class AttachedContexts
             for (final CommContext c : contexts)
             {
                 peer.fillCommCtx(c.nativeCtx());
+                c.commCtxChanged();
             }
         }
     }
@@ -83,6 +86,7 @@ final class AttachedContexts
             for (final CommContext c : contexts)
             {
                 NativeRdmaTransport.clearCommCtx(c.nativeCtx());
+                c.commCtxChanged();
                 c.rdmaAttached(null);
             }
             contexts.clear();

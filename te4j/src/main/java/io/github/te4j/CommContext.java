@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Lock;
 import org.bytedeco.javacpp.BytePointer;
 
@@ -27,6 +28,7 @@ public final class CommContext extends NativeResource
     private final long activeRanksMask;
     private final long p2pRanksMask;
     private final NativeCommCtx ctx;
+    private final AtomicInteger commCtxVersion = new AtomicInteger();
     private volatile RdmaTransport rdma;
     private volatile PeerMonitor peers;
 
@@ -269,6 +271,21 @@ public final class CommContext extends NativeResource
     NativeCommCtx nativeCtx()
     {
         return ctx;
+    }
+
+    /**
+     * Counts the changes to the native {@code CommCtx} after it was made (RDMA tables filled,
+     * filled again, cleared): a launch copies the bytes again only when this moved.
+     */
+    int commCtxVersion()
+    {
+        return commCtxVersion.get();
+    }
+
+    /** Called after every native change of the {@code CommCtx} (see {@link #commCtxVersion()}). */
+    void commCtxChanged()
+    {
+        commCtxVersion.incrementAndGet();
     }
 
     /**

@@ -26,6 +26,7 @@ public final class Kernel
     private final int maxThreadsPerBlock;
     private volatile int maxCooperativeBlocksCache = -1;
     private volatile long cooperativeShapeCache = -1;
+    private LaunchChecked lastChecked;
 
     Kernel(final DeviceModule module, final long function, final String name, final long[] paramSizes,
         final int maxThreadsPerBlock)
@@ -109,8 +110,55 @@ public final class Kernel
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
     {
-        // Every launch runs these checks: messages are built only when one fails (building them
-        // eagerly costs more than the launch itself).
+        final LaunchChecked last = lastChecked;
+        if (last == null || last.stream != stream || last.config != config || last.args != args
+            || last.argsVersion != args.version() || repeats < 1)
+        {
+            check(stream, config, args, repeats);
+            lastChecked = new LaunchChecked(stream, config, args, args.version());
+        }
+        final NativeResource[] used = args.resources();
+        NativeResource.enter2(stream, module);
+        try
+        {
+            NativeResource.enterEach(used);
+            try
+            {
+                final long block = args.marshal();
+                final int status = repeats == 1
+                    ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
+                        config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
+                        config.isCooperative() ? 1 : 0, block, args.offsetsAddress(), args.count())
+                    : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
+                        config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
+                        config.sharedBytes(), config.isCooperative() ? 1 : 0, block, args.offsetsAddress(),
+                        args.count(), repeats);
+                if (status < 0)
+                {
+                    throw Errors.toException(status, "launch(" + name + ", " + config + ")",
+                        module.peer().lastError());
+                }
+                stream.userKernelLaunched(name, module, used);
+            }
+            finally
+            {
+                NativeResource.exitEach(used);
+            }
+        }
+        finally
+        {
+            NativeResource.exit2(stream, module);
+        }
+    }
+
+    /**
+     * The checks of a launch that depend only on its stream, shape and parameter list (every one
+     * of them immutable but the list, whose version is compared): a loop that launches the same
+     * triple again skips them. Messages are built only when a check fails (building them eagerly
+     * costs more than the launch itself).
+     */
+    private void check(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
+    {
         if (repeats < 1 || stream == null || config == null || args == null)
         {
             throw new IllegalArgumentException(repeats < 1 ? "repeats=" + repeats + " < 1"
@@ -142,49 +190,26 @@ public final class Kernel
                     + config.blocks());
             }
         }
-        final NativeResource[] used = args.resources();
-        for (final NativeResource r : used)
+        for (final NativeResource r : args.resources())
         {
             checkOnCuda(r);
         }
-        final Lock streamLock = stream.enter();
-        try
+    }
+
+    /** The last launch that passed {@link #check}: immutable, so a racy read sees it whole. */
+    private static final class LaunchChecked
+    {
+        final OpStream stream;
+        final LaunchConfig config;
+        final KernelArgs args;
+        final int argsVersion;
+
+        LaunchChecked(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int argsVersion)
         {
-            final Lock moduleLock = module.enter();
-            try
-            {
-                final Lock[] locks = NativeResource.enterAll(used);
-                try
-                {
-                    final long block = args.marshal();
-                    final int status = repeats == 1
-                        ? module.peer().launch(function, stream.nativeHandleEntered(), config.gridX(), config.gridY(),
-                            config.gridZ(), config.blockX(), config.blockY(), config.blockZ(), config.sharedBytes(),
-                            config.isCooperative() ? 1 : 0, block, args.offsetsAddress(), args.count())
-                        : module.peer().launchRepeated(function, stream.nativeHandleEntered(), config.gridX(),
-                            config.gridY(), config.gridZ(), config.blockX(), config.blockY(), config.blockZ(),
-                            config.sharedBytes(), config.isCooperative() ? 1 : 0, block, args.offsetsAddress(),
-                            args.count(), repeats);
-                    if (status < 0)
-                    {
-                        throw Errors.toException(status, "launch(" + name + ", " + config + ")",
-                            module.peer().lastError());
-                    }
-                    stream.userKernelLaunched(name, module, used);
-                }
-                finally
-                {
-                    NativeResource.exitAll(locks);
-                }
-            }
-            finally
-            {
-                moduleLock.unlock();
-            }
-        }
-        finally
-        {
-            streamLock.unlock();
+            this.stream = stream;
+            this.config = config;
+            this.args = args;
+            this.argsVersion = argsVersion;
         }
     }
 

@@ -47,6 +47,11 @@ public final class KernelArgs
     private long blockAddress;
     private long offsetsAddress;
     private NativeResource[] resourceArray;
+    private int version;
+    // Per parameter, the CommContext version whose bytes the block holds (-1: none yet); only
+    // contexts are copied again at a launch, everything else is written once after a layout.
+    private int[] copiedCtxVersions;
+    private long ctxCopies;
 
     /** An empty parameter list. */
     public static KernelArgs of()
@@ -138,6 +143,13 @@ public final class KernelArgs
         args.add(a);
         offsets = null;
         resourceArray = null;
+        version++;
+    }
+
+    /** Changes with every parameter added: a launch checks a list again only after it changed. */
+    int version()
+    {
+        return version;
     }
 
     /** Number of parameters. */
@@ -203,16 +215,41 @@ public final class KernelArgs
         if (offsets == null)
         {
             layOut();
+            writeFixed();
         }
+        final int[] copied = copiedCtxVersions;
+        for (int i = 0; i < copied.length; i++)
+        {
+            if (copied[i] == Integer.MIN_VALUE)
+            {
+                continue;
+            }
+            final CommContext ctx = (CommContext) args.get(i).ref;
+            final int v = ctx.commCtxVersion();
+            if (v != copied[i])
+            {
+                ctx.writeCommCtxEntered(blockAddress + offsets[i]);
+                copied[i] = v;
+                ctxCopies++;
+            }
+        }
+        return blockAddress;
+    }
+
+    /** Writes every parameter but the contexts (which {@link #marshal()} copies when they change). */
+    private void writeFixed()
+    {
         final ByteBuffer b = block;
+        final int[] copied = new int[offsets.length];
         for (int i = 0; i < offsets.length; i++)
         {
             final Arg a = args.get(i);
             final int at = (int) offsets[i];
+            copied[i] = Integer.MIN_VALUE;
             switch (a.type)
             {
                 case COMM_CTX:
-                    ((CommContext) a.ref).writeCommCtxEntered(blockAddress + at);
+                    copied[i] = -1;
                     break;
                 case BUFFER:
                     b.putLong(at, ((DeviceBuffer) a.ref).address() + a.value);
@@ -235,7 +272,7 @@ public final class KernelArgs
                     break;
             }
         }
-        return blockAddress;
+        copiedCtxVersions = copied;
     }
 
     /** Where the int64 offsets of the parameters lie in the native block (after {@link #marshal()}). */
@@ -248,6 +285,12 @@ public final class KernelArgs
     long blockAddress()
     {
         return blockAddress;
+    }
+
+    /** How many times {@link #marshal()} copied a context's bytes into the block (for tests). */
+    long ctxCopies()
+    {
+        return ctxCopies;
     }
 
     /** The parameter offsets of the last {@link #marshal()} (for tests). */

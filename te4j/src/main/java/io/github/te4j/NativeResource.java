@@ -1,40 +1,67 @@
 package io.github.te4j;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Guards a native object against use after close from any thread: calls hold the read lock,
- * close takes the write lock, so native memory is never freed under a running call.
+ * Guards a native object against use after close from any thread: every call counts itself in
+ * on one state word and out again, and close waits for the count to reach zero before it frees,
+ * so native memory is never freed under a running call.
+ *
+ * <p>One atomic add in and one out is what a call costs (the per-op paths enter three or four
+ * resources). The word also carries the close phases: {@code CLOSING} (no new calls; calls
+ * already inside finish), {@code CLOSED} (release() runs) and {@code RELEASED}.
  */
 abstract class NativeResource implements AutoCloseable
 {
-    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+    private static final int CLOSING = 1 << 30;
+    private static final int CLOSED = 1 << 29;
+    private static final int RELEASED = 1 << 28;
+    private static final int CALLS = RELEASED - 1;
+    private static final VarHandle STATE;
+
+    static
+    {
+        try
+        {
+            STATE = MethodHandles.lookup().findVarHandle(NativeResource.class, "state", int.class);
+        }
+        catch (final ReflectiveOperationException e)
+        {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final String name;
-    private boolean closed;
+    private final Lock entered = new Entered();
+    @SuppressWarnings("unused")  // accessed through STATE
+    private volatile int state;
 
     NativeResource(final String name)
     {
         this.name = name;
     }
 
-    /** Locks for a call; throws {@link ClosedException} if closed. Unlock in a finally block. */
+    /** Enters a call; throws {@link ClosedException} if closed or closing. Unlock in a finally block. */
     final Lock enter()
     {
-        final Lock l = lock.readLock();
-        l.lock();
-        if (closed)
+        final int before = (int) STATE.getAndAdd(this, 1);
+        if ((before & (CLOSING | CLOSED)) != 0)
         {
-            l.unlock();
+            STATE.getAndAdd(this, -1);
             throw new ClosedException(name);
         }
-        return l;
+        return entered;
     }
 
-    /** Unlocks a call entered with {@link #enter()}, {@link #enter2} or {@link #enter3}. */
+    /** Leaves a call entered with {@link #enter()}, {@link #enter2} or {@link #enter3}. */
     final void exit()
     {
-        lock.readLock().unlock();
+        STATE.getAndAdd(this, -1);
     }
 
     /**
@@ -72,6 +99,40 @@ abstract class NativeResource implements AutoCloseable
         }
     }
 
+    /**
+     * {@link #enter()} of every resource of an array, in order, without allocating; if one is
+     * closed, those already entered are left before {@link ClosedException} propagates. Exit
+     * with {@link #exitEach} and the same array.
+     */
+    static void enterEach(final NativeResource[] resources)
+    {
+        int taken = 0;
+        try
+        {
+            for (; taken < resources.length; taken++)
+            {
+                resources[taken].enter();
+            }
+        }
+        catch (final RuntimeException e)
+        {
+            while (--taken >= 0)
+            {
+                resources[taken].exit();
+            }
+            throw e;
+        }
+    }
+
+    /** Leaves what {@link #enterEach} entered, in reverse order. */
+    static void exitEach(final NativeResource[] resources)
+    {
+        for (int i = resources.length - 1; i >= 0; i--)
+        {
+            resources[i].exit();
+        }
+    }
+
     /** Releases what {@link #enter2} took, in reverse order. */
     static void exit2(final NativeResource a, final NativeResource b)
     {
@@ -93,15 +154,10 @@ abstract class NativeResource implements AutoCloseable
      */
     final Lock enterForDrain()
     {
-        final Lock l = lock.readLock();
-        if (!l.tryLock())
+        final Lock l = enterUnlessClosed();
+        if (l == null)
         {
-            l.lock();
-        }
-        if (closed)
-        {
-            l.unlock();
-            return null;
+            awaitReleased();
         }
         return l;
     }
@@ -112,17 +168,23 @@ abstract class NativeResource implements AutoCloseable
      */
     final Lock tryEnter()
     {
-        final Lock l = lock.readLock();
-        if (!l.tryLock())
+        return enterUnlessClosed();
+    }
+
+    /** Enters while close() waits for the calls inside (CLOSING); null once release() may run. */
+    private Lock enterUnlessClosed()
+    {
+        int s = state;
+        while ((s & CLOSED) == 0)
         {
-            return null;
+            final int seen = (int) STATE.compareAndExchange(this, s, s + 1);
+            if (seen == s)
+            {
+                return entered;
+            }
+            s = seen;
         }
-        if (closed)
-        {
-            l.unlock();
-            return null;
-        }
-        return l;
+        return null;
     }
 
     /**
@@ -160,44 +222,114 @@ abstract class NativeResource implements AutoCloseable
         }
     }
 
-    /** Whether close() has run. */
+    /** Whether close() has begun: no new call gets in. */
     public final boolean isClosed()
     {
-        final Lock l = lock.readLock();
-        l.lock();
-        try
-        {
-            return closed;
-        }
-        finally
-        {
-            l.unlock();
-        }
+        return (state & (CLOSING | CLOSED)) != 0;
     }
 
-    /** Idempotent: the first call releases, later calls do nothing. */
+    /**
+     * Idempotent: the first call waits for the calls inside to leave, then releases; a later or
+     * concurrent call returns once that release has finished.
+     */
     @Override
     public final void close()
     {
-        final Lock l = lock.writeLock();
-        l.lock();
+        final int before = (int) STATE.getAndBitwiseOr(this, CLOSING);
+        if ((before & CLOSING) != 0)
+        {
+            awaitReleased();
+            return;
+        }
+        int s = state;
+        for (int spins = 0; ; spins++)
+        {
+            if ((s & CALLS) == 0)
+            {
+                final int seen = (int) STATE.compareAndExchange(this, s, s | CLOSED);
+                if (seen == s)
+                {
+                    break;
+                }
+                s = seen;
+                continue;
+            }
+            backOff(spins);
+            s = state;
+        }
         try
         {
-            if (closed)
-            {
-                return;
-            }
-            closed = true;
             release();
         }
         finally
         {
-            l.unlock();
+            STATE.getAndBitwiseOr(this, RELEASED);
         }
     }
 
-    /** Frees the native object; called once, under the write lock. */
+    private void awaitReleased()
+    {
+        for (int spins = 0; (state & RELEASED) == 0; spins++)
+        {
+            backOff(spins);
+        }
+    }
+
+    /** Spins a little, then parks for growing slices up to a millisecond (a close waits on calls in flight). */
+    private static void backOff(final int spins)
+    {
+        if (spins < 100)
+        {
+            Thread.onSpinWait();
+        }
+        else
+        {
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(Math.min(1000, 10L << Math.min(6, (spins - 100) / 16))));
+        }
+    }
+
+    /** Frees the native object; called once, after every call has left. */
     abstract void release();
+
+    /** The token {@link #enter()} returns: its unlock() leaves the call. */
+    private final class Entered implements Lock
+    {
+        @Override
+        public void unlock()
+        {
+            exit();
+        }
+
+        @Override
+        public void lock()
+        {
+            throw new UnsupportedOperationException("enter() the resource instead");
+        }
+
+        @Override
+        public void lockInterruptibly()
+        {
+            throw new UnsupportedOperationException("enter() the resource instead");
+        }
+
+        @Override
+        public boolean tryLock()
+        {
+            throw new UnsupportedOperationException("enter() the resource instead");
+        }
+
+        @Override
+        public boolean tryLock(final long time, final TimeUnit unit)
+        {
+            throw new UnsupportedOperationException("enter() the resource instead");
+        }
+
+        @Override
+        public Condition newCondition()
+        {
+            throw new UnsupportedOperationException("enter() the resource instead");
+        }
+    }
 
     final String name()
     {

@@ -39,6 +39,10 @@ public final class OpStream extends NativeResource
     private volatile Te4jException deferred;
     /** Users' kernels launched since the last synchronize, named in its errors (a few at most). */
     private final Set<String> userKernels = ConcurrentHashMap.newKeySet();
+    /** The objects of the latest user kernel launch, all tracked while set (see userKernelLaunched). */
+    private volatile String lastKernelName;
+    private volatile NativeResource lastKernelModule;
+    private volatile NativeResource[] lastKernelUsed;
 
     OpStream(final TransferEngine engine, final NativeOpStream peer)
     {
@@ -329,6 +333,11 @@ public final class OpStream extends NativeResource
      */
     void userKernelLaunched(final String kernel, final NativeResource module, final NativeResource[] used)
     {
+        // A loop launching the same kernel with the same objects finds them tracked already.
+        if (used == lastKernelUsed && module == lastKernelModule && kernel == lastKernelName)
+        {
+            return;
+        }
         // contains() first: it reads without the lock an add() of a present key takes.
         if (!touched.contains(module))
         {
@@ -345,10 +354,21 @@ public final class OpStream extends NativeResource
         {
             userKernels.add(kernel);
         }
+        lastKernelUsed = used;
+        lastKernelModule = module;
+        lastKernelName = kernel;
+    }
+
+    private void forgetLastKernel()
+    {
+        lastKernelName = null;
+        lastKernelModule = null;
+        lastKernelUsed = null;
     }
 
     private String takeUserKernels()
     {
+        forgetLastKernel();
         if (userKernels.isEmpty())
         {
             return "";
@@ -478,6 +498,7 @@ public final class OpStream extends NativeResource
     /** Stops tracking {@code r} (it is being freed, or kept alive as a leak). */
     void forget(final NativeResource r)
     {
+        forgetLastKernel();
         if (lastCtx == r || lastSrc == r || (lastCtx != null && lastCtx.localBuffer() == r))
         {
             lastCtx = null;
