@@ -115,6 +115,10 @@ class P2pTransport : public NativeObject {
   /// Factory: platform kPlatformHost or kPlatformCuda; device ignored on host. Returns nullptr
   /// only on allocation failure; otherwise check status() / lastError().
   static P2pTransport* create(int platform, int device, int num_ranks);
+  /// The 16 bytes naming this host and pid namespace that every handle blob carries (the one host
+  /// identity of te4j; words of hostIdentity in p2p/handle_blob.h, each little-endian). Returns
+  /// 16, or kInvalidArgument when capacity is below 16.
+  static int hostIdentity(uint8_t* out, int capacity);
 
   int status() const { return init_status_; }
   virtual int platform() const = 0;

@@ -11,10 +11,11 @@
 //   kRdmaBackendAuto  mlx5 when a device matches the filter, else the software NIC.
 //
 // Call order: create → initialize → registerMemory → allocateControlBuffer → createQueuePairs
-// → (exchange localMetadata through the rendezvous) → connectPeers → fillIbgdaContext / use
+// → (exchange encodedMetadata through the rendezvous) → connectMetadata → fillIbgdaContext / use
 // → after an error CQE: recreateQueuePairs → exchange metadata again → connectPeers (both ends).
 //
-// Metadata (localMetadata, int64 values, version kRdmaMetadataVersion):
+// Values of localMetadata (int64, in-process only; the bytes exchanged between ranks are
+// encodedMetadata's), version kRdmaMetadataVersion:
 //   [0] kRdmaMetadataMagic   [1] version      [2] backend           [3] num_ranks
 //   [4] qps_per_rank         [5] raddr        [6] rkey              [7] subnet_prefix
 //   [8] interface_id         [9] lid          [10] is_roce          [11] gid_index
@@ -37,6 +38,9 @@ struct IbgdaContext;
 }  // namespace mooncake
 
 namespace te4j {
+namespace rdma {
+struct PeerMetadata;
+}
 
 enum RdmaBackend : int { kRdmaBackendAuto = 0, kRdmaBackendSoft = 1, kRdmaBackendMlx5 = 2 };
 
@@ -90,8 +94,41 @@ class RdmaTransport : public NativeObject {
 
   /// Number of int64 values of localMetadata (valid after createQueuePairs).
   virtual int localMetadataLength() const = 0;
-  /// Writes the metadata (layout above); returns the count written or a negative Status.
+  /// Writes this NIC's values (layout above, in-process only); returns the count written or a
+  /// negative Status. What travels between ranks is encodedMetadata.
   virtual int localMetadata(int64_t* out, int capacity) = 0;
+  /// Size of the last registered window (0: none), for the metadata.
+  virtual uint64_t registeredBytes() const { return 0; }
+
+  /// This rank's metadata as the opaque, versioned bytes the other ranks pass to connectMetadata
+  /// (the layout is defined once, in rdma/metadata_codec.h): QP numbers, address, window and
+  /// NIC key. Valid after createQueuePairs and registerMemory. The length, or a negative Status.
+  int encodedMetadataLength();
+  /// Writes encodedMetadataLength() bytes; returns that count or a negative Status.
+  int encodedMetadata(uint8_t* out, int capacity);
+  /// Connects from every rank's encodedMetadata bytes: entry r is lengths[r] bytes of `all`
+  /// (entries back to back; 0 bytes for a rank outside active_ranks_mask). Each active entry is
+  /// decoded and validated here, and must agree with this rank's (shape, backend, one software
+  /// NIC per rank, a NIC key where one is needed); the own entry must be this rank's current
+  /// metadata. A bad entry is kBadHandle naming the rank and the field; then the peers' keys are
+  /// set and connectPeers runs with the decoded tables.
+  int connectMetadata(int local_rank, const uint8_t* all, const int32_t* lengths, int num_entries,
+                      uint64_t active_ranks_mask);
+
+  /// Values of describeMetadata / encodeMetadataValues, before the QP numbers: backend, is_roce,
+  /// num_ranks, qps_per_rank, gid_index, lid, raddr, rkey, registered bytes, subnet_prefix,
+  /// interface_id, NIC key length; then num_ranks * qps_per_rank QP numbers.
+  static constexpr int kMetadataValues = 12;
+  /// Decodes and validates one rank's metadata bytes for a read-only view: writes the values
+  /// above to out and the NIC key to key. Returns the count of values, or kBadHandle with the
+  /// reason in why (NUL-terminated, truncated to why_capacity), or kInvalidArgument for
+  /// buffers too small. Never reads outside [bytes, bytes + length).
+  static int describeMetadata(const uint8_t* bytes, int length, int64_t* out, int capacity,
+                              uint8_t* key, int key_capacity, char* why, int why_capacity);
+  /// The bytes for the given values (layout of describeMetadata) and key, unchecked: for tools
+  /// and tests that build metadata by hand. Returns the length written or kInvalidArgument.
+  static int encodeMetadataValues(const int64_t* values, int count, const uint8_t* key,
+                                  int key_length, uint8_t* out, int capacity);
 
   /// Device tables (platform memory): uint64 raddrs[num_ranks], uint32 rkeys[num_ranks],
   /// IbgdaQp[num_ranks * qps_per_rank]. nullptr before connectPeers / createQueuePairs.
@@ -175,6 +212,10 @@ class RdmaTransport : public NativeObject {
 
  protected:
   int init_status_ = kOk;
+
+ private:
+  /// This NIC's metadata now: its localMetadata values, registered size and key.
+  int currentMetadata(rdma::PeerMetadata* out);
 };
 
 }  // namespace te4j

@@ -155,4 +155,13 @@ int checkImportArgs(int rank, int num_ranks, int transport_ranks, const int32_t*
 }
 
 }  // namespace blob
+
+int P2pTransport::hostIdentity(uint8_t* out, int capacity) {
+  if (out == nullptr || capacity < blob::kHostIdInts * 4) return kInvalidArgument;
+  const uint32_t* id = blob::hostIdentity();
+  for (int i = 0; i < blob::kHostIdInts; ++i)
+    for (int b = 0; b < 4; ++b) out[4 * i + b] = (uint8_t)(id[i] >> (8 * b));
+  return blob::kHostIdInts * 4;
+}
+
 }  // namespace te4j

@@ -57,6 +57,7 @@ class TableRdmaTransport : public RdmaTransport {
   int setDeviceTimeoutNs(int64_t timeout_ns) override;
   int fillIbgdaContext(mooncake::device::IbgdaContext* out) override;
   int queryQpError(int qp_index, int64_t* out, int capacity) override;
+  uint64_t registeredBytes() const override { return window_bytes_; }
 
  protected:
   /// Why initialize's (num_ranks, num_qps) is refused, or "" when it is a valid shape: 1..64
@@ -81,6 +82,7 @@ class TableRdmaTransport : public RdmaTransport {
   void* raddrs_ = nullptr;    // uint64 per rank
   void* rkeys_ = nullptr;     // uint32 per rank
   uint64_t window_base_ = 0;
+  uint64_t window_bytes_ = 0;
   int num_ranks_ = 0;
   int qps_per_rank_ = 0;
   bool connected_ = false;

@@ -127,6 +127,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       return fail(kUnavailable, "registerMemory(" + device_->name() + "): " + why);
     regions_.push_back(region);
     window_base_ = (uint64_t)(uintptr_t)ptr;
+    window_bytes_ = bytes;
     window_rkey_ = region.reg.mr->rkey;
     window_lkey_ = region.reg.mr->lkey;
     {

@@ -87,6 +87,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     const uint32_t key = regions_.add((uint64_t)(uintptr_t)ptr, bytes, kAccessAll);
     if (key == 0) return fail(kOutOfMemory, "registerMemory: region table full");
     window_base_ = (uint64_t)(uintptr_t)ptr;
+    window_bytes_ = bytes;
     window_key_ = key;
     return ok();
   }

@@ -74,12 +74,12 @@ final class FuzzRdma implements AutoCloseable
         // refuses connections meant for another rank than its own).
         for (int r = 0; r < RANKS && reranked; r++)
         {
-            transports[r].connectPeers(r, all, 1L << r);
+            transports[r].connectPeers(r, MetadataBytes.of(all), 1L << r);
         }
         reranked = false;
         for (int r = 0; r < RANKS; r++)
         {
-            transports[r].connectPeers(r, all, 3);
+            transports[r].connectPeers(r, MetadataBytes.of(all), 3);
         }
     }
 

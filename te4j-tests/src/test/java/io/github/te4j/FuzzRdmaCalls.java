@@ -82,8 +82,14 @@ final class FuzzRdmaCalls
         {
             d.disturb();
         }
+        if (rnd.nextBoolean())
+        {
+            // The bytes as they arrive: connectPeers' own decoder refuses them.
+            d.transports[1].connectPeers(1, Arrays.asList(fg.bytes(), own.toBytes()), 3);
+            return;
+        }
         final RdmaMetadata m = RdmaMetadata.fromBytes(fg.bytes());
-        d.transports[1].connectPeers(1, Arrays.asList(m, own), 3);
+        d.transports[1].connectPeers(1, MetadataBytes.of(Arrays.asList(m, own)), 3);
     }
 
     /**
@@ -213,7 +219,7 @@ final class FuzzRdmaCalls
         {
             d.disturb();
         }
-        d.transports[t].connectPeers(rank, list, mask);
+        d.transports[t].connectPeers(rank, MetadataBytes.of(list), mask);
     }
 
     /** What connectPeers on transport t must do with these arguments (current metadata: cur). */
@@ -448,7 +454,7 @@ final class FuzzRdmaCalls
         {
             case 0: t.localMetadata(); break;
             case 1: t.recreateQueuePairs(); break;
-            case 2: t.connectPeers(0, d.metadata(), 3); break;
+            case 2: t.connectPeers(0, MetadataBytes.of(d.metadata()), 3); break;
             case 3: t.register(d.windows[0]); break;
             case 4: t.qpState(0); break;
             case 5: t.statistics(); break;

@@ -107,8 +107,8 @@ public class RdmaApiTest
             final RdmaMetadata mine = rdma.localMetadata();
             Assert.assertNotEquals(mine.qpns(), before.qpns());
             // The own entry must be current: metadata from before the recreation is refused.
-            Assert.assertThrows(BadHandleException.class, () -> rdma.connectPeers(0, List.of(before), 1));
-            rdma.connectPeers(0, List.of(mine), 1);
+            Assert.assertThrows(BadHandleException.class, () -> rdma.connectPeers(0, MetadataBytes.of(List.of(before)), 1));
+            rdma.connectPeers(0, MetadataBytes.of(List.of(mine)), 1);
             Assert.assertEquals(rdma.lostPeers(), 0L);
             Assert.assertEquals(rdma.peerTimeout(), Duration.ofMillis(RdmaTransport.DEFAULT_PEER_TIMEOUT_MILLIS));
             Assert.assertThrows(IllegalArgumentException.class, () -> rdma.peerTimeout(Duration.ofMillis(999)));
@@ -147,8 +147,9 @@ public class RdmaApiTest
             rdma.createQueuePairs();
             final RdmaMetadata mine = rdma.localMetadata();
             Assert.assertEquals(mine.registeredBytes(), 1 << 16);
-            Assert.assertThrows(IllegalArgumentException.class, () -> rdma.connectPeers(0, Arrays.asList((RdmaMetadata)null), 1));
-            rdma.connectPeers(0, List.of(mine), 1);
+            Assert.assertThrows(IllegalArgumentException.class,
+                () -> rdma.connectPeers(0, MetadataBytes.of(Arrays.asList((RdmaMetadata)null)), 1));
+            rdma.connectPeers(0, MetadataBytes.of(List.of(mine)), 1);
             final int unfilled = ctx.commCtxVersion();
             Assert.assertSame(ctx.withRdma(rdma), ctx);
             final int filled = ctx.commCtxVersion();

@@ -117,7 +117,7 @@ public class RdmaCrossEngineFreeTest
             final List<RdmaMetadata> all = List.of(rdma[0].localMetadata(), rdma[1].localMetadata());
             for (int r = 0; r < 2; r++)
             {
-                rdma[r].connectPeers(r, all, 3);
+                rdma[r].connectPeers(r, MetadataBytes.of(all), 3);
             }
             // Rank 1 only receives: its window context does not route over RDMA (its registration
             // is not its window), rank 0's does.

@@ -51,7 +51,7 @@ public class RdmaFreeUnderTrafficTest
             final List<RdmaMetadata> all = List.of(rdma[0].localMetadata(), rdma[1].localMetadata());
             for (int r = 0; r < 2; r++)
             {
-                rdma[r].connectPeers(r, all, 3);
+                rdma[r].connectPeers(r, MetadataBytes.of(all), 3);
                 ctx[r].withRdma(rdma[r]);
             }
             final OpStream writer = e0.createStream();

@@ -53,7 +53,7 @@ public class RdmaNicAdversaryTest
             final List<RdmaMetadata> all = List.of(mine, fakePeer);
             final long t0 = System.nanoTime();
             final Te4jException ex = Assert.expectThrows(Te4jException.class,
-                () -> rdma.connectPeers(0, all, 3, Duration.ofSeconds(3)));
+                () -> rdma.connectPeers(0, MetadataBytes.of(all), 3, Duration.ofSeconds(3)));
             final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
             System.out.println("dripping NIC endpoint: connectPeers(3 s) returned after " + ms + " ms: "
                 + ex.getMessage());
@@ -90,8 +90,8 @@ public class RdmaNicAdversaryTest
             // The real ranks connect among them (both NICs are flooded by the same source).
             final long t0 = System.nanoTime();
             final List<RdmaMetadata> all = List.of(rdma[0].localMetadata(), target);
-            rdma[0].connectPeers(0, all, 3, Duration.ofSeconds(10));
-            rdma[1].connectPeers(1, all, 3, Duration.ofSeconds(10));
+            rdma[0].connectPeers(0, MetadataBytes.of(all), 3, Duration.ofSeconds(10));
+            rdma[1].connectPeers(1, MetadataBytes.of(all), 3, Duration.ofSeconds(10));
             System.out.println("silent strangers: both ranks connected after "
                 + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0) + " ms");
             long longest = 0;
@@ -124,8 +124,8 @@ public class RdmaNicAdversaryTest
         {
             final RdmaTransport[] rdma = pair(e0, e1);
             final List<RdmaMetadata> all = List.of(rdma[0].localMetadata(), rdma[1].localMetadata());
-            rdma[0].connectPeers(0, all, 3);
-            rdma[1].connectPeers(1, all, 3);
+            rdma[0].connectPeers(0, MetadataBytes.of(all), 3);
+            rdma[1].connectPeers(1, MetadataBytes.of(all), 3);
             final RdmaMetadata victim = all.get(1);
             final DeviceBuffer window = windowOf(e1);
             final byte[] beforeBytes = window.read(0, 4096);

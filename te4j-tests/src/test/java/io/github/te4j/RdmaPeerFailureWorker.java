@@ -107,7 +107,7 @@ public final class RdmaPeerFailureWorker
                 all.add(RdmaMetadata.fromBytes(b));
             }
             all.add(null);  // the victim
-            rdma.connectPeers(rank, all, survivors);
+            rdma.connectPeers(rank, MetadataBytes.of(all), survivors);
             ex2.barrier(SETUP);
             final CommContext ctx2 = p2p.importPeerHandles(window, rank, Arrays.asList(new IpcHandle[world]),
                 survivors, 1L << rank).withRdma(rdma);

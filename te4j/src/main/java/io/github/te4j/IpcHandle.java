@@ -1,13 +1,8 @@
 package io.github.te4j;
 
-import java.io.IOException;
+import io.github.te4j.internal.NativeP2pTransport;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.zip.CRC32;
 
@@ -69,7 +64,7 @@ public final class IpcHandle
         return bufferSize;
     }
 
-    /** Whether the handle was made on this host (same boot and host name). */
+    /** Whether the handle was made on this host and pid namespace (the native library's host identity). */
     public boolean isFromThisHost()
     {
         return Arrays.equals(hostIdentity, LOCAL_HOST_IDENTITY);
@@ -160,34 +155,16 @@ public final class IpcHandle
         return new IpcHandle(platform, host, size, blob);
     }
 
+    /** The native library's host identity, the one every handle blob carries and importers check. */
     private static byte[] computeHostIdentity()
     {
-        String id;
-        try
+        final byte[] id = new byte[16];
+        final int n = NativeP2pTransport.hostIdentity(id, id.length);
+        if (n != id.length)
         {
-            id = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+            throw new IllegalStateException("P2pTransport.hostIdentity returned " + n);
         }
-        catch (final IOException | RuntimeException e)
-        {
-            id = "no-boot-id";
-        }
-        try
-        {
-            id += "/" + Files.readString(Path.of("/proc/sys/kernel/hostname")).trim();
-        }
-        catch (final IOException | RuntimeException e)
-        {
-            id += "/no-hostname";
-        }
-        try
-        {
-            final byte[] d = MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
-            return Arrays.copyOf(d, 16);
-        }
-        catch (final NoSuchAlgorithmException e)
-        {
-            throw new IllegalStateException("SHA-256 missing from this JVM", e);
-        }
+        return id;
     }
 
     @Override

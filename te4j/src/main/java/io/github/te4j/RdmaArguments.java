@@ -49,7 +49,7 @@ final class RdmaArguments
     }
 
     /** The shape of connectPeers' arguments: a rank, one metadata entry per rank, a mask with that rank. */
-    static void checkPeerList(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask,
+    static void checkPeerList(final int localRank, final List<?> all, final long activeRanksMask,
         final int numRanks)
     {
         Errors.checkRank(localRank, numRanks);

@@ -5,7 +5,6 @@ import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeRdmaTransport;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -383,13 +382,16 @@ public final class RdmaTransport extends NativeResource
 
     /**
      * Connects this rank's queue pairs to every rank in {@code activeRanksMask} (own rank
-     * included) from their metadata ({@code all.get(r)}: rank r's; inactive entries may be null).
+     * included) from their metadata bytes ({@code all.get(r)}: rank r's
+     * {@link RdmaMetadata#toBytes()}, as {@link #connect} all-gathers them; inactive entries may be
+     * null). The native library decodes and checks every active entry: a damaged, foreign or
+     * disagreeing one is a {@link BadHandleException} naming the rank and the field.
      * Registrations are meant to be symmetric (same size everywhere); a write or atomic outside a
      * peer's registration is refused by that peer's NIC and surfaces as an error CQE
      * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
      * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
      */
-    public void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask)
+    public void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask)
     {
         connectPeers(localRank, all, activeRanksMask, DEFAULT_CONNECT_TIMEOUT);
     }
@@ -400,7 +402,7 @@ public final class RdmaTransport extends NativeResource
      * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
      * it. Every software NIC connection proves the listening NIC's key from its metadata.
      */
-    public synchronized void connectPeers(final int localRank, final List<RdmaMetadata> all, final long activeRanksMask,
+    public synchronized void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask,
         final Duration timeout)
     {
         RdmaArguments.checkTimeout(timeout);
@@ -410,20 +412,46 @@ public final class RdmaTransport extends NativeResource
         {
             throw new IllegalStateException("connectPeers: call createQueuePairs first");
         }
-        final RdmaMetadata mine = all.get(localRank);
-        Errors.checkArgument(mine != null, "own metadata (rank " + localRank + ") is null");
-        RdmaPeerTable.checkOwn(localRank, mine, currentMetadata());
-        final RdmaPeerTable t = new RdmaPeerTable(numRanks, qpsPerRank, all, activeRanksMask, mine);
+        Errors.checkArgument(all.get(localRank) != null, "own metadata (rank " + localRank + ") is null");
+        final int n = numRanks;
+        final int[] lengths = new int[n];
+        long total = 0;
+        for (int r = 0; r < n; r++)
+        {
+            final byte[] b = (activeRanksMask & (1L << r)) == 0 ? null : all.get(r);
+            if ((activeRanksMask & (1L << r)) != 0 && b == null)
+            {
+                throw new BadHandleException("RDMA metadata of active rank " + r + " is null");
+            }
+            lengths[r] = b == null ? 0 : b.length;
+            total += lengths[r];
+        }
+        Errors.checkArgument(total <= Integer.MAX_VALUE - 8, "metadata entries of " + total + " bytes in all");
+        final byte[] flat = new byte[(int)total];
+        final String[] where = new String[n];
+        int at = 0;
+        for (int r = 0; r < n; r++)
+        {
+            if (lengths[r] != 0)
+            {
+                System.arraycopy(all.get(r), 0, flat, at, lengths[r]);
+                at += lengths[r];
+            }
+        }
         final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE,
             ConnectDeadline.saturatedNanos(timeout) / 1_000_000));
         final Lock l = enter();
         try
         {
-            Errors.check(peer.setPeerKeys(t.nicKeys, t.nicKeys.length), "RdmaTransport.setPeerKeys", peer::lastError);
             Errors.check(peer.setConnectTimeoutMs(timeoutMs), "RdmaTransport.setConnectTimeoutMs", peer::lastError);
-            Errors.check(peer.connectPeers(localRank, mine.isRoce(), t.addrs, t.keys, t.qpns, t.lids, t.prefixes,
-                t.ifids, activeRanksMask), "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
-            this.endpoints = t.where;
+            Errors.check(peer.connectMetadata(localRank, flat, lengths, n, activeRanksMask),
+                "RdmaTransport.connectPeers(rank " + localRank + ")", peer::lastError);
+            for (int r = 0; r < n; r++)
+            {
+                // Accepted by the native decoder just now: the views only name the endpoints for messages.
+                where[r] = lengths[r] == 0 ? null : RdmaMetadata.fromBytes(all.get(r)).endpoint();
+            }
+            this.endpoints = where;
             this.localRank = localRank;
             // The device tables keep their addresses across reconnects; filling again keeps the
             // rank, raddr and rkey of the contexts current all the same.
@@ -435,24 +463,18 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** This NIC's key (software NIC; empty for hardware), under enter(). */
-    private byte[] nicKey()
-    {
-        final byte[] k = new byte[RdmaMetadata.KEY_BYTES];
-        final int n = Errors.check(peer.authKey(k, k.length), "RdmaTransport.authKey", peer::lastError);
-        return Arrays.copyOf(k, n);
-    }
-
     /** This rank's metadata as the NIC has it now (queue pairs and a registration exist). */
     private RdmaMetadata currentMetadata()
     {
         final Lock l = enter();
         try
         {
-            final long[] v = new long[Math.max(peer.localMetadataLength(), 1)];
-            final int got = Errors.check(peer.localMetadata(v, v.length), "RdmaTransport.localMetadata",
+            final int length = Errors.check(peer.encodedMetadataLength(), "RdmaTransport.localMetadata",
                 peer::lastError);
-            return RdmaMetadata.fromNative(v, got, registeredBytes, nicKey());
+            final byte[] b = new byte[length];
+            final int got = Errors.check(peer.encodedMetadata(b, b.length), "RdmaTransport.localMetadata",
+                peer::lastError);
+            return RdmaMetadata.fromBytes(Arrays.copyOf(b, got));
         }
         finally
         {
@@ -564,13 +586,8 @@ public final class RdmaTransport extends NativeResource
         }
         final ConnectDeadline deadline = ConnectDeadline.after(timeout);
         final List<byte[]> gathered = exchange.allGather(localMetadata().toBytes(), deadline.left("allGather"));
-        final List<RdmaMetadata> all = new ArrayList<>();
-        for (final byte[] b : gathered)
-        {
-            all.add(RdmaMetadata.fromBytes(b));
-        }
         final int n = numRanks();
-        connectPeers(exchange.rank(), all, n == 64 ? -1L : (1L << n) - 1, deadline.left("connectPeers"));
+        connectPeers(exchange.rank(), gathered, n == 64 ? -1L : (1L << n) - 1, deadline.left("connectPeers"));
         exchange.barrier(deadline.left("the barrier"));
     }
 

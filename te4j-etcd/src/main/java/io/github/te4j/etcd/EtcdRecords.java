@@ -10,16 +10,19 @@ import java.nio.charset.StandardCharsets;
  * with a magic and a version, and a reader refuses a value whose fields do not match its key and
  * its own job before using any of it:
  * <pre>
- *   member  ranks/&lt;r&gt;          "TE4M" ver=1 state(0 live,1 closed) 0 | rank | worldSize | generation(8) | pid(8) | hostLen(2) host
+ *   member  ranks/&lt;r&gt;          "TE4P" ver=1 state(0 live,1 closed) 0 | rank | worldSize | generation(8) | pid(8) | hostLen(2) host
  *   entry   op/&lt;seq&gt;/&lt;r&gt;      "TE4E" ver=1 kind(1 gather,2 barrier) 0 | rank | seq | worldSize | generation(8) | length | blob
- *   segment segments/&lt;name&gt;   "TE4S" ver=1 0 0 | length | descriptor
+ *   segment segments/&lt;name&gt;   "TE4G" ver=1 0 0 | length | descriptor
  * </pre>
+ * Each magic is te4j's only use of those four bytes (RDMA metadata is "TE4M", handles "TE4H",
+ * segment descriptors "TE4S", rendezvous frames "TE4R"), so a value read under the wrong key or
+ * handed to the wrong decoder is refused by its first word.
  */
 final class EtcdRecords
 {
-    static final int MEMBER_MAGIC = 0x5445344d;
+    static final int MEMBER_MAGIC = 0x54453450;
     static final int ENTRY_MAGIC = 0x54453445;
-    static final int SEGMENT_MAGIC = 0x54453453;
+    static final int SEGMENT_MAGIC = 0x54453447;
     static final short VERSION = 1;
     static final byte LIVE = 0;
     static final byte CLOSED = 1;

@@ -25,6 +25,8 @@ public final class NativeP2pTransport extends Pointer
 
     public static native NativeP2pTransport create(int platform, int device, int numRanks);
 
+    public static native int hostIdentity(@Cast("uint8_t*") byte[] out, int capacity);
+
     public native int status();
 
     public native @Cast("const char*") String lastError();

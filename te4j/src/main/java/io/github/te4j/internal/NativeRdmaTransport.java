@@ -49,15 +49,19 @@ public final class NativeRdmaTransport extends Pointer
 
     public native int recreateQueuePairs(@Cast("void*") long stream);
 
-    public native int connectPeers(
-        int localRank, @Cast("bool") boolean isRoce, @Cast("const uint64_t*") long[] remoteAddrs,
-        @Cast("const uint32_t*") int[] remoteKeys, @Cast("const uint32_t*") int[] remoteQpns,
-        @Cast("const uint32_t*") int[] remoteLids, @Cast("const uint64_t*") long[] subnetPrefixes,
-        @Cast("const uint64_t*") long[] interfaceIds, @Cast("uint64_t") long activeRanksMask);
+    public native int encodedMetadataLength();
 
-    public native int localMetadataLength();
+    public native int encodedMetadata(@Cast("uint8_t*") byte[] out, int capacity);
 
-    public native int localMetadata(@Cast("int64_t*") long[] out, int capacity);
+    public native int connectMetadata(int localRank, @Cast("const uint8_t*") byte[] all,
+        @Cast("const int32_t*") int[] lengths, int numEntries, @Cast("uint64_t") long activeRanksMask);
+
+    public static native int describeMetadata(@Cast("const uint8_t*") byte[] bytes, int length,
+        @Cast("int64_t*") long[] out, int capacity, @Cast("uint8_t*") byte[] key, int keyCapacity,
+        @Cast("char*") byte[] why, int whyCapacity);
+
+    public static native int encodeMetadataValues(@Cast("const int64_t*") long[] values, int count,
+        @Cast("const uint8_t*") byte[] key, int keyLength, @Cast("uint8_t*") byte[] out, int capacity);
 
     public native @Cast("intptr_t") long raddrsPtr();
 
@@ -90,10 +94,6 @@ public final class NativeRdmaTransport extends Pointer
     public native int setPeerTimeoutMs(int timeoutMs);
 
     public native int setConnectTimeoutMs(int timeoutMs);
-
-    public native int authKey(@Cast("uint8_t*") byte[] out, int capacity);
-
-    public native int setPeerKeys(@Cast("const uint8_t*") byte[] keys, int bytes);
 
     public native @Cast("int64_t") long regionKey(@Cast("void*") long ptr, @Cast("size_t") long bytes);
 }
