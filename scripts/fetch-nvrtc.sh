@@ -6,11 +6,14 @@
 # An NVRTC 12 or newer already on this machine (the CUDA toolkit's lib64, or the loader's path) is
 # used as it is. Otherwise Debian's own NVRTC is unpacked into a cache folder
 # (TE4J_NVRTC_CACHE, default ~/.cache/te4j/nvrtc), which needs no GPU and no NVIDIA repository:
-# - the version: te4j's device headers include <cooperative_groups.h>, which the CUDA 13
-#   toolkit's libcu++ (cuda/std) comes with, and that libcu++ refuses NVRTC before 12
-#   ("CUDA versions below 12 are not supported"). So bookworm's non-free libnvrtc11.2 (NVRTC
-#   11.8) cannot compile them; trixie's non-free libnvrtc12 (NVRTC 12.4) can, and it needs
-#   only libc6 >= 2.34 (bookworm has 2.36).
+# - the version: te4j's device headers need nothing beyond NVRTC's built-in headers, except
+#   mc_grid_sync, which needs the toolkit's <cooperative_groups.h> (KernelCompiler adds a toolkit
+#   it finds; without one that call alone fails, naming the fix). The CUDA 13 toolkit's libcu++
+#   (cuda/std), which cooperative groups include, refuses NVRTC before 12 ("CUDA versions below
+#   12 are not supported"), so bookworm's non-free libnvrtc11.2 (NVRTC 11.8) is too old beside
+#   it; trixie's non-free libnvrtc12 (NVRTC 12.4) is not, and it needs only libc6 >= 2.34
+#   (bookworm has 2.36). The toolkit's headers themselves are not fetched: Debian ships them
+#   only in nvidia-cuda-dev, a 0.9 GB package.
 # - the way: apt-get with a state of its own (sources, lists and cache in the cache folder, no
 #   dpkg status) downloads the two packages, checked against Debian's archive keyring as any
 #   apt download is, and dpkg-deb -x unpacks them. Nothing is installed: the system's sources

@@ -124,6 +124,52 @@ public class KernelCompilerTest
         Assert.assertTrue(opt.getMessage().contains("k.cu"), opt.getMessage());
     }
 
+    /**
+     * te4j's headers compile with NVRTC's built-in headers alone (a machine with NVRTC but no
+     * CUDA toolkit, such as one with Debian's libnvrtc12): only mc_grid_sync needs the toolkit's
+     * cooperative groups, and a kernel calling it without them fails with the fix in the message.
+     * Where a toolkit is found, the same kernel compiles because KernelCompiler adds its folder.
+     */
+    @Test
+    public void headersNeedTheToolkitOnlyForGridSync()
+    {
+        needNvrtc();
+        final String gridSync = """
+            #include "transport/device/comm_device.cuh"
+            extern "C" __global__ void meet(int* p) { p[blockIdx.x] = 1; mooncake::device::mc_grid_sync(); }
+            """;
+        final String previous = System.getProperty("te4j.cudaInclude");
+        System.setProperty("te4j.cudaInclude", CudaToolkitHeaders.NONE);
+        try
+        {
+            KernelCompiler.clearMemoryCache();
+            final KernelImage img = KernelCompiler.forArchitecture("sm_90").compile("put_signal.cu", PUT_SIGNAL);
+            Assert.assertEquals(img.kind(), KernelImage.Kind.CUBIN);
+            final Te4jException e = Assert.expectThrows(Te4jException.class,
+                () -> KernelCompiler.forArchitecture("sm_90").compile("meet.cu", gridSync));
+            Assert.assertTrue(e.getMessage().contains("cooperative_groups.h"), e.getMessage());
+            Assert.assertTrue(e.getMessage().contains("te4j.cudaInclude"), "no fix in: " + e.getMessage());
+        }
+        finally
+        {
+            if (previous == null)
+            {
+                System.clearProperty("te4j.cudaInclude");
+            }
+            else
+            {
+                System.setProperty("te4j.cudaInclude", previous);
+            }
+            KernelCompiler.clearMemoryCache();
+        }
+        if (CudaToolkitHeaders.find().isEmpty())
+        {
+            throw new SkipException("no CUDA toolkit headers here: " + CudaToolkitHeaders.FIX);
+        }
+        final KernelImage img = KernelCompiler.forArchitecture("sm_90").compile("meet.cu", gridSync);
+        Assert.assertTrue(new String(img.bytes(), StandardCharsets.ISO_8859_1).contains("meet"), "meet is not in its cubin");
+    }
+
     @Test
     public void nameExpressionsGiveLoweredNames()
     {
@@ -278,8 +324,8 @@ public class KernelCompilerTest
 
     /**
      * The kernels the GPU-host tests compile with NVRTC (UserKernelCudaTest) compile here too,
-     * for sm_90 without a GPU: grid_exchange's cooperative groups come from the CUDA toolkit's
-     * headers, which KernelCompiler adds itself.
+     * for sm_90 without a GPU and without the CUDA toolkit's headers (none of them calls
+     * mc_grid_sync).
      */
     @Test
     public void userKernelSourcesCompileWithNvrtc()

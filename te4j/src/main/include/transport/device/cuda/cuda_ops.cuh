@@ -24,8 +24,20 @@
 
 #include <stdint.h>
 
+// nvcc always finds the toolkit's headers. NVRTC has the device built-ins but not the toolkit's
+// headers unless the include path names them, and only mc_grid_sync needs one (cooperative
+// groups): without it every other op still compiles, and mc_grid_sync fails at the call with a
+// message that names the fix (te4j's KernelCompiler acts on it by adding the toolkit's folder).
+#if !defined(__CUDACC_RTC__)
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
+#define MC_HAVE_COOPERATIVE_GROUPS 1
+#elif defined(__has_include)
+#if __has_include(<cooperative_groups.h>)
+#include <cooperative_groups.h>
+#define MC_HAVE_COOPERATIVE_GROUPS 1
+#endif
+#endif
 
 #include "transport/device/platform.cuh"
 #include "transport/device/cuda_ops.cuh"
@@ -78,7 +90,16 @@ MC_DEVICE_INLINE void mc_bar_sync(int bar_id, int num_threads) {
   asm volatile("bar.sync %0, %1;" : : "r"(bar_id), "r"(num_threads) : "memory");
 }
 
+#if defined(MC_HAVE_COOPERATIVE_GROUPS)
 MC_DEVICE_INLINE void mc_grid_sync() { cooperative_groups::this_grid().sync(); }
+#else
+// A template, so that the assertion fires only where a kernel calls it.
+template <int kNeedsToolkitHeaders = 0>
+MC_DEVICE_INLINE void mc_grid_sync() {
+  static_assert(kNeedsToolkitHeaders != 0,
+                "te4j: mc_grid_sync needs <cooperative_groups.h> from the CUDA toolkit's headers");
+}
+#endif
 
 MC_DEVICE_INLINE void mc_fence_barrier_fence() { __syncthreads(); }
 

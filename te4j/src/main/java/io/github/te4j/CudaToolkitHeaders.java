@@ -23,7 +23,8 @@ import java.util.stream.Stream;
  * <p>Looked for, first hit wins: the system property {@code te4j.cudaInclude}, the environment
  * variable {@code TE4J_CUDA_INCLUDE}, {@code $CUDA_HOME/include}, {@code $CUDA_PATH/include},
  * {@code /usr/local/cuda/include}, then the newest {@code /usr/local/cuda-<v>/targets/<arch>/include}.
- * A folder counts only when it holds {@code cuda_runtime_api.h}.
+ * A folder counts only when it holds {@code cuda_runtime_api.h}. The value {@value #NONE} for the
+ * property or the variable means look nowhere: NVRTC's built-in headers only.
  */
 final class CudaToolkitHeaders
 {
@@ -31,6 +32,9 @@ final class CudaToolkitHeaders
     static final String FIX = "install the CUDA toolkit's headers (e.g. the package cuda-cudart-dev or the "
         + "toolkit in /usr/local/cuda) or point te4j at them: -Dte4j.cudaInclude=/path/to/cuda/include "
         + "or the environment variable TE4J_CUDA_INCLUDE";
+
+    /** The {@code te4j.cudaInclude} / {@code TE4J_CUDA_INCLUDE} value that turns the search off. */
+    static final String NONE = "none";
 
     private static final String MARKER = "cuda_runtime_api.h";
     private static final Pattern CUDART_VERSION = Pattern.compile("^#define\\s+CUDART_VERSION\\s+([0-9]+)");
@@ -43,6 +47,10 @@ final class CudaToolkitHeaders
     /** The include folder, or empty when this machine has none where te4j looks. */
     static Optional<Path> find()
     {
+        if (NONE.equals(System.getProperty("te4j.cudaInclude", System.getenv("TE4J_CUDA_INCLUDE"))))
+        {
+            return Optional.empty();
+        }
         for (final Path p : candidates())
         {
             if (Files.isRegularFile(p.resolve(MARKER)))

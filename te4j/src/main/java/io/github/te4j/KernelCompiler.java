@@ -49,6 +49,11 @@ public final class KernelCompiler
 
     private static final Pattern ARCH = Pattern.compile("(sm|compute)_[0-9]{2,3}[af]?");
     private static final Pattern MISSING_HEADER = Pattern.compile("cannot open source file \"([^\"]+)\"");
+    /**
+     * What te4j's headers say when a kernel calls an op that needs a toolkit header NVRTC does
+     * not have built in (cuda/cuda_ops.cuh): handled as that header missing.
+     */
+    private static final Pattern NEEDS_TOOLKIT_HEADER = Pattern.compile("te4j: \\w+ needs <([^>]+)> from the CUDA toolkit");
     /** What the CUDA 13 toolkit's libcu++ says under an NVRTC before 12. */
     private static final String CCCL_TOO_OLD = "CUDA versions below 12 are not supported";
     /** NVRTC's words for an architecture it does not know. */
@@ -333,8 +338,7 @@ public final class KernelCompiler
                 if (status < 0)
                 {
                     final String log = c.log();
-                    final Matcher m = MISSING_HEADER.matcher(log);
-                    final String missing = m.find() ? m.group(1) : null;
+                    final String missing = missingHeader(log);
                     if (missing != null && SystemHeaderShims.has(missing) && shims.add(missing))
                     {
                         continue;  // this NVRTC lacks a C header te4j's headers include: retry with te4j's stand-in
@@ -382,6 +386,18 @@ public final class KernelCompiler
                 NativeApi.destroyObject(c);
             }
         }
+    }
+
+    /** The header a failed compilation lacks, or null when it failed for another reason. */
+    private static String missingHeader(final String log)
+    {
+        final Matcher m = MISSING_HEADER.matcher(log);
+        if (m.find())
+        {
+            return m.group(1);
+        }
+        final Matcher t = NEEDS_TOOLKIT_HEADER.matcher(log);
+        return t.find() ? t.group(1) : null;
     }
 
     private static String versionText()
