@@ -47,6 +47,13 @@ if [ ${#need[@]} -gt 0 ] || ! ifc_ok; then
     echo "installing: ${need[*]}"
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   fi
+  # Debian 12's own kernel (6.1) predates the DevX umem fields; the 6.12 headers come from
+  # bookworm-security, which a standard install lists but a minimal chroot may not.
+  if ! ifc_ok; then
+    echo "warning: the newest linux-headers package apt offers has an mlx5_ifc.h without the DevX umem" \
+      "fields (kernel 6.4+): test_devx_layout will fail; enable the distribution's security and updates" \
+      "sources (Debian 12: bookworm-security carries 6.12) and run this again" >&2
+  fi
 fi
 # NVRTC last: it is optional (without it the NVRTC tests skip, saying why).
 if nvrtc=$(bash "$here/fetch-nvrtc.sh"); then
