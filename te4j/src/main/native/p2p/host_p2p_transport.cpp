@@ -195,7 +195,7 @@ class HostP2pTransport final : public P2pTransport {
   ~HostP2pTransport() override {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& w : windows_) unmapPeers(w.get());
-    for (auto& m : segment_maps_) ::munmap(m.first, m.second);
+    for (auto& m : segment_maps_) unmapProcMapping(m.first, m.second);
     for (Segment& s : segments_) {
       unregisterMapping(s.base);
       ::munmap(s.base, hostSegmentMapBytes(s.bytes));
@@ -492,7 +492,7 @@ class HostP2pTransport final : public P2pTransport {
     try {
       segment_maps_.emplace_back(p.base, static_cast<size_t>(size));
     } catch (const std::bad_alloc&) {
-      ::munmap(p.base, static_cast<size_t>(size));
+      unmapProcMapping(p.base, static_cast<size_t>(size));
       return fail(kOutOfMemory, "mapSegment: out of memory");
     }
     *base = p.base;
@@ -504,7 +504,7 @@ class HostP2pTransport final : public P2pTransport {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto it = segment_maps_.begin(); it != segment_maps_.end(); ++it) {
       if (it->first == base) {
-        ::munmap(it->first, it->second);
+        unmapProcMapping(it->first, it->second);
         segment_maps_.erase(it);
         return ok();
       }
@@ -685,12 +685,16 @@ class HostP2pTransport final : public P2pTransport {
     return status;
   }
 
+  // Undoes one mapThroughProc: the registry entry first (an executor must not find a control
+  // page that is about to go), then the whole mapping, control page included.
+  static void unmapProcMapping(void* base, size_t bytes) {
+    unregisterMapping(base);
+    ::munmap(base, hostSegmentMapBytes(bytes));
+  }
+
   void unmapPeers(Window* w) {
     for (PeerMap& p : w->peers) {
-      if (p.mapped) {
-        unregisterMapping(p.base);
-        ::munmap(p.base, hostSegmentMapBytes(w->bytes));
-      }
+      if (p.mapped) unmapProcMapping(p.base, w->bytes);
       p.mapped = false;
       p.base = nullptr;
     }
