@@ -7,6 +7,7 @@
 // main() returns nonzero when anything failed. Every wait is bounded by alarm() (default action:
 // the process dies, so a hang turns into a failure; no signal handler is installed).
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "p2p/host_p2p_transport.h"
 #include "te4j/api.h"
 #include "transport/device/comm_device.cuh"
 
@@ -407,6 +409,59 @@ void runSameProcess() {
   delete b;
 }
 
+// True when [addr, addr + one page) is mapped in this process (mincore answers ENOMEM otherwise).
+bool pageMapped(const void* addr) {
+  const long page = ::sysconf(_SC_PAGESIZE);
+  unsigned char resident = 0;
+  void* start = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(addr) &
+                                        ~(static_cast<uintptr_t>(page) - 1));
+  return ::mincore(start, static_cast<std::size_t>(page), &resident) == 0;
+}
+
+// mapSegment's mapping must go whole on unmapSegment and on destruction: its control page and
+// its entry in the registry of control pages too, or an executor would find a stale control page
+// for an address that a later mapping reuses.
+void runMapSegment() {
+  std::printf("mapSegment / unmapSegment\n");
+  const std::size_t bytes = 4096 * 2 + 100;
+  P2pTransport* owner = P2pTransport::create(te4j::kPlatformHost, 0, 1);
+  P2pTransport* mapper = P2pTransport::create(te4j::kPlatformHost, 0, 1);
+  void* p = nullptr;
+  int32_t blob[15];
+  EXPECT(owner->allocateBuffer(bytes, &p) == te4j::kOk, "allocate: %s", owner->lastError());
+  EXPECT(owner->exportIpcHandle(p, blob, 15) == 15, "export: %s", owner->lastError());
+  const std::size_t control_at =
+      te4j::hostSegmentMapBytes(bytes) - static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  for (int round = 0; round < 2; ++round) {
+    void* base = nullptr;
+    uint64_t got = 0;
+    EXPECT(mapper->mapSegment(blob, 15, &base, &got) == te4j::kOk && got == bytes, "map: %s",
+           mapper->lastError());
+    if (base == nullptr) break;
+    static_cast<unsigned char*>(base)[bytes - 1] = 0x5a;
+    EXPECT(static_cast<unsigned char*>(p)[bytes - 1] == 0x5a, "the mapping aliases the buffer");
+    te4j::HostControlCache cache;
+    EXPECT(te4j::hostSegmentControl(base, &cache) != nullptr, "the mapping has a control page");
+    const void* control = static_cast<unsigned char*>(base) + control_at;
+    EXPECT(pageMapped(control), "control page mapped while the segment is");
+    if (round == 0) {
+      EXPECT(mapper->unmapSegment(base) == te4j::kOk, "unmap: %s", mapper->lastError());
+      EXPECT(mapper->unmapSegment(base) == te4j::kInvalidArgument, "second unmap refused");
+    } else {
+      delete mapper;  // unmaps what is still mapped
+      mapper = nullptr;
+    }
+    te4j::HostControlCache fresh;
+    EXPECT(te4j::hostSegmentControl(base, &fresh) == nullptr,
+           "round %d: no registry entry left for the unmapped segment", round);
+    EXPECT(!pageMapped(base), "round %d: user bytes unmapped", round);
+    EXPECT(!pageMapped(control), "round %d: control page unmapped", round);
+  }
+  delete mapper;
+  EXPECT(owner->freeBuffer(p) == te4j::kOk, "free: %s", owner->lastError());
+  delete owner;
+}
+
 void runFactory() {
   std::printf("factory and free functions\n");
   P2pTransport* t = P2pTransport::create(te4j::kPlatformHost, 0, 65);
@@ -457,6 +512,7 @@ int main() {
   runGroup(4);
   runBadHandles();
   runSameProcess();
+  runMapSegment();
   for (const std::string& name : listDevShm()) {
     EXPECT(shm_before.count(name) != 0, "new /dev/shm entry after the test: %s", name.c_str());
   }

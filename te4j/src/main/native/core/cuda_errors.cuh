@@ -121,6 +121,14 @@ inline std::string describe(const char* call, cudaError_t e) {
   return m;
 }
 
+/// For code that reports through a message out-parameter: clears the runtime's sticky last error
+/// (the failure is handled here), sets *why to describe(call, e) and returns statusOf(e).
+inline int whyOf(const std::string& call, cudaError_t e, std::string* why) {
+  cudaGetLastError();
+  *why = describe(call.c_str(), e);
+  return statusOf(e);
+}
+
 /// Restores the calling thread's current device on scope exit: te4j calls cudaSetDevice for its
 /// own work and must not change the device the caller's later CUDA calls use.
 class DeviceGuard {

@@ -17,6 +17,9 @@
 // on a signal word and a writer of another process must know whether to call FUTEX_WAKE; the
 // count of parked waiters has to live in memory that both map, and the user's bytes are theirs.
 //
+// The windows, their checks and their order are the skeleton's (symmetric_window_transport.h);
+// this file holds the memfd segments and the hooks.
+//
 // Threading: every method takes the object's mutex; tables returned by the accessors stay valid
 // until closeWindow or destruction.
 #include "host_p2p_transport.h"
@@ -41,7 +44,7 @@
 #include <vector>
 
 #include "handle_blob.h"
-#include "transport/device/comm_device.cuh"
+#include "symmetric_window_transport.h"
 
 namespace te4j {
 namespace {
@@ -171,31 +174,29 @@ struct PeerMap {
   Token token{};
 };
 
-struct Window {
-  bool open = true;
-  void* local_base = nullptr;
-  size_t bytes = 0;
-  int rank = 0;
-  std::vector<int> available;  // the device API's tables, in normal memory on this platform
-  std::vector<void*> peer_ptrs;
+// The device API's tables are in normal memory on this platform: the skeleton's host copies.
+struct HostWindow final : SymmetricWindow {
   std::vector<PeerMap> peers;
 };
 
-class HostP2pTransport final : public P2pTransport {
+HostWindow* hostWindow(SymmetricWindow* w) { return static_cast<HostWindow*>(w); }
+
+// The owner's pid, fd and token, as a blob carries them.
+PeerMap peerOf(const int32_t* b) {
+  PeerMap p;
+  p.pid = b[blob::kPidAt];
+  p.fd = b[kHostFdAt];
+  for (int i = 0; i < 4; ++i) p.token.w[i] = static_cast<uint32_t>(b[kHostTokenAt + i]);
+  return p;
+}
+
+class HostP2pTransport final : public SymmetricWindowTransport {
  public:
-  explicit HostP2pTransport(int num_ranks) : num_ranks_(num_ranks) {
-    if (num_ranks < 1 || num_ranks > blob::kMaxRanks) {
-      init_status_ = kInvalidArgument;
-      init_error_ = "num_ranks " + std::to_string(num_ranks) + " is outside 1.." +
-                    std::to_string(blob::kMaxRanks);
-      last_error_ = init_error_;
-    }
-  }
+  explicit HostP2pTransport(int num_ranks) : SymmetricWindowTransport(num_ranks) {}
 
   ~HostP2pTransport() override {
     std::lock_guard<std::mutex> lock(mu_);
-    for (auto& w : windows_) unmapPeers(w.get());
-    for (auto& m : segment_maps_) ::munmap(m.first, m.second);
+    releaseAll();
     for (Segment& s : segments_) {
       unregisterMapping(s.base);
       ::munmap(s.base, hostSegmentMapBytes(s.bytes));
@@ -209,7 +210,7 @@ class HostP2pTransport final : public P2pTransport {
 
   int allocateBuffer(std::size_t bytes, void** out) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    if (int st = checkInit()) return st;
     if (out == nullptr) return fail(kInvalidArgument, "allocateBuffer: out is null");
     *out = nullptr;
     if (bytes == 0 || bytes > static_cast<std::size_t>(INT64_MAX)) {
@@ -274,15 +275,11 @@ class HostP2pTransport final : public P2pTransport {
   // the last mapping goes.
   int freeBuffer(void* ptr) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (init_status_ != kOk) return fail(init_status_, init_error_);
+    if (int st = checkInit()) return st;
     for (size_t i = 0; i < segments_.size(); ++i) {
       Segment& s = segments_[i];
       if (s.base != ptr) continue;
-      int window = -1;
-      if (segmentInUse(s, &window)) {
-        return fail(kIllegalState, "freeBuffer: the buffer is used by open window " +
-                                       std::to_string(window) + "; close the window first");
-      }
+      if (int st = refuseIfInUse(s.base)) return st;
       unregisterMapping(s.base);
       ::munmap(s.base, hostSegmentMapBytes(s.bytes));
       ::close(s.fd);
@@ -300,147 +297,82 @@ class HostP2pTransport final : public P2pTransport {
                 "with allocateBuffer");
   }
 
-  int exportIpcHandle(void* ptr, int32_t* out, int capacity) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (init_status_ != kOk) return fail(init_status_, init_error_);
-    if (out == nullptr || capacity < kHostHandleInts) {
-      return fail(kInvalidArgument, "exportIpcHandle: blob is null or capacity " +
-                                        std::to_string(capacity) + " < " +
-                                        std::to_string(kHostHandleInts) + " ints");
-    }
-    const Segment* s = findContaining(ptr);
-    if (s == nullptr) {
-      return fail(kInvalidArgument,
-                  "exportIpcHandle: pointer is not inside a buffer of this "
-                  "transport");
-    }
-    blob::writeHeader(out, kPlatformHost, s->bytes);
+ protected:
+  const char* handleKind() const override { return "host"; }
+
+  bool findBuffer(const void* p, void** start, std::size_t* bytes) const override {
+    const Segment* s = findContaining(p);
+    if (s == nullptr) return false;
+    *start = s->base;
+    *bytes = s->bytes;
+    return true;
+  }
+
+  int writeHandle(void* start, int32_t* out, std::string*) override {
+    const Segment* s = findContaining(start);
     out[kHostFdAt] = s->fd;
     for (int i = 0; i < 4; ++i) out[kHostTokenAt + i] = static_cast<int32_t>(s->token.w[i]);
-    ok();
-    return kHostHandleInts;
+    return kOk;
   }
 
-  int importPeerHandles(void* local_ptr, int rank, int num_ranks, const int32_t* remote_handles,
-                        uint64_t active_ranks_mask) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (init_status_ != kOk) return fail(init_status_, init_error_);
-    std::string why;
-    if (int st = blob::checkImportArgs(rank, num_ranks, num_ranks_, remote_handles,
-                                       active_ranks_mask, &why)) {
-      return fail(st, "importPeerHandles: " + why);
+  int checkPlatformFields(int rank, const int32_t* b, uint64_t, std::string* why) override {
+    if (b[kHostFdAt] < 0) {
+      *why = "handle of rank " + std::to_string(rank) + ": field fd is " +
+             std::to_string(b[kHostFdAt]) + ", expected >= 0";
+      return kBadHandle;
     }
-    const Segment* local = findContaining(local_ptr);
-    if (local == nullptr || local->base != local_ptr) {
-      return fail(kInvalidArgument, local == nullptr
-                                        ? "importPeerHandles: local_ptr is not a buffer of this "
-                                          "transport"
-                                        : "importPeerHandles: local_ptr must be the start of its "
-                                          "buffer, not an address inside it");
-    }
-    // Check every blob before mapping anything: a bad handle costs no system calls.
-    for (int r = 0; r < num_ranks; ++r) {
-      if (r == rank || !blob::isActive(active_ranks_mask, r)) continue;
-      const int32_t* b = remote_handles + static_cast<size_t>(r) * kHostHandleInts;
-      if (int st = blob::checkHeader(b, kPlatformHost, r, local->bytes, &why)) {
-        return fail(st, "importPeerHandles: " + why);
-      }
-      if (b[kHostFdAt] < 0) {
-        return fail(kBadHandle, "importPeerHandles: handle of rank " + std::to_string(r) +
-                                    ": field fd is " + std::to_string(b[kHostFdAt]) +
-                                    ", expected >= 0");
-      }
-    }
-    std::unique_ptr<Window> w(new (std::nothrow) Window());
-    if (w == nullptr) return fail(kOutOfMemory, "importPeerHandles: out of memory");
-    try {
-      w->available.assign(static_cast<size_t>(num_ranks), 0);
-      w->peer_ptrs.assign(static_cast<size_t>(num_ranks), nullptr);
-      w->peers.assign(static_cast<size_t>(num_ranks), PeerMap());
-      windows_.reserve(windows_.size() + 1);
-    } catch (const std::bad_alloc&) {
-      return fail(kOutOfMemory, "importPeerHandles: out of memory for the peer tables");
-    }
-    w->local_base = local->base;
-    w->bytes = local->bytes;
-    w->rank = rank;
-    w->available[static_cast<size_t>(rank)] = 1;
-    w->peer_ptrs[static_cast<size_t>(rank)] = local->base;
-    w->peers[static_cast<size_t>(rank)].base = local->base;
-    for (int r = 0; r < num_ranks; ++r) {
-      if (r == rank || !blob::isActive(active_ranks_mask, r)) continue;
-      const int32_t* b = remote_handles + static_cast<size_t>(r) * kHostHandleInts;
-      PeerMap& p = w->peers[static_cast<size_t>(r)];
-      p.pid = b[blob::kPidAt];
-      p.fd = b[kHostFdAt];
-      for (int i = 0; i < 4; ++i) p.token.w[i] = static_cast<uint32_t>(b[kHostTokenAt + i]);
-      if (int st = mapPeer(r, local->bytes, &p, &why)) {
-        unmapPeers(w.get());
-        return fail(st, "importPeerHandles: " + why);
-      }
-      w->available[static_cast<size_t>(r)] = 1;
-      w->peer_ptrs[static_cast<size_t>(r)] = p.base;
-    }
-    windows_.push_back(std::move(w));
-    ok();
-    return static_cast<int>(windows_.size() - 1);
+    return kOk;
   }
 
-  int closeWindow(int window) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    Window* w = findWindow(window);
-    if (w == nullptr)
-      return fail(kInvalidArgument,
-                  "closeWindow: window " + std::to_string(window) + " is not open");
-    unmapPeers(w);
-    w->open = false;
-    std::vector<int>().swap(w->available);
-    std::vector<void*>().swap(w->peer_ptrs);
-    std::vector<PeerMap>().swap(w->peers);
-    return ok();
+  std::unique_ptr<SymmetricWindow> newWindow() override {
+    return std::unique_ptr<SymmetricWindow>(new (std::nothrow) HostWindow());
   }
 
-  void* availableTablePtr(int window) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    Window* w = findWindow(window);
-    if (w == nullptr) {
-      fail(kInvalidArgument,
-           "availableTablePtr: window " + std::to_string(window) + " is not open");
-      return nullptr;
-    }
-    return w->available.data();
+  void sizePeerState(SymmetricWindow* w, std::size_t n) override {
+    hostWindow(w)->peers.assign(n, PeerMap());
   }
 
-  void* peerPtrsTablePtr(int window) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    Window* w = findWindow(window);
-    if (w == nullptr) {
-      fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) + " is not open");
-      return nullptr;
-    }
-    return w->peer_ptrs.data();
+  void adoptLocal(SymmetricWindow* w) override {
+    hostWindow(w)->peers[static_cast<size_t>(w->rank)].base = w->local_base;
   }
 
-  bool allPeersAccessible(int window) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    Window* w = findWindow(window);
-    if (w == nullptr) return false;
-    for (int a : w->available) {
-      if (a == 0) return false;
+  int mapPeer(SymmetricWindow* w, int r, const int32_t* b, void** peer, std::string* why) override {
+    PeerMap& p = hostWindow(w)->peers[static_cast<size_t>(r)];
+    p = peerOf(b);
+    if (int st = mapPeerSegment(r, w->bytes, &p, why)) return st;
+    *peer = p.base;
+    return kOk;
+  }
+
+  int releaseWindow(SymmetricWindow* w, std::string*) override {
+    HostWindow* hw = hostWindow(w);
+    for (PeerMap& p : hw->peers) {
+      if (p.mapped) unmapProcMapping(p.base, w->bytes);
+      p.mapped = false;
+      p.base = nullptr;
     }
-    return true;
+    for (size_t r = 0; r < w->available.size(); ++r) {
+      w->available[r] = 0;
+      w->peer_ptrs[r] = nullptr;
+    }
+    std::vector<PeerMap>().swap(hw->peers);
+    return kOk;
+  }
+
+  // A peer's window of this process's own segments is the local mapping itself.
+  bool windowUses(const SymmetricWindow& w, const void* start) const override {
+    for (const PeerMap& p : static_cast<const HostWindow&>(w).peers) {
+      if (p.base == start && !p.mapped) return true;
+    }
+    return false;
   }
 
   // Touches the first and last word of each peer mapping with an atomic read-modify-write of 0
   // (needs write permission, changes nothing), then checks the owner still holds the segment:
   // writes into the segment of an exited peer would be lost without an error.
-  int verifyPeerAccess(int window) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    Window* w = findWindow(window);
-    if (w == nullptr)
-      return fail(kInvalidArgument,
-                  "verifyPeerAccess: window " + std::to_string(window) + " is not open");
-    for (size_t r = 0; r < w->peers.size(); ++r) {
+  int probeWindow(SymmetricWindow* w, std::string* why) override {
+    const HostWindow* hw = hostWindow(w);
+    for (size_t r = 0; r < hw->peers.size(); ++r) {
       if (w->available[r] == 0) continue;
       unsigned char* base = static_cast<unsigned char*>(w->peer_ptrs[r]);
       if (w->bytes >= sizeof(uint32_t)) {
@@ -451,119 +383,47 @@ class HostP2pTransport final : public P2pTransport {
       } else {
         __atomic_fetch_add(base, static_cast<unsigned char>(0), __ATOMIC_SEQ_CST);
       }
-      const PeerMap& p = w->peers[r];
+      const PeerMap& p = hw->peers[r];
       if (!p.mapped) continue;  // own buffer, or one of this transport's own segments
-      std::string why;
-      if (int st = checkOwnerHolds(static_cast<int>(r), p, &why)) {
-        return fail(st == kBadHandle ? kPeerLost : st, "verifyPeerAccess: " + why);
+      if (int st = checkOwnerHolds(static_cast<int>(r), p, why)) {
+        return st == kBadHandle ? kPeerLost : st;
       }
     }
-    return ok();
+    return kOk;
+  }
+
+  int checkSegmentFields(const int32_t* b, uint64_t size, std::string* why) override {
+    if (size == 0 || size > static_cast<uint64_t>(SIZE_MAX / 2) || b[kHostFdAt] < 0) {
+      *why = "handle has size " + std::to_string(size) + " and fd " + std::to_string(b[kHostFdAt]);
+      return kBadHandle;
+    }
+    return kOk;
   }
 
   // Always a mapping of its own, even of this process's segments: freeing the buffer then
   // cannot leave the segment's users dangling (the kernel keeps the memory while it is mapped).
-  int mapSegment(const int32_t* b, int ints, void** base, uint64_t* bytes) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (init_status_ != kOk) return fail(init_status_, init_error_);
-    if (b == nullptr || base == nullptr || bytes == nullptr) {
-      return fail(kInvalidArgument, "mapSegment: null argument");
-    }
-    if (ints != kHostHandleInts) {
-      return fail(kBadHandle, "mapSegment: a host handle has " + std::to_string(kHostHandleInts) +
-                                  " ints, got " + std::to_string(ints));
-    }
-    const uint64_t size = blob::sizeOf(b);
-    std::string why;
-    if (int st = blob::checkHeader(b, kPlatformHost, 0, size, &why)) {
-      return fail(st, "mapSegment: " + why);
-    }
-    if (size == 0 || size > static_cast<uint64_t>(SIZE_MAX / 2) || b[kHostFdAt] < 0) {
-      return fail(kBadHandle, "mapSegment: handle has size " + std::to_string(size) + " and fd " +
-                                  std::to_string(b[kHostFdAt]));
-    }
-    PeerMap p;
-    p.pid = b[blob::kPidAt];
-    p.fd = b[kHostFdAt];
-    for (int i = 0; i < 4; ++i) p.token.w[i] = static_cast<uint32_t>(b[kHostTokenAt + i]);
-    if (int st = mapThroughProc(0, static_cast<size_t>(size), &p, &why)) {
-      return fail(st, "mapSegment: " + why);
-    }
-    try {
-      segment_maps_.emplace_back(p.base, static_cast<size_t>(size));
-    } catch (const std::bad_alloc&) {
-      ::munmap(p.base, static_cast<size_t>(size));
-      return fail(kOutOfMemory, "mapSegment: out of memory");
-    }
-    *base = p.base;
-    *bytes = size;
-    return ok();
+  int openSegment(const int32_t* b, uint64_t size, SegmentMapping* m, std::string* why) override {
+    PeerMap p = peerOf(b);
+    if (int st = mapThroughProc(0, static_cast<size_t>(size), &p, why)) return st;
+    m->base = p.base;
+    m->bytes = static_cast<size_t>(size);
+    m->opened = p.base;
+    return kOk;
   }
 
-  int unmapSegment(void* base) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = segment_maps_.begin(); it != segment_maps_.end(); ++it) {
-      if (it->first == base) {
-        ::munmap(it->first, it->second);
-        segment_maps_.erase(it);
-        return ok();
-      }
-    }
-    return fail(kInvalidArgument, "unmapSegment: no segment is mapped at that address");
-  }
-
-  int makeCommCtx(int window, mooncake::device::CommCtx* ctx) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
-    Window* w = findWindow(window);
-    if (w == nullptr)
-      return fail(kInvalidArgument,
-                  "makeCommCtx: window " + std::to_string(window) + " is not open");
-    mooncake::device::P2PContext p2p;
-    p2p.available = w->available.data();
-    p2p.peer_ptrs = w->peer_ptrs.data();
-    p2p.local_base = w->local_base;
-    mooncake::device::IbgdaContext ibgda;
-    std::memset(&ibgda, 0, sizeof(ibgda));
-    *ctx = mooncake::device::make_comm_ctx(p2p, ibgda, w->rank);
-    return ok();
+  int closeSegment(const SegmentMapping& m, std::string*) override {
+    unmapProcMapping(m.opened, m.bytes);
+    return kOk;
   }
 
  private:
-  Segment* findContaining(const void* p) {
+  const Segment* findContaining(const void* p) const {
     const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-    for (Segment& s : segments_) {
+    for (const Segment& s : segments_) {
       const uintptr_t b = reinterpret_cast<uintptr_t>(s.base);
       if (a >= b && a - b < s.bytes) return &s;
     }
     return nullptr;
-  }
-
-  // window -1 means the most recent open window (the device API's accessors take no window).
-  Window* findWindow(int window) {
-    if (window == -1) {
-      for (size_t i = windows_.size(); i > 0; --i) {
-        if (windows_[i - 1]->open) return windows_[i - 1].get();
-      }
-      return nullptr;
-    }
-    if (window < 0 || static_cast<size_t>(window) >= windows_.size()) return nullptr;
-    Window* w = windows_[static_cast<size_t>(window)].get();
-    return w->open ? w : nullptr;
-  }
-
-  bool segmentInUse(const Segment& s, int* window) {
-    for (size_t i = 0; i < windows_.size(); ++i) {
-      const Window& w = *windows_[i];
-      if (!w.open) continue;
-      for (const PeerMap& p : w.peers) {
-        if (p.base == s.base && !p.mapped) {
-          *window = static_cast<int>(i);
-          return true;
-        }
-      }
-    }
-    return false;
   }
 
   // The status and message for a failed access to /proc/<pid>/fd/<fd>.
@@ -604,7 +464,7 @@ class HostP2pTransport final : public P2pTransport {
     return kOk;
   }
 
-  int mapPeer(int rank, size_t bytes, PeerMap* p, std::string* why) {
+  int mapPeerSegment(int rank, size_t bytes, PeerMap* p, std::string* why) {
     const std::string r = "rank " + std::to_string(rank) + ": ";
     if (p->pid == static_cast<int32_t>(::getpid())) {
       // One of this transport's own segments: use the local mapping directly. A segment of
@@ -685,27 +545,14 @@ class HostP2pTransport final : public P2pTransport {
     return status;
   }
 
-  void unmapPeers(Window* w) {
-    for (PeerMap& p : w->peers) {
-      if (p.mapped) {
-        unregisterMapping(p.base);
-        ::munmap(p.base, hostSegmentMapBytes(w->bytes));
-      }
-      p.mapped = false;
-      p.base = nullptr;
-    }
-    for (size_t r = 0; r < w->available.size(); ++r) {
-      w->available[r] = 0;
-      w->peer_ptrs[r] = nullptr;
-    }
+  // Undoes one mapThroughProc: the registry entry first (an executor must not find a control
+  // page that is about to go), then the whole mapping, control page included.
+  static void unmapProcMapping(void* base, size_t bytes) {
+    unregisterMapping(base);
+    ::munmap(base, hostSegmentMapBytes(bytes));
   }
 
-  std::mutex mu_;
-  const int num_ranks_;
-  std::string init_error_;
-  std::vector<Segment> segments_;
-  std::vector<std::unique_ptr<Window>> windows_;        // index = window id; closed ones stay empty
-  std::vector<std::pair<void*, size_t>> segment_maps_;  // mapSegment's mappings: base, bytes
+  std::vector<Segment> segments_;  // the buffers of allocateBuffer
 };
 
 }  // namespace
