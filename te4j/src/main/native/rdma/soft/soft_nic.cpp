@@ -461,6 +461,7 @@ int SoftNic::connect(int local_rank, const std::vector<PeerEndpoint>& peers, int
     conns[r] = std::make_unique<OutConn>();
     conns[r]->fd = fd;
     conns[r]->rank = (int)r;
+    conns[r]->rx = std::make_unique<RxBuffer>(fd, kRxBufferBytes);
   }
   // The old connections' readers are joined (disconnect): nothing records a loss of them now.
   for (auto& l : lost_) l.store(0);
@@ -999,9 +1000,11 @@ int SoftNic::placeWriteData(RxBuffer* rx, uint64_t dst, uint64_t length, uint8_t
   return rx->skip(length - received);
 }
 
+SoftNic::OutConn::~OutConn() = default;
+
 void SoftNic::readerLoop(OutConn* conn) {
   int cause = 0;  // errno of the failed receive, 0: the peer closed the connection
-  RxBuffer rx(conn->fd, kRxBufferBytes);
+  RxBuffer& rx = *conn->rx;
   for (;;) {
     if (awaitHeader(&rx, conn->fd, conn->closing, busy_poll_, [] { return 0; }) != 0) {
       cause = errno;

@@ -128,7 +128,11 @@ class SoftNic {
     std::atomic<bool> closing{false};
     std::atomic<bool> broken{false};
     std::map<uint32_t, SoftQp*> qps;  // by local qpn; fixed while the connection lives
+    // The reader's receive buffer, made by connect with the connection: memory the connection
+    // owns stays reachable from the transport, not only from the reader thread's stack.
+    std::unique_ptr<RxBuffer> rx;
     std::thread reader;
+    ~OutConn();  // in soft_nic.cpp, where RxBuffer is complete
   };
   /// One incoming connection. Its requests are executed by whoever holds serve_mu: its own
   /// responder thread, or a thread of this process that waits for a signal word
