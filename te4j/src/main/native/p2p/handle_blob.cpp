@@ -136,7 +136,8 @@ std::vector<uint8_t> encodeWire(const int32_t* words, int count) {
 
 bool decodeWire(const uint8_t* bytes, size_t length, std::vector<int32_t>* words,
                 std::string* why) {
-  if (bytes == nullptr) return refuse(why, "is null");
+  // No bytes at all is a truncation, whatever the pointer; bytes promised but absent are null.
+  if (bytes == nullptr && length > 0) return refuse(why, "is null");
   if (length < (size_t)kMinWireBytes)
     return refuse(why, "truncated: field length is " + std::to_string(length) +
                            " bytes, the smallest handle has " + std::to_string(kMinWireBytes));
@@ -155,29 +156,29 @@ bool decodeWire(const uint8_t* bytes, size_t length, std::vector<int32_t>* words
     return refuse(why, "field version is " + std::to_string(version) + ", this te4j reads " +
                            std::to_string(kVersion) +
                            " (fix: run the same te4j version on every rank)");
+  const int32_t platform = (int32_t)getLe32(bytes + 4 * kPlatformAt);
+  const int ints = handleIntsOf(platform);
+  if (ints == 0)
+    return refuse(
+        why, "field platform is " + std::to_string(platform) + ", expected 0 (host) or 1 (cuda)");
+  if (length != (size_t)wireBytesOf(platform))
+    return refuse(why, "field length is " + std::to_string(length) +
+                           " bytes, a handle of platform " + std::to_string(platform) + " has " +
+                           std::to_string(wireBytesOf(platform)));
   const size_t body = length - kCrcBytes;
   const uint32_t stored = getLe32(bytes + body);
   const uint32_t computed = crc32(bytes, body);
   if (stored != computed)
     return refuse(why, "field crc32 is " + hex32(stored) + ", the bytes give " + hex32(computed) +
                            ": corrupted in transit");
-  const int32_t platform = (int32_t)getLe32(bytes + 4 * kPlatformAt);
-  const int ints = handleIntsOf(platform);
-  if (ints == 0)
-    return refuse(why, "field platform is " + std::to_string(platform) +
-                           ", expected 0 (host) or 1 (cuda)");
-  if (body != 4 * (size_t)ints)
-    return refuse(why, "field length is " + std::to_string(length) + " bytes, a handle of platform " +
-                           std::to_string(platform) + " has " +
-                           std::to_string(wireBytesOf(platform)));
   std::vector<int32_t> w((size_t)ints);
   for (int i = 0; i < ints; ++i) w[(size_t)i] = (int32_t)getLe32(bytes + 4 * i);
   if (w[kPidAt] <= 0)
     return refuse(why, "field pid is " + std::to_string(w[kPidAt]) + ", expected > 0");
   const uint64_t size = sizeOf(w.data());
   if (size == 0 || (int64_t)size < 0)
-    return refuse(why, "field size is " + std::to_string((int64_t)size) +
-                           " bytes, expected 1..2^63-1");
+    return refuse(why,
+                  "field size is " + std::to_string((int64_t)size) + " bytes, expected 1..2^63-1");
   *words = std::move(w);
   return true;
 }

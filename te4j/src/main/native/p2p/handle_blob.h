@@ -80,13 +80,12 @@ int checkHeader(const int32_t* blob, int platform, int rank, uint64_t expected_b
 std::vector<uint8_t> encodeWire(const int32_t* words, int count);
 
 /// Strict decoder of wire bytes from another rank: length (a whole number of words, between
-/// kMinWireBytes and kMaxWireBytes), magic, version, CRC-32, platform, length of that platform's
-/// blob, pid > 0, size in 1..2^63-1. Host identity is not checked here (see isFromThisHost): a
-/// foreign handle is well formed, only not importable. Reads nothing outside
-/// [bytes, bytes + length). Returns true with the words in *words, or false with *why naming the
-/// field and the fix.
-bool decodeWire(const uint8_t* bytes, size_t length, std::vector<int32_t>* words,
-                std::string* why);
+/// kMinWireBytes and kMaxWireBytes), magic, version, platform, length of that platform's blob
+/// (so a truncated handle is named as such), CRC-32, pid > 0, size in 1..2^63-1. Host identity is
+/// not checked here (see isFromThisHost): a foreign handle is well formed, only not importable.
+/// Reads nothing outside [bytes, bytes + length). Returns true with the words in *words, or false
+/// with *why naming the field and the fix.
+bool decodeWire(const uint8_t* bytes, size_t length, std::vector<int32_t>* words, std::string* why);
 
 /// Whether a blob's host identity (words 6..9) is this process's: only then can its owner's
 /// memory be mapped here. The only host identity te4j has.

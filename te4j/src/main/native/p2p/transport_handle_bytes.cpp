@@ -25,8 +25,7 @@ void copyText(const std::string& text, char* out, int capacity) {
 }  // namespace
 
 int P2pTransport::describeHandle(const uint8_t* bytes, int length, int64_t* out, int capacity,
-                                 int32_t* words, int words_capacity, char* why,
-                                 int why_capacity) {
+                                 int32_t* words, int words_capacity, char* why, int why_capacity) {
   if (length < 0) {
     copyText("IPC handle length is negative", why, why_capacity);
     return kInvalidArgument;
@@ -60,8 +59,7 @@ int P2pTransport::describeHandle(const uint8_t* bytes, int length, int64_t* out,
   return kOk;
 }
 
-int P2pTransport::encodeHandleWords(const int32_t* words, int count, uint8_t* out,
-                                    int capacity) {
+int P2pTransport::encodeHandleWords(const int32_t* words, int count, uint8_t* out, int capacity) {
   if (words == nullptr || count <= 0 || count > blob::kMaxBlobInts) return kInvalidArgument;
   const std::vector<uint8_t> bytes = blob::encodeWire(words, count);
   if (out == nullptr || capacity < (int)bytes.size()) return kInvalidArgument;
@@ -74,9 +72,8 @@ int P2pTransport::handleBytesLength() const { return 4 * handleInts() + blob::kC
 int P2pTransport::exportHandleBytes(void* ptr, uint8_t* out, int capacity) {
   const int need = handleBytesLength();
   if (out == nullptr || capacity < need)
-    return fail(kInvalidArgument,
-                "exportHandleBytes: capacity " + std::to_string(capacity) + " below " +
-                    std::to_string(need) + " bytes");
+    return fail(kInvalidArgument, "exportHandleBytes: capacity " + std::to_string(capacity) +
+                                      " below " + std::to_string(need) + " bytes");
   std::vector<int32_t> words((size_t)handleInts());
   const int n = exportIpcHandle(ptr, words.data(), (int)words.size());
   if (n < 0) return n;
@@ -89,8 +86,8 @@ int P2pTransport::exportHandleBytes(void* ptr, uint8_t* out, int capacity) {
 }
 
 int P2pTransport::importPeerHandleBytes(void* local_ptr, int rank, int num_ranks,
-                                        const uint8_t* all, const int32_t* lengths,
-                                        int num_entries, uint64_t active_ranks_mask) {
+                                        const uint8_t* all, const int32_t* lengths, int num_entries,
+                                        uint64_t active_ranks_mask) {
   if (num_ranks < 1 || num_ranks > blob::kMaxRanks)
     return fail(kInvalidArgument, "importPeerHandles: num_ranks " + std::to_string(num_ranks) +
                                       " is outside 1.." + std::to_string(blob::kMaxRanks));
@@ -101,8 +98,8 @@ int P2pTransport::importPeerHandleBytes(void* local_ptr, int rank, int num_ranks
   std::vector<size_t> at((size_t)num_ranks + 1, 0);
   for (int r = 0; r < num_ranks; ++r) {
     if (lengths[r] < 0)
-      return fail(kInvalidArgument, "importPeerHandles: handle length of rank " +
-                                        std::to_string(r) + " is negative");
+      return fail(kInvalidArgument,
+                  "importPeerHandles: handle length of rank " + std::to_string(r) + " is negative");
     at[(size_t)r + 1] = at[(size_t)r] + (size_t)lengths[r];
   }
   if (all == nullptr && at[(size_t)num_ranks] != 0)
@@ -126,8 +123,7 @@ int P2pTransport::importPeerHandleBytes(void* local_ptr, int rank, int num_ranks
   return importPeerHandles(local_ptr, rank, num_ranks, flat.data(), active_ranks_mask);
 }
 
-int P2pTransport::mapSegmentBytes(const uint8_t* bytes, int length, void** base,
-                                  uint64_t* size) {
+int P2pTransport::mapSegmentBytes(const uint8_t* bytes, int length, void** base, uint64_t* size) {
   if (length < 0) return fail(kInvalidArgument, "mapSegment: handle length is negative");
   std::vector<int32_t> words;
   std::string why;
