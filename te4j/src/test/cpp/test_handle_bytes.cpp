@@ -110,7 +110,11 @@ void runCorruptions(const Exported& e) {
   for (size_t bit = 0; bit < 8 * b.size(); ++bit) {
     std::vector<uint8_t> c = b;
     c[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-    expectRefused(c, bit < 32 ? "magic" : bit < 64 ? "version" : bit < 96 ? "platform" : "crc32",
+    expectRefused(c,
+                  bit < 32   ? "magic"
+                  : bit < 64 ? "version"
+                  : bit < 96 ? "platform"
+                             : "crc32",
                   "one flipped bit");
   }
   expectRefused(withWord(b, blob::kMagicAt, 0x54453448), "magic", "another te4j magic");
@@ -139,8 +143,8 @@ void runDescribe(const Exported& e) {
   int64_t v[P2pTransport::kHandleValues] = {};
   int32_t words[blob::kMaxBlobInts] = {};
   char why[128];
-  CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues,
-                                     words, blob::kMaxBlobInts, why, sizeof(why)) == te4j::kOk,
+  CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues, words,
+                                     blob::kMaxBlobInts, why, sizeof(why)) == te4j::kOk,
         "describe: %s", why);
   CHECK(v[P2pTransport::kHandlePlatformAt] == te4j::kPlatformHost, "platform");
   CHECK(v[P2pTransport::kHandleSizeAt] == (int64_t)kSize, "size");
@@ -152,8 +156,8 @@ void runDescribe(const Exported& e) {
   CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues - 1,
                                      nullptr, 0, why, sizeof(why)) == te4j::kInvalidArgument,
         "values capacity");
-  CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues,
-                                     words, 3, why, sizeof(why)) == te4j::kInvalidArgument,
+  CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues, words,
+                                     3, why, sizeof(why)) == te4j::kInvalidArgument,
         "words capacity");
   CHECK(P2pTransport::describeHandle(b.data(), (int)b.size(), v, P2pTransport::kHandleValues,
                                      nullptr, 0, why, sizeof(why)) == te4j::kOk,

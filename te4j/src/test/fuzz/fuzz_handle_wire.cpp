@@ -20,12 +20,12 @@
 
 using namespace te4j;
 
-#define FUZZ_CHECK(cond)                                                         \
-  do {                                                                           \
-    if (!(cond)) {                                                               \
-      std::fprintf(stderr, "fuzz_handle_wire: invariant failed: %s\n", #cond);  \
-      std::abort();                                                              \
-    }                                                                            \
+#define FUZZ_CHECK(cond)                                                       \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      std::fprintf(stderr, "fuzz_handle_wire: invariant failed: %s\n", #cond); \
+      std::abort();                                                            \
+    }                                                                          \
   } while (0)
 
 namespace {
@@ -74,9 +74,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   int64_t values[P2pTransport::kHandleValues];
   int32_t got[blob::kMaxBlobInts];
   char text[96];
-  const int s = P2pTransport::describeHandle(in.data(), (int)size, values,
-                                             P2pTransport::kHandleValues, got, blob::kMaxBlobInts,
-                                             text, sizeof(text));
+  const int s =
+      P2pTransport::describeHandle(in.data(), (int)size, values, P2pTransport::kHandleValues, got,
+                                   blob::kMaxBlobInts, text, sizeof(text));
   FUZZ_CHECK(std::strlen(text) < sizeof(text));
   if (ok) {
     FUZZ_CHECK(s == kOk);
@@ -86,17 +86,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                (blob::isFromThisHost(words.data()) ? 1 : 0));
     // One word short of room: refused, nothing written past it.
     FUZZ_CHECK(P2pTransport::describeHandle(in.data(), (int)size, values,
-                                            P2pTransport::kHandleValues, got,
-                                            (int)words.size() - 1, text,
-                                            sizeof(text)) == kInvalidArgument);
+                                            P2pTransport::kHandleValues, got, (int)words.size() - 1,
+                                            text, sizeof(text)) == kInvalidArgument);
   } else {
     FUZZ_CHECK(s == kBadHandle && text[0] != '\0');
   }
 
   Importer& im = importer();
   const int32_t lengths[2] = {(int32_t)size, 0};
-  const int window =
-      im.t->importPeerHandleBytes(im.local, 1, 2, in.data(), lengths, 2, 0x3);
+  const int window = im.t->importPeerHandleBytes(im.local, 1, 2, in.data(), lengths, 2, 0x3);
   if (window >= 0) {
     FUZZ_CHECK(ok && blob::sizeOf(words.data()) == kLocalBytes);
     (void)im.t->verifyPeerAccess(window);
