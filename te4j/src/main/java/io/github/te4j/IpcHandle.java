@@ -2,6 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.internal.NativeP2pTransport;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * An exported buffer handle, as bytes that travel between ranks. A read-only view over opaque,
@@ -26,6 +27,7 @@ public final class IpcHandle
     private static final int SIZE = 1;
     private static final int PID = 2;
     private static final int FROM_THIS_HOST = 3;
+    private static final int INTS = 4;
     private static final int VALUES = 5;
     private static final int MAX_WORDS = (MAX_BYTES - 4) / 4;
     private static final int WHY_BYTES = 512;
@@ -66,7 +68,7 @@ public final class IpcHandle
         {
             throw new BadHandleException(text(why));
         }
-        return new IpcHandle(own, v, java.util.Arrays.copyOf(w, (int)v[VALUES - 1]));
+        return new IpcHandle(own, v, Arrays.copyOf(w, (int)v[INTS]));
     }
 
     /** Handle bytes of hand-made blob words (tools, tests that forge handles), then their view. */

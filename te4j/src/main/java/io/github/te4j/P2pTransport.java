@@ -3,8 +3,10 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeP2pTransport;
 import io.github.te4j.exchange.HandleExchange;
+import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.Lock;
 
@@ -136,7 +138,7 @@ public final class P2pTransport extends NativeResource
             final byte[] out = new byte[IpcHandle.MAX_BYTES];
             final int n = Errors.check(peer.exportHandleBytes(buffer.address(), out, out.length), "exportHandle",
                 peer::lastError);
-            return IpcHandle.fromBytes(java.util.Arrays.copyOf(out, n));
+            return IpcHandle.fromBytes(Arrays.copyOf(out, n));
         }
         finally
         {
@@ -180,7 +182,7 @@ public final class P2pTransport extends NativeResource
             + " has ranks outside activeRanksMask 0x" + Long.toHexString(activeRanksMask));
         final long mapped = p2pRanksMask | (1L << rank);
         final int[] lengths = new int[numRanks];
-        final java.io.ByteArrayOutputStream packed = new java.io.ByteArrayOutputStream();
+        final ByteArrayOutputStream packed = new ByteArrayOutputStream();
         for (int r = 0; r < numRanks; r++)
         {
             if (r == rank || (mapped & (1L << r)) == 0)
