@@ -4,7 +4,7 @@
 # (te4j/target/fuzz, -DTE4J_FUZZ=ON; the normal g++ build is untouched), then runs every target
 # for FUZZ_SECONDS from the seed corpus kept in the repo.
 #
-#   scripts/fuzz.sh                        CI: 30 s per target (7 targets: about 5 minutes with the build)
+#   scripts/fuzz.sh                        CI: 30 s per target (8 targets: about 5 minutes with the build)
 #   FUZZ_SECONDS=3600 scripts/fuzz.sh      a longer run on demand
 #   FUZZ_TARGETS="fuzz_wqe_parser" ...     some targets only
 #   FUZZ_MERGE=1 ...                       afterwards, add the inputs that found new coverage to

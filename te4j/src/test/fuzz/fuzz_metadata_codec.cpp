@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/crc32.h"
 #include "rdma/metadata_codec.h"
 #include "te4j/rdma_api.h"
 
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FUZZ_CHECK(rdma::encodeMetadata(m) == in);
     FUZZ_CHECK(size >= rdma::kMetadataHeaderBytes + 8);
     FUZZ_CHECK(m.qpns.size() == (size_t)m.num_ranks * m.qps_per_rank);
-    FUZZ_CHECK(rdma::crc32(in.data(), size - 4) ==
+    FUZZ_CHECK(te4j::crc32(in.data(), size - 4) ==
                ((uint32_t)in[size - 4] << 24 | (uint32_t)in[size - 3] << 16 |
                 (uint32_t)in[size - 2] << 8 | in[size - 1]));
   } else {

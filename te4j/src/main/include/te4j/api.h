@@ -115,10 +115,24 @@ class P2pTransport : public NativeObject {
   /// Factory: platform kPlatformHost or kPlatformCuda; device ignored on host. Returns nullptr
   /// only on allocation failure; otherwise check status() / lastError().
   static P2pTransport* create(int platform, int device, int num_ranks);
-  /// The 16 bytes naming this host and pid namespace that every handle blob carries (the one host
-  /// identity of te4j; words of hostIdentity in p2p/handle_blob.h, each little-endian). Returns
-  /// 16, or kInvalidArgument when capacity is below 16.
-  static int hostIdentity(uint8_t* out, int capacity);
+
+  /// Values of describeHandle, in this order: platform, buffer size, owner pid, 1 when the
+  /// handle comes from this host and pid namespace (else 0), blob words.
+  static constexpr int kHandlePlatformAt = 0;
+  static constexpr int kHandleSizeAt = 1;
+  static constexpr int kHandlePidAt = 2;
+  static constexpr int kHandleFromThisHostAt = 3;
+  static constexpr int kHandleIntsAt = 4;
+  static constexpr int kHandleValues = 5;
+  /// Decodes and validates a handle's wire bytes (layout and checks: p2p/handle_blob.h) and writes
+  /// the values above to out, the blob words to words (may be null when words_capacity is 0).
+  /// Returns kOk, kBadHandle with the reason in why (NUL-terminated, truncated to why_capacity),
+  /// or kInvalidArgument for buffers too small. Never reads outside [bytes, bytes + length).
+  static int describeHandle(const uint8_t* bytes, int length, int64_t* out, int capacity,
+                            int32_t* words, int words_capacity, char* why, int why_capacity);
+  /// The wire bytes of `count` blob words, unchecked: for tools and tests that forge handles.
+  /// Returns the length written, or kInvalidArgument (no words, or capacity too small).
+  static int encodeHandleWords(const int32_t* words, int count, uint8_t* out, int capacity);
 
   int status() const { return init_status_; }
   virtual int platform() const = 0;
@@ -155,6 +169,20 @@ class P2pTransport : public NativeObject {
 
   /// Fills *ctx (host memory) with the CommCtx of a window: p2p tables, rank, no RDMA.
   virtual int makeCommCtx(int window, mooncake::device::CommCtx* ctx) = 0;
+
+  /// Length of this platform's handle wire bytes (what exportHandleBytes writes).
+  int handleBytesLength() const;
+  /// exportIpcHandle as wire bytes (p2p/handle_blob.h); returns the length written or a
+  /// negative Status.
+  int exportHandleBytes(void* ptr, uint8_t* out, int capacity);
+  /// importPeerHandles from wire bytes: `all` holds num_entries (== num_ranks) handles back to
+  /// back, rank r's lengths[r] bytes long (0 for the own rank and ranks outside
+  /// active_ranks_mask, which are not read). Each mapped handle is decoded strictly first; a
+  /// refusal is kBadHandle naming the rank and the field.
+  int importPeerHandleBytes(void* local_ptr, int rank, int num_ranks, const uint8_t* all,
+                            const int32_t* lengths, int num_entries, uint64_t active_ranks_mask);
+  /// mapSegment from a handle's wire bytes.
+  int mapSegmentBytes(const uint8_t* bytes, int length, void** base, uint64_t* size);
 
   /// Maps one peer buffer of any size from its handle blob (`ints` ints, as exportIpcHandle
   /// wrote it) into this process for host-driven transfers; *base receives the address of its

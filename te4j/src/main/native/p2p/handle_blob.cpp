@@ -1,4 +1,5 @@
-// handle_blob.cpp — the common handle header: host identity, writing and strict checking.
+// handle_blob.cpp — the common handle header (host identity, writing, strict checking) and the
+// wire bytes: encoder and strict decoder.
 #include "handle_blob.h"
 
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "core/crc32.h"
 #include "te4j/api.h"
 
 namespace te4j {
@@ -41,6 +43,19 @@ std::string hex32(uint32_t v) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "0x%08x", v);
   return buf;
+}
+
+uint32_t getLe32(const uint8_t* p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+void putLe32(std::vector<uint8_t>* out, uint32_t v) {
+  for (int b = 0; b < 4; ++b) out->push_back((uint8_t)(v >> (8 * b)));
+}
+
+bool refuse(std::string* why, const std::string& text) {
+  *why = "IPC handle " + text;
+  return false;
 }
 
 }  // namespace
@@ -97,25 +112,82 @@ int checkHeader(const int32_t* blob, int platform, int rank, uint64_t expected_b
         << " (0 = host, 1 = cuda): all ranks must use the same platform";
   } else if (blob[kPidAt] <= 0) {
     msg << "field pid is " << blob[kPidAt] << ", expected > 0";
+  } else if (!isFromThisHost(blob)) {
+    msg << "field host identity differs from this process's: the peer runs on another host "
+           "or in another pid namespace; P2P needs both on one host in one pid namespace";
+  } else if (sizeOf(blob) != expected_bytes) {
+    msg << "field size is " << sizeOf(blob) << " bytes, the local buffer has " << expected_bytes
+        << ": every rank must allocate a buffer of the same size";
   } else {
-    const uint32_t* id = hostIdentity();
-    for (int i = 0; i < kHostIdInts; ++i) {
-      if (static_cast<uint32_t>(blob[kHostIdAt + i]) != id[i]) {
-        msg << "field host identity differs from this process's: the peer runs on another host "
-               "or in another pid namespace; P2P needs both on one host in one pid namespace";
-        *why = msg.str();
-        return kBadHandle;
-      }
-    }
-    if (sizeOf(blob) != expected_bytes) {
-      msg << "field size is " << sizeOf(blob) << " bytes, the local buffer has " << expected_bytes
-          << ": every rank must allocate a buffer of the same size";
-    } else {
-      return kOk;
-    }
+    return kOk;
   }
   *why = msg.str();
   return kBadHandle;
+}
+
+std::vector<uint8_t> encodeWire(const int32_t* words, int count) {
+  std::vector<uint8_t> out;
+  if (words == nullptr || count <= 0) return out;
+  out.reserve(4 * (size_t)count + kCrcBytes);
+  for (int i = 0; i < count; ++i) putLe32(&out, (uint32_t)words[i]);
+  putLe32(&out, crc32(out.data(), out.size()));
+  return out;
+}
+
+bool decodeWire(const uint8_t* bytes, size_t length, std::vector<int32_t>* words,
+                std::string* why) {
+  // No bytes at all is a truncation, whatever the pointer; bytes promised but absent are null.
+  if (bytes == nullptr && length > 0) return refuse(why, "is null");
+  if (length < (size_t)kMinWireBytes)
+    return refuse(why, "truncated: field length is " + std::to_string(length) +
+                           " bytes, the smallest handle has " + std::to_string(kMinWireBytes));
+  if (length > (size_t)kMaxWireBytes)
+    return refuse(why, "oversize: field length is " + std::to_string(length) +
+                           " bytes, the largest handle has " + std::to_string(kMaxWireBytes));
+  if (length % 4 != 0)
+    return refuse(why, "field length is " + std::to_string(length) +
+                           " bytes, not whole 32-bit words (truncated or extended in transit)");
+  const uint32_t magic = getLe32(bytes + 4 * kMagicAt);
+  if (magic != (uint32_t)kMagic)
+    return refuse(why, "field magic is " + hex32(magic) +
+                           ", expected 0x4a344554 ('TE4J'): not a te4j IPC handle");
+  const int32_t version = (int32_t)getLe32(bytes + 4 * kVersionAt);
+  if (version != kVersion)
+    return refuse(why, "field version is " + std::to_string(version) + ", this te4j reads " +
+                           std::to_string(kVersion) +
+                           " (fix: run the same te4j version on every rank)");
+  const int32_t platform = (int32_t)getLe32(bytes + 4 * kPlatformAt);
+  const int ints = handleIntsOf(platform);
+  if (ints == 0)
+    return refuse(
+        why, "field platform is " + std::to_string(platform) + ", expected 0 (host) or 1 (cuda)");
+  if (length != (size_t)wireBytesOf(platform))
+    return refuse(why, "field length is " + std::to_string(length) +
+                           " bytes, a handle of platform " + std::to_string(platform) + " has " +
+                           std::to_string(wireBytesOf(platform)));
+  const size_t body = length - kCrcBytes;
+  const uint32_t stored = getLe32(bytes + body);
+  const uint32_t computed = crc32(bytes, body);
+  if (stored != computed)
+    return refuse(why, "field crc32 is " + hex32(stored) + ", the bytes give " + hex32(computed) +
+                           ": corrupted in transit");
+  std::vector<int32_t> w((size_t)ints);
+  for (int i = 0; i < ints; ++i) w[(size_t)i] = (int32_t)getLe32(bytes + 4 * i);
+  if (w[kPidAt] <= 0)
+    return refuse(why, "field pid is " + std::to_string(w[kPidAt]) + ", expected > 0");
+  const uint64_t size = sizeOf(w.data());
+  if (size == 0 || (int64_t)size < 0)
+    return refuse(why,
+                  "field size is " + std::to_string((int64_t)size) + " bytes, expected 1..2^63-1");
+  *words = std::move(w);
+  return true;
+}
+
+bool isFromThisHost(const int32_t* blob) {
+  const uint32_t* id = hostIdentity();
+  for (int i = 0; i < kHostIdInts; ++i)
+    if (static_cast<uint32_t>(blob[kHostIdAt + i]) != id[i]) return false;
+  return true;
 }
 
 bool ownerExited(int32_t pid) {
@@ -155,13 +227,4 @@ int checkImportArgs(int rank, int num_ranks, int transport_ranks, const int32_t*
 }
 
 }  // namespace blob
-
-int P2pTransport::hostIdentity(uint8_t* out, int capacity) {
-  if (out == nullptr || capacity < blob::kHostIdInts * 4) return kInvalidArgument;
-  const uint32_t* id = blob::hostIdentity();
-  for (int i = 0; i < blob::kHostIdInts; ++i)
-    for (int b = 0; b < 4; ++b) out[4 * i + b] = (uint8_t)(id[i] >> (8 * b));
-  return blob::kHostIdInts * 4;
-}
-
 }  // namespace te4j

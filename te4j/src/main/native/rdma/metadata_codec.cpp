@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "core/crc32.h"
 #include "te4j/rdma_api.h"
 
 namespace te4j {
@@ -77,22 +78,6 @@ bool checkValues(const PeerMetadata& m, std::string* why) {
 }
 
 }  // namespace
-
-uint32_t crc32(const uint8_t* bytes, size_t length) {
-  static uint32_t table[256];
-  static const bool filled = [] {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
-    }
-    return true;
-  }();
-  (void)filled;
-  uint32_t c = 0xffffffffu;
-  for (size_t i = 0; i < length; ++i) c = table[(c ^ bytes[i]) & 0xff] ^ (c >> 8);
-  return c ^ 0xffffffffu;
-}
 
 std::vector<uint8_t> encodeMetadata(const PeerMetadata& m) {
   std::vector<uint8_t> b;

@@ -9,7 +9,7 @@
 //   (u32) 24     raddr (u64)                32  rkey (u32)          36 reserved (u32, 0) 40
 //   registered bytes (u64)     48  subnet prefix (u64) 56 interface id (u64) 64     qpn count n
 //   (u32)          68  n x qpn (u32) 68+4n  NIC key length k (u32, 0 or 32)    72+4n  k bytes: the
-//   key 72+4n+k  CRC-32 (IEEE, as zlib) of all bytes before (u32)
+//   key 72+4n+k  CRC-32 (core/crc32.h) of all bytes before (u32)
 // QP i serves (destination rank i / qps_per_rank, channel i % qps_per_rank). The NIC key (software
 // NIC) is what a connecting rank must prove to that rank's NIC; it travels only through the job's
 // handle exchange. The GID is subnet prefix and interface id, each as the GID's 8 big-endian bytes.
@@ -46,9 +46,6 @@ struct PeerMetadata {
   std::vector<uint32_t> qpns;  // num_ranks x qps_per_rank
   std::vector<uint8_t> key;    // empty or kMetadataKeyBytes
 };
-
-/// CRC-32 as java.util.zip.CRC32 and zlib compute it.
-uint32_t crc32(const uint8_t* bytes, size_t length);
 
 /// The bytes of the layout above (no checks: the encoder is fed by this process's own NIC).
 std::vector<uint8_t> encodeMetadata(const PeerMetadata& m);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../fuzz_support.h"
+#include "p2p/handle_blob.h"
 #include "p2p/host_p2p_transport.h"
 #include "rdma/soft/hmac_sha256.h"
 #include "rdma/soft/wire_format.h"
@@ -575,6 +576,33 @@ void batchSeeds() {
 
 }  // namespace
 
+// ---- handle wire bytes ---------------------------------------------------------------------
+
+void handleWireSeeds() {
+  const char* t = "fuzz_handle_wire";
+  namespace blob = te4j::blob;
+  // A well-formed host handle (pid 1, 4096 bytes, host identity 0: foreign, so never mapped).
+  std::vector<int32_t> host((size_t)blob::kHostBlobInts, 0);
+  host[blob::kMagicAt] = blob::kMagic;
+  host[blob::kVersionAt] = blob::kVersion;
+  host[blob::kPlatformAt] = te4j::kPlatformHost;
+  host[blob::kPidAt] = 1;
+  host[blob::kSizeLoAt] = 4096;
+  const std::vector<uint8_t> good = blob::encodeWire(host.data(), (int)host.size());
+  save(t, "host_valid", good);
+  std::vector<int32_t> cuda((size_t)blob::kCudaBlobInts, 0);
+  std::copy(host.begin(), host.begin() + blob::kHeaderInts, cuda.begin());
+  cuda[blob::kPlatformAt] = te4j::kPlatformCuda;
+  save(t, "cuda_valid", blob::encodeWire(cuda.data(), (int)cuda.size()));
+  save(t, "truncated", std::vector<uint8_t>(good.begin(), good.end() - 4));
+  std::vector<uint8_t> flipped = good;
+  flipped[20] ^= 1;
+  save(t, "bad_crc", flipped);
+  std::vector<int32_t> no_pid = host;
+  no_pid[blob::kPidAt] = 0;
+  save(t, "pid_zero", blob::encodeWire(no_pid.data(), (int)no_pid.size()));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <corpus folder>\n", argv[0]);
@@ -584,6 +612,7 @@ int main(int argc, char** argv) {
   wireSeeds();
   wqeSeeds();
   handleSeeds();
+  handleWireSeeds();
   metadataSeeds();
   hmacSeeds();
   batchSeeds();

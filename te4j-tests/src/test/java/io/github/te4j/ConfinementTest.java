@@ -29,7 +29,7 @@ public class ConfinementTest
 
     /**
      * Rank 1 (its buffer {@code localSize} B) imports rank 0's handle after {@code forge} rewrote
-     * the blob; the envelope claims {@code claimedSize}. The import must throw BadHandleException.
+     * the blob, which claims {@code claimedSize}. The import must throw BadHandleException.
      */
     private static void forge(final String what, final long localSize, final long claimedSize, final Forge forge)
     {
@@ -43,7 +43,8 @@ public class ConfinementTest
             final IpcHandle real = t0.exportHandle(b0);
             final int[] blob = real.blob();
             forge.apply(blob, t0.exportHandle(other).blob());
-            final IpcHandle forged = new IpcHandle(Platform.HOST, ForgedHandles.hostIdentityOf(real), claimedSize, blob);
+            final IpcHandle forged = IpcHandle.ofBlob(blob);
+            Assert.assertEquals(forged.bufferSize(), claimedSize, what + ": the forged blob's size");
             final BadHandleException ex = Assert.expectThrows(BadHandleException.class,
                 () -> t1.importPeerHandles(b1, 1, Arrays.asList(forged, t1.exportHandle(b1)), 3));
             System.out.println(what + " refused: " + ex.getMessage());

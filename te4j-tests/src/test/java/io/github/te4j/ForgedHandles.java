@@ -8,8 +8,9 @@ import java.util.zip.CRC32;
 
 /**
  * Corrupted, truncated and forged IPC handles made from a real one. Byte-level mutations test the
- * Java decoder; blob-level forgeries (with a valid envelope and CRC) reach the native importer,
- * which must refuse anything that does not name exactly the segment its owner exported.
+ * native decoder of the wire bytes; blob-level forgeries (re-encoded with a valid CRC) reach the
+ * field checks and the native importer, which must refuse anything that does not name exactly the
+ * segment its owner exported.
  */
 final class ForgedHandles
 {
@@ -21,7 +22,7 @@ final class ForgedHandles
     {
     }
 
-    /** Envelope bytes damaged at random: bit flips, truncation, extension, junk, fields with a fixed CRC. */
+    /** Wire bytes damaged at random: bit flips, truncation, extension, junk, fields with a fixed CRC. */
     static byte[] mutateBytes(final Random rnd, final byte[] good)
     {
         switch (rnd.nextInt(8))
@@ -48,16 +49,16 @@ final class ForgedHandles
             }
             case 6:
             {
-                // A header field rewritten and the CRC recomputed: only the field checks can catch it.
+                // A header word rewritten and the CRC recomputed: only the field checks can catch it.
                 final byte[] b = good.clone();
-                final ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.BIG_ENDIAN);
+                final ByteBuffer bb = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
                 switch (rnd.nextInt(5))
                 {
-                    case 0: bb.putShort(4, (short)rnd.nextInt()); break;
-                    case 1: bb.put(6, (byte)rnd.nextInt()); break;
-                    case 2: bb.putLong(24, pickSize(rnd)); break;
-                    case 3: bb.putInt(32, rnd.nextInt(2) == 0 ? -1 : rnd.nextInt(4096)); break;
-                    default: bb.put(8 + rnd.nextInt(16), (byte)rnd.nextInt()); break;
+                    case 0: bb.putInt(4 * VERSION, rnd.nextInt()); break;
+                    case 1: bb.putInt(4 * PLATFORM, rnd.nextInt(3)); break;
+                    case 2: bb.putLong(4 * SIZE_LO, pickSize(rnd)); break;
+                    case 3: bb.putInt(4 * PID, rnd.nextInt(2) == 0 ? -1 : rnd.nextInt(4096)); break;
+                    default: bb.put(4 * HOST_ID + rnd.nextInt(16), (byte)rnd.nextInt()); break;
                 }
                 return withCrc(b);
             }
@@ -66,7 +67,7 @@ final class ForgedHandles
         }
     }
 
-    /** Rewrites the CRC trailer so that a mutated envelope passes the checksum. */
+    /** Rewrites the CRC trailer (little-endian, handle_blob.h) so that mutated bytes pass the checksum. */
     static byte[] withCrc(final byte[] b)
     {
         if (b.length < 4)
@@ -75,18 +76,17 @@ final class ForgedHandles
         }
         final CRC32 crc = new CRC32();
         crc.update(b, 0, b.length - 4);
-        ByteBuffer.wrap(b, b.length - 4, 4).order(ByteOrder.BIG_ENDIAN).putInt((int)crc.getValue());
+        ByteBuffer.wrap(b, b.length - 4, 4).order(ByteOrder.LITTLE_ENDIAN).putInt((int)crc.getValue());
         return b;
     }
 
     /**
-     * A handle whose native blob differs from the real one in one field (or in length); the
-     * envelope is valid and claims this host, so only the native checks stand in the way.
+     * The wire bytes of a blob that differs from the real one in one field (or in length), with a
+     * valid CRC: only the native field checks and the importer stand in the way.
      */
-    static IpcHandle forgeBlob(final Random rnd, final IpcHandle real, final int[] otherFds)
+    static byte[] forgeBlob(final Random rnd, final IpcHandle real, final int[] otherFds)
     {
         final int[] blob = real.blob();
-        long claimedSize = real.bufferSize();
         int[] out = blob;
         switch (rnd.nextInt(10))
         {
@@ -97,8 +97,8 @@ final class ForgedHandles
                 break;
             case 4:
             {
-                // Size claimed bigger (or smaller) in the blob and the envelope alike: map past the end?
-                claimedSize = pickSize(rnd);
+                // Size claimed bigger (or smaller): map past the end?
+                final long claimedSize = pickSize(rnd);
                 blob[SIZE_LO] = (int)claimedSize;
                 blob[SIZE_HI] = (int)(claimedSize >>> 32);
                 break;
@@ -124,7 +124,7 @@ final class ForgedHandles
         {
             out = new int[] {0};
         }
-        return new IpcHandle(Platform.HOST, hostIdentityOf(real), claimedSize, out);
+        return IpcHandle.encodeBlob(out);
     }
 
     /** Buffer sizes around the usual edges. */
@@ -132,11 +132,5 @@ final class ForgedHandles
     {
         final long[] sizes = {0, -1, 1, 4095, 4096, 4097, 1L << 20, 1L << 32, Long.MAX_VALUE, Long.MIN_VALUE};
         return rnd.nextInt(4) == 0 ? rnd.nextLong() : sizes[rnd.nextInt(sizes.length)];
-    }
-
-    /** The 16 host-identity bytes of a handle, read back from its encoding. */
-    static byte[] hostIdentityOf(final IpcHandle h)
-    {
-        return Arrays.copyOfRange(h.toBytes(), 8, 24);
     }
 }

@@ -1,176 +1,146 @@
 package io.github.te4j;
 
 import io.github.te4j.internal.NativeP2pTransport;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.zip.CRC32;
 
 /**
- * An exported buffer handle, as bytes that travel between ranks. The native int32 blob stays an
- * implementation detail inside an explicit, versioned encoding (never Java serialisation):
- *
- * <pre>
- *  0               4       6   7   8                              24
- *  +---------------+-------+---+---+------------------------------+
- *  | magic "TE4H"  | ver=1 |plt|flg| host identity (16 bytes)     |
- *  +---------------+-------+---+---+------------------------------+
- *  | buffer size (u64)             | blob ints n (u32)            |
- *  +-------------------------------+------------------------------+
- *  | blob: n little-endian int32 (platform's native handle)  ...  |
- *  +--------------------------------------------------------------+
- *  | CRC-32 of all bytes before (u32)                             |
- *  +--------------------------------------------------------------+
- * </pre>
- * Multi-byte header fields are big-endian. {@link #fromBytes(byte[])} rejects anything else with a
- * {@link BadHandleException} naming the field.
+ * An exported buffer handle, as bytes that travel between ranks. A read-only view over opaque,
+ * versioned bytes that the native library encodes and decodes (never Java serialisation): the
+ * layout is defined once, in {@code te4j/src/main/native/p2p/handle_blob.h}; the accessors read
+ * the fields that the native decoder returns. {@link #fromBytes(byte[])} rejects anything else
+ * (length, magic, version, CRC-32, platform, pid, size) with a {@link BadHandleException} naming
+ * the field.
  */
 public final class IpcHandle
 {
-    /** "TE4H". */
-    public static final int MAGIC = 0x54453448;
+    /** The first four bytes, "TE4J" (the native blob's magic word, little-endian). */
+    public static final int MAGIC = 0x4a344554;
+    /** The version the bytes carry after the magic. */
     public static final int VERSION = 1;
-    static final int HEADER_BYTES = 36;
-    static final int MAX_BLOB_INTS = 1024;
+    /** Bounds of any handle's length: the smallest blob header and the largest platform blob, with the CRC. */
+    static final int MIN_BYTES = 44;
+    static final int MAX_BYTES = 148;
 
-    private static final byte[] LOCAL_HOST_IDENTITY = computeHostIdentity();
+    // Values of P2pTransport::describeHandle (te4j/api.h).
+    private static final int PLATFORM = 0;
+    private static final int SIZE = 1;
+    private static final int PID = 2;
+    private static final int FROM_THIS_HOST = 3;
+    private static final int INTS = 4;
+    private static final int VALUES = 5;
+    private static final int MAX_WORDS = (MAX_BYTES - 4) / 4;
+    private static final int WHY_BYTES = 512;
 
-    private final Platform platform;
-    private final byte[] hostIdentity;
-    private final long bufferSize;
-    private final int[] blob;
+    private final byte[] bytes;
+    private final long[] values;
+    private final int[] words;
 
-    IpcHandle(final Platform platform, final byte[] hostIdentity, final long bufferSize, final int[] blob)
+    private IpcHandle(final byte[] bytes, final long[] values, final int[] words)
     {
-        this.platform = platform;
-        this.hostIdentity = hostIdentity.clone();
-        this.bufferSize = bufferSize;
-        this.blob = blob.clone();
+        this.bytes = bytes;
+        this.values = values;
+        this.words = words;
     }
 
-    static IpcHandle local(final Platform platform, final long bufferSize, final int[] blob)
-    {
-        return new IpcHandle(platform, LOCAL_HOST_IDENTITY, bufferSize, blob);
-    }
-
-    public Platform platform()
-    {
-        return platform;
-    }
-
-    /** Size of the exported buffer. */
-    public long bufferSize()
-    {
-        return bufferSize;
-    }
-
-    /** Whether the handle was made on this host and pid namespace (the native library's host identity). */
-    public boolean isFromThisHost()
-    {
-        return Arrays.equals(hostIdentity, LOCAL_HOST_IDENTITY);
-    }
-
-    int[] blob()
-    {
-        return blob.clone();
-    }
-
-    /** The encoding described in the class comment. */
-    public byte[] toBytes()
-    {
-        final ByteBuffer b = ByteBuffer.allocate(HEADER_BYTES + 4 * blob.length + 4).order(ByteOrder.BIG_ENDIAN);
-        b.putInt(MAGIC).putShort((short)VERSION).put((byte)platform.nativeId()).put((byte)0);
-        b.put(hostIdentity).putLong(bufferSize).putInt(blob.length);
-        b.order(ByteOrder.LITTLE_ENDIAN);
-        for (final int v : blob)
-        {
-            b.putInt(v);
-        }
-        final CRC32 crc = new CRC32();
-        crc.update(b.array(), 0, b.position());
-        b.order(ByteOrder.BIG_ENDIAN).putInt((int)crc.getValue());
-        return b.array();
-    }
-
-    /** Decodes and validates bytes from {@link #toBytes()}; throws {@link BadHandleException}. */
+    /**
+     * A view of bytes from {@link #toBytes()} (another rank's {@link P2pTransport#exportHandle}),
+     * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
+     */
     public static IpcHandle fromBytes(final byte[] bytes)
     {
         if (bytes == null)
         {
             throw new BadHandleException("IPC handle is null");
         }
-        if (bytes.length < HEADER_BYTES + 4)
+        if (bytes.length < MIN_BYTES || bytes.length > MAX_BYTES)
         {
-            throw new BadHandleException("IPC handle truncated: " + bytes.length + " bytes, header needs "
-                + (HEADER_BYTES + 4));
+            throw new BadHandleException("IPC handle " + (bytes.length < MIN_BYTES ? "truncated" : "oversize")
+                + ": field length is " + bytes.length + " bytes, a handle has " + MIN_BYTES + ".." + MAX_BYTES);
         }
-        final ByteBuffer b = ByteBuffer.wrap(bytes).order(ByteOrder.BIG_ENDIAN);
-        final int magic = b.getInt();
-        if (magic != MAGIC)
+        final byte[] own = bytes.clone();
+        final long[] v = new long[VALUES];
+        final int[] w = new int[MAX_WORDS];
+        final byte[] why = new byte[WHY_BYTES];
+        final int status = NativeP2pTransport.describeHandle(own, own.length, v, v.length, w, w.length, why,
+            why.length);
+        if (status != 0)
         {
-            throw new BadHandleException("not a te4j IPC handle: magic 0x" + Integer.toHexString(magic));
+            throw new BadHandleException(text(why));
         }
-        final int version = b.getShort() & 0xffff;
-        if (version != VERSION)
-        {
-            throw new BadHandleException("IPC handle version " + version + ", this te4j reads " + VERSION
-                + " (fix: run the same te4j version on every rank)");
-        }
-        final int platformId = b.get();
-        final Platform platform;
-        try
-        {
-            platform = Platform.fromNativeId(platformId);
-        }
-        catch (final IllegalArgumentException e)
-        {
-            throw new BadHandleException("IPC handle has unknown platform " + platformId);
-        }
-        b.get();
-        final byte[] host = new byte[16];
-        b.get(host);
-        final long size = b.getLong();
-        final int n = b.getInt();
-        if (n <= 0 || n > MAX_BLOB_INTS || bytes.length != HEADER_BYTES + 4L * n + 4)
-        {
-            throw new BadHandleException("IPC handle length mismatch: " + bytes.length + " bytes for " + n + " ints");
-        }
-        if (size <= 0)
-        {
-            throw new BadHandleException("IPC handle buffer size " + size + " is not positive");
-        }
-        final CRC32 crc = new CRC32();
-        crc.update(bytes, 0, bytes.length - 4);
-        final int stored = ByteBuffer.wrap(bytes, bytes.length - 4, 4).order(ByteOrder.BIG_ENDIAN).getInt();
-        if (stored != (int)crc.getValue())
-        {
-            throw new BadHandleException("IPC handle checksum mismatch (corrupted in transit)");
-        }
-        b.order(ByteOrder.LITTLE_ENDIAN);
-        final int[] blob = new int[n];
-        for (int i = 0; i < n; i++)
-        {
-            blob[i] = b.getInt();
-        }
-        return new IpcHandle(platform, host, size, blob);
+        return new IpcHandle(own, v, Arrays.copyOf(w, (int)v[INTS]));
     }
 
-    /** The native library's host identity, the one every handle blob carries and importers check. */
-    private static byte[] computeHostIdentity()
+    /** Handle bytes of hand-made blob words (tools, tests that forge handles), then their view. */
+    static IpcHandle ofBlob(final int[] blob)
     {
-        final byte[] id = new byte[16];
-        final int n = NativeP2pTransport.hostIdentity(id, id.length);
-        if (n != id.length)
+        return fromBytes(encodeBlob(blob));
+    }
+
+    /** The native encoding of any blob words, unchecked: what {@link #ofBlob} decodes. */
+    static byte[] encodeBlob(final int[] blob)
+    {
+        Errors.checkArgument(blob != null && blob.length > 0 && blob.length <= MAX_WORDS,
+            "blob must hold 1.." + MAX_WORDS + " words");
+        final byte[] out = new byte[4 * blob.length + 4];
+        final int n = NativeP2pTransport.encodeHandleWords(blob, blob.length, out, out.length);
+        if (n != out.length)
         {
-            throw new IllegalStateException("P2pTransport.hostIdentity returned " + n);
+            throw new Te4jException(Te4jException.Code.ILLEGAL_STATE, "encodeHandleWords returned " + n
+                + " for " + out.length + " bytes");
         }
-        return id;
+        return out;
+    }
+
+    private static String text(final byte[] why)
+    {
+        int end = 0;
+        while (end < why.length && why[end] != 0)
+        {
+            end++;
+        }
+        return end == 0 ? "IPC handle refused" : new String(why, 0, end, StandardCharsets.UTF_8);
+    }
+
+    public Platform platform()
+    {
+        return Platform.fromNativeId((int)values[PLATFORM]);
+    }
+
+    /** Size of the exported buffer. */
+    public long bufferSize()
+    {
+        return values[SIZE];
+    }
+
+    /** Whether the handle was made on this host and pid namespace (the native library's host identity). */
+    public boolean isFromThisHost()
+    {
+        return values[FROM_THIS_HOST] != 0;
+    }
+
+    /** Process id of the exporting process. */
+    int ownerPid()
+    {
+        return (int)values[PID];
+    }
+
+    /** The native blob words the bytes carry (a copy). */
+    int[] blob()
+    {
+        return words.clone();
+    }
+
+    /** The bytes this view reads (a copy). */
+    public byte[] toBytes()
+    {
+        return bytes.clone();
     }
 
     @Override
     public String toString()
     {
-        return "IpcHandle[" + platform + " " + bufferSize + " B, " + blob.length + " ints"
+        return "IpcHandle[" + platform() + " " + bufferSize() + " B, pid " + ownerPid()
             + (isFromThisHost() ? "" : ", foreign host") + "]";
     }
 }

@@ -3,8 +3,10 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeP2pTransport;
 import io.github.te4j.exchange.HandleExchange;
+import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.locks.Lock;
 
@@ -133,11 +135,10 @@ public final class P2pTransport extends NativeResource
         final Lock l = enter();
         try
         {
-            final int cap = peer.handleInts();
-            final int[] blob = new int[cap];
-            final int n = Errors.check(peer.exportIpcHandle(buffer.address(), blob, cap), "exportIpcHandle",
+            final byte[] out = new byte[IpcHandle.MAX_BYTES];
+            final int n = Errors.check(peer.exportHandleBytes(buffer.address(), out, out.length), "exportHandle",
                 peer::lastError);
-            return IpcHandle.local(platform(), buffer.size(), java.util.Arrays.copyOf(blob, n));
+            return IpcHandle.fromBytes(Arrays.copyOf(out, n));
         }
         finally
         {
@@ -180,17 +181,8 @@ public final class P2pTransport extends NativeResource
         Errors.checkArgument((p2pRanksMask & ~activeRanksMask) == 0, "p2pRanksMask 0x" + Long.toHexString(p2pRanksMask)
             + " has ranks outside activeRanksMask 0x" + Long.toHexString(activeRanksMask));
         final long mapped = p2pRanksMask | (1L << rank);
-        final int ints;
-        final Lock li = enter();  // the native object may be freed by a concurrent close()
-        try
-        {
-            ints = peer.handleInts();
-        }
-        finally
-        {
-            li.unlock();
-        }
-        final int[] flat = new int[numRanks * ints];
+        final int[] lengths = new int[numRanks];
+        final ByteArrayOutputStream packed = new ByteArrayOutputStream();
         for (int r = 0; r < numRanks; r++)
         {
             if (r == rank || (mapped & (1L << r)) == 0)
@@ -217,13 +209,11 @@ public final class P2pTransport extends NativeResource
                 throw new BadHandleException("rank " + r + " exported " + h.bufferSize() + " B, this rank's buffer is "
                     + local.size() + " B (symmetric buffers must have the same size)");
             }
-            final int[] blob = h.blob();
-            if (blob.length != ints)
-            {
-                throw new BadHandleException("rank " + r + "'s handle has " + blob.length + " ints, expected " + ints);
-            }
-            System.arraycopy(blob, 0, flat, r * ints, ints);
+            final byte[] bytes = h.toBytes();
+            lengths[r] = bytes.length;
+            packed.writeBytes(bytes);
         }
+        final byte[] all = packed.toByteArray();
         final Lock l = enter();
         try
         {
@@ -231,7 +221,7 @@ public final class P2pTransport extends NativeResource
             try
             {
                 final int window = Errors.check(
-                    peer.importPeerHandles(local.address(), rank, numRanks, flat, mapped),
+                    peer.importPeerHandleBytes(local.address(), rank, numRanks, all, lengths, numRanks, mapped),
                     "importPeerHandles(rank " + rank + " of " + numRanks + ")", peer::lastError);
                 final CommContext ctx = new CommContext(this, peer, window, local, rank, numRanks, activeRanksMask,
                     mapped);
@@ -251,6 +241,33 @@ public final class P2pTransport extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * {@link #importPeerHandles(DeviceBuffer, int, List, long)} from the handles' bytes as they
+     * came from the other ranks ({@link IpcHandle#toBytes()}; own entry and inactive ranks may be
+     * null): each is decoded by the native decoder, which names what is wrong in a
+     * {@link BadHandleException}.
+     */
+    public CommContext importPeerHandleBytes(final DeviceBuffer local, final int rank, final List<byte[]> handles,
+        final long activeRanksMask)
+    {
+        Errors.checkArgument(handles != null, "handles is null");
+        final List<IpcHandle> decoded = new ArrayList<>(handles.size());
+        for (int r = 0; r < handles.size(); r++)
+        {
+            final byte[] b = handles.get(r);
+            final boolean read = r != rank && (activeRanksMask & (1L << r)) != 0 && b != null;
+            try
+            {
+                decoded.add(read ? IpcHandle.fromBytes(b) : null);
+            }
+            catch (final BadHandleException e)
+            {
+                throw new BadHandleException("handle of rank " + r + ": " + e.getMessage());
+            }
+        }
+        return importPeerHandles(local, rank, decoded, activeRanksMask);
     }
 
     /**

@@ -7,7 +7,7 @@ import java.util.List;
 
 /**
  * Liveness of the peer processes of one window. P2P peers always run on this host (the import
- * checks the host identity), and every handle names its owner's pid (word 3 of the native blob,
+ * checks the host identity), and every handle names its owner's pid ({@link IpcHandle#ownerPid()},
  * both platforms), so a peer is alive while {@code /proc/<pid>} shows the same process (start
  * time taken at import, which defeats pid reuse) and it is not a zombie.
  *
@@ -20,8 +20,6 @@ final class PeerMonitor
     /** How often blocked waits look at peers; detection latency is about one interval. */
     static final long CHECK_NANOS = Math.max(1, Long.getLong("te4j.peerCheckMillis", 100)) * 1_000_000L;
 
-    /** Word of the native handle blob that holds the owner's pid (handle_blob.h). */
-    private static final int PID_WORD = 3;
     private static final PeerMonitor NONE = new PeerMonitor(new int[0], new long[0]);
 
     private final int[] pids;
@@ -51,15 +49,15 @@ final class PeerMonitor
             {
                 continue;
             }
-            final int[] blob = h.blob();
-            if (blob.length <= PID_WORD || blob[PID_WORD] <= 0 || blob[PID_WORD] == self)
+            final int pid = h.ownerPid();
+            if (pid <= 0 || pid == self)
             {
                 continue;
             }
-            final long start = startTime(blob[PID_WORD]);
+            final long start = startTime(pid);
             if (start >= 0)
             {
-                pids[r] = blob[PID_WORD];
+                pids[r] = pid;
                 starts[r] = start;
             }
         }

@@ -417,13 +417,13 @@ public final class TransferAgent extends NativeResource
     private long map(final SegmentDescriptor d, final int part)
     {
         final IpcHandle h = d.parts().get(part).handle;
-        final int[] blob = h.blob();
+        final byte[] handleBytes = h.toBytes();
         final long[] base = new long[1];
         final long[] bytes = new long[1];
         final Lock l = p2p.enter();
         try
         {
-            Errors.check(p2p.nativePeer().mapSegment(blob, blob.length, base, bytes),
+            Errors.check(p2p.nativePeer().mapSegmentBytes(handleBytes, handleBytes.length, base, bytes),
                 "openSegment('" + d.name() + "') buffer " + part, p2p.nativePeer()::lastError);
         }
         finally

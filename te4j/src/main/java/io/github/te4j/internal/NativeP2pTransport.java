@@ -25,7 +25,14 @@ public final class NativeP2pTransport extends Pointer
 
     public static native NativeP2pTransport create(int platform, int device, int numRanks);
 
-    public static native int hostIdentity(@Cast("uint8_t*") byte[] out, int capacity);
+    /** Decodes a handle's wire bytes: values to {@code out}, blob words to {@code words}, a refusal to {@code why}. */
+    public static native int describeHandle(@Cast("const uint8_t*") byte[] bytes, int length,
+        @Cast("int64_t*") long[] out, int capacity, @Cast("int32_t*") int[] words, int wordsCapacity,
+        @Cast("char*") byte[] why, int whyCapacity);
+
+    /** The wire bytes of hand-made blob words (tools, tests). */
+    public static native int encodeHandleWords(@Cast("const int32_t*") int[] words, int count,
+        @Cast("uint8_t*") byte[] out, int capacity);
 
     public native int status();
 
@@ -45,6 +52,18 @@ public final class NativeP2pTransport extends Pointer
     public native int exportIpcHandle(@Cast("void*") long ptr, @Cast("int32_t*") int[] blob, int capacity);
 
     public native int handleInts();
+
+    public native int handleBytesLength();
+
+    public native int exportHandleBytes(@Cast("void*") long ptr, @Cast("uint8_t*") byte[] out, int capacity);
+
+    /** {@code all}: the handles' wire bytes back to back, rank r's {@code lengths[r]} long. */
+    public native int importPeerHandleBytes(
+        @Cast("void*") long localPtr, int rank, int numRanks, @Cast("const uint8_t*") byte[] all,
+        @Cast("const int32_t*") int[] lengths, int numEntries, @Cast("uint64_t") long activeRanksMask);
+
+    public native int mapSegmentBytes(@Cast("const uint8_t*") byte[] bytes, int length, @Cast("void**") long[] base,
+        @Cast("uint64_t*") long[] size);
 
     public native int importPeerHandles(
         @Cast("void*") long localPtr, int rank, int numRanks,
