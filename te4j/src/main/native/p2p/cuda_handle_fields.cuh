@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "p2p/handle_blob.h"
 #include "te4j/api.h"
 
 namespace te4j {
@@ -29,6 +30,7 @@ constexpr int kPtrAt = 16;
 constexpr int kOffsetAt = 18;
 constexpr int kIpcAt = 20;
 constexpr int kCudaHandleInts = 36;
+static_assert(kCudaHandleInts == blob::kCudaBlobInts, "CUDA blob length: one definition");
 static_assert(sizeof(cudaIpcMemHandle_t) == 64, "cudaIpcMemHandle_t is 16 ints");
 static_assert(sizeof(cudaUUID_t) == 16, "cudaUUID_t is 4 ints");
 
