@@ -45,6 +45,13 @@ SymmetricWindow* SymmetricWindowTransport::findWindow(int window) {
   return w->open ? w : nullptr;
 }
 
+SymmetricWindow* SymmetricWindowTransport::openWindow(const char* op, int window) {
+  SymmetricWindow* w = findWindow(window);
+  if (w == nullptr)
+    fail(kInvalidArgument, std::string(op) + ": window " + std::to_string(window) + " is not open");
+  return w;
+}
+
 int SymmetricWindowTransport::refuseIfInUse(const void* start) {
   for (std::size_t i = 0; i < windows_.size(); ++i) {
     if (windows_[i]->open && windowUses(*windows_[i], start)) {
@@ -163,10 +170,8 @@ int SymmetricWindowTransport::closeWindow(int window) {
   std::lock_guard<std::mutex> lock(mu_);
   PlatformScope scope(this);
   if (scope.status() != kOk) return scope.status();
-  SymmetricWindow* w = findWindow(window);
-  if (w == nullptr) {
-    return fail(kInvalidArgument, "closeWindow: window " + std::to_string(window) + " is not open");
-  }
+  SymmetricWindow* w = openWindow("closeWindow", window);
+  if (w == nullptr) return kInvalidArgument;
   std::string why;
   const int st = releaseWindow(w, &why);
   w->open = false;
@@ -177,22 +182,14 @@ int SymmetricWindowTransport::closeWindow(int window) {
 
 void* SymmetricWindowTransport::availableTablePtr(int window) {
   std::lock_guard<std::mutex> lock(mu_);
-  SymmetricWindow* w = findWindow(window);
-  if (w == nullptr) {
-    fail(kInvalidArgument, "availableTablePtr: window " + std::to_string(window) + " is not open");
-    return nullptr;
-  }
-  return availableTable(w);
+  SymmetricWindow* w = openWindow("availableTablePtr", window);
+  return w == nullptr ? nullptr : availableTable(w);
 }
 
 void* SymmetricWindowTransport::peerPtrsTablePtr(int window) {
   std::lock_guard<std::mutex> lock(mu_);
-  SymmetricWindow* w = findWindow(window);
-  if (w == nullptr) {
-    fail(kInvalidArgument, "peerPtrsTablePtr: window " + std::to_string(window) + " is not open");
-    return nullptr;
-  }
-  return peerPtrsTable(w);
+  SymmetricWindow* w = openWindow("peerPtrsTablePtr", window);
+  return w == nullptr ? nullptr : peerPtrsTable(w);
 }
 
 bool SymmetricWindowTransport::allPeersAccessible(int window) {
@@ -209,11 +206,8 @@ int SymmetricWindowTransport::verifyPeerAccess(int window) {
   std::lock_guard<std::mutex> lock(mu_);
   PlatformScope scope(this);
   if (scope.status() != kOk) return scope.status();
-  SymmetricWindow* w = findWindow(window);
-  if (w == nullptr) {
-    return fail(kInvalidArgument,
-                "verifyPeerAccess: window " + std::to_string(window) + " is not open");
-  }
+  SymmetricWindow* w = openWindow("verifyPeerAccess", window);
+  if (w == nullptr) return kInvalidArgument;
   std::string why;
   if (int st = probeWindow(w, &why)) return fail(st, "verifyPeerAccess: " + why);
   return ok();
@@ -223,10 +217,8 @@ int SymmetricWindowTransport::makeCommCtx(int window, mooncake::device::CommCtx*
   std::lock_guard<std::mutex> lock(mu_);
   if (int st = checkInit()) return st;
   if (ctx == nullptr) return fail(kInvalidArgument, "makeCommCtx: ctx is null");
-  SymmetricWindow* w = findWindow(window);
-  if (w == nullptr) {
-    return fail(kInvalidArgument, "makeCommCtx: window " + std::to_string(window) + " is not open");
-  }
+  SymmetricWindow* w = openWindow("makeCommCtx", window);
+  if (w == nullptr) return kInvalidArgument;
   mooncake::device::P2PContext p2p;
   p2p.available = static_cast<int*>(availableTable(w));
   p2p.peer_ptrs = static_cast<void**>(peerPtrsTable(w));

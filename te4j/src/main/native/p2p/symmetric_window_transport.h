@@ -130,6 +130,8 @@ class SymmetricWindowTransport : public P2pTransport {
   int checkInit() { return init_status_ != kOk ? fail(init_status_, init_error_) : kOk; }
   /// The open window `window` (-1: the most recent open one), or nullptr.
   SymmetricWindow* findWindow(int window);
+  /// findWindow, or nullptr after recording "<op>: window N is not open" (kInvalidArgument).
+  SymmetricWindow* openWindow(const char* op, int window);
 
   std::mutex mu_;
   const int num_ranks_;

@@ -6,23 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/copy_text.h"
 #include "p2p/handle_blob.h"
 #include "p2p/host_p2p_transport.h"
 #include "te4j/api.h"
 
 namespace te4j {
-namespace {
-
 static_assert(kHostHandleInts == blob::kHostBlobInts, "host blob length: one definition");
-
-void copyText(const std::string& text, char* out, int capacity) {
-  if (out == nullptr || capacity <= 0) return;
-  const size_t n = text.size() < (size_t)capacity - 1 ? text.size() : (size_t)capacity - 1;
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
-
-}  // namespace
 
 int P2pTransport::describeHandle(const uint8_t* bytes, int length, int64_t* out, int capacity,
                                  int32_t* words, int words_capacity, char* why, int why_capacity) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/copy_text.h"
 #include "rdma/metadata_codec.h"
 #include "te4j/rdma_api.h"
 
@@ -15,13 +16,6 @@ constexpr int kBackendAt = 0, kRoceAt = 1, kNumRanksAt = 2, kQpsAt = 3, kGidInde
               kRaddrAt = 6, kRkeyAt = 7, kRegisteredAt = 8, kPrefixAt = 9, kIfidAt = 10,
               kKeyLengthAt = 11;
 static_assert(kKeyLengthAt + 1 == RdmaTransport::kMetadataValues, "values before the QP numbers");
-
-void copyText(const std::string& text, char* out, int capacity) {
-  if (out == nullptr || capacity <= 0) return;
-  const size_t n = std::min(text.size(), (size_t)capacity - 1);
-  std::memcpy(out, text.data(), n);
-  out[n] = '\0';
-}
 
 bool sameEndpointAndQps(const rdma::PeerMetadata& a, const rdma::PeerMetadata& b) {
   return a.qpns == b.qpns && a.lid == b.lid && a.interface_id == b.interface_id &&
