@@ -45,8 +45,19 @@ final class BatchBench
     static final long[][] SHAPES = {{4096, 4 << 10}, {1024, 16 << 10}, {256, 64 << 10}, {64, 1 << 20}};
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final int LOOP = NativeBench.CopyBaselineModes.LOOP;
-    /** Untimed runs before each te4j series: the first runs of a series are the JIT's (compiling the submit loop). */
-    private static final int WARM_UP = 3;
+    /**
+     * Requests submitted untimed before each te4j series. The submit path is a loop over the
+     * requests; until C2 has compiled it (tens of thousands of passes) a run measures the
+     * interpreter, not te4j: on the build machine 256 x 4 KiB submits took 128 us of CPU after 30
+     * warm-up runs and 18 us after 2,000 (BatchSubmitCost, host platform).
+     */
+    private static final int WARM_UP_REQUESTS = 100_000;
+
+    /** Untimed runs before a series of batches of n requests: at least 20, and WARM_UP_REQUESTS requests. */
+    static int warmUpRuns(final int n)
+    {
+        return Math.max(20, (WARM_UP_REQUESTS + n - 1) / n);
+    }
 
     private BatchBench()
     {
@@ -252,7 +263,7 @@ final class BatchBench
         final TransferDescriptors d = new TransferDescriptors(n);
         final TransferState[] states = new TransferState[n];
         final double[] t = new double[iterations];
-        for (int it = -WARM_UP; it < iterations; it++)
+        for (int it = -warmUpRuns(n); it < iterations; it++)
         {
             try (TransferBatch b = agent.allocateBatch(n))
             {
@@ -287,7 +298,7 @@ final class BatchBench
     private static double te4jMedian(final TransferAgent agent, final List<TransferRequest> rs, final int iterations)
     {
         final double[] t = new double[iterations];
-        for (int it = -WARM_UP; it < iterations; it++)
+        for (int it = -warmUpRuns(rs.size()); it < iterations; it++)
         {
             try (TransferBatch b = agent.allocateBatch(rs.size()))
             {

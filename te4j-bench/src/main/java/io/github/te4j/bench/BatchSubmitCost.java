@@ -27,7 +27,8 @@ import java.util.Random;
  * until every request is final, for one shape of N requests of S bytes (WRITE) at random offsets
  * of another engine's segment, submitted as a {@code List<TransferRequest>} (built before the
  * timing) or as {@link TransferDescriptors} (filled inside it). Medians of the iterations after
- * a tenth of warm-up. A bench tool, not a test: {@code java -cp te4j-bench.jar
+ * the same warm-up as the batch bench's ({@code BatchBench.warmUpRuns}). A bench tool, not a
+ * test: {@code java -cp te4j-bench.jar
  * io.github.te4j.bench.BatchSubmitCost [platform] [n] [bytes] [iterations] [list|descriptors]}.
  */
 public final class BatchSubmitCost
@@ -72,7 +73,7 @@ public final class BatchSubmitCost
             }
             final TransferDescriptors d = new TransferDescriptors(n);
             final TransferState[] states = new TransferState[n];
-            final int warmUp = Math.max(3, iterations / 10);
+            final int warmUp = BatchBench.warmUpRuns(n);
             final long[] wall = new long[iterations];
             final long[] cpu = new long[iterations];
             final long[] wait = new long[iterations];
