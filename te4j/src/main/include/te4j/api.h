@@ -51,8 +51,9 @@ std::string availabilityReport();
 const char* lastThreadError();
 
 /// Frees memory te4j keeps for reuse while the process lives (CUDA: the op streams' status-word
-/// slabs) as far as no live object uses it, and returns the bytes freed. For leak checkers at
-/// the end of a program; on CUDA it synchronises the device like cudaFree does. Never fails.
+/// slabs, the transfer batches' idle streams and descriptor arenas) as far as no live object
+/// uses it, and returns the bytes freed. For leak checkers at the end of a program; on CUDA it
+/// synchronises the device like cudaFree does. Never fails.
 std::size_t releaseCachedMemory();
 
 /// Number of usable CUDA devices, or a negative Status when CUDA is unusable (reason in
@@ -67,6 +68,14 @@ int cudaCanAccessPeer(int device, int peer_device);
 int copyMemory(int platform, int device, void* dst, const void* src, std::size_t bytes);
 /// Blocking memset of platform memory.
 int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t bytes);
+
+/// A watch on process `pid` (a pidfd, close-on-exec): its fd, or kPeerLost when no such
+/// process exists, kUnavailable on a kernel without pidfds (Linux < 5.3), kSystemError.
+int processWatchOpen(int pid);
+/// 1 once the watched process has exited (a zombie included), 0 while it runs, or < 0.
+int processWatchExited(int fd);
+/// Closes a watch; a negative fd is ignored.
+void processWatchClose(int fd);
 
 /// Base of every native object: holds the last error message of the calling object.
 /// Java may call one object from many threads at once, so the message is guarded by a mutex and

@@ -24,7 +24,7 @@ public final class SegmentHandle extends NativeResource
     private final int rdmaRank;
     private final int[] rkeys;
     private final int ownerPid;
-    private final long ownerStart;
+    private final ProcessWatch owner;  // null: this process, or an RDMA segment
     private int users;              // batches in flight that address this segment, guarded by this
     private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
 
@@ -66,7 +66,7 @@ public final class SegmentHandle extends NativeResource
         final int pid = d.parts().isEmpty() ? 0 : d.parts().get(0).handle.blob()[PID_WORD];
         final boolean self = pid == ProcessHandle.current().pid();
         this.ownerPid = self ? 0 : pid;
-        this.ownerStart = self || pid <= 0 ? -1 : PeerMonitor.startTime(pid);
+        this.owner = self || pid <= 0 ? null : ProcessWatch.of(pid);
     }
 
     /** A segment reached over {@code rdma}: the descriptor's RDMA part names the owner's memory. */
@@ -83,7 +83,7 @@ public final class SegmentHandle extends NativeResource
         this.rdmaRank = d.rdma().rank;
         this.rkeys = d.rdma().rkeys.clone();
         this.ownerPid = 0;
-        this.ownerStart = -1;
+        this.owner = null;
     }
 
     /** The segment's name. */
@@ -195,7 +195,7 @@ public final class SegmentHandle extends NativeResource
         {
             return rdma.peerLost(rdmaRank);
         }
-        return ownerPid != 0 && PeerMonitor.startTime(ownerPid) != ownerStart;
+        return owner != null && owner.exited();
     }
 
     String ownerLostMessage()
@@ -273,6 +273,10 @@ public final class SegmentHandle extends NativeResource
         if (now)
         {
             unmapAll();
+        }
+        if (owner != null)
+        {
+            owner.close();  // a batch still using the segment asks /proc from now on
         }
         agent.segmentClosed(this);
     }

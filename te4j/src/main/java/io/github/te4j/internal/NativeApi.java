@@ -39,6 +39,14 @@ public final class NativeApi
     public static native int fillMemory(
         int platform, int device, @Cast("void*") long dst, int byteValue, @Cast("size_t") long bytes);
 
+    /** A pidfd on {@code pid}, or a negative status (no such process, no pidfds here). */
+    public static native int processWatchOpen(int pid);
+
+    /** 1 once the watched process exited, 0 while it runs, a negative status on error. */
+    public static native int processWatchExited(int fd);
+
+    public static native void processWatchClose(int fd);
+
     /** A zeroed CommCtx in host memory; free with {@link #deleteCommCtx(NativeCommCtx)}. */
     public static native NativeCommCtx newCommCtx();
 
