@@ -72,7 +72,9 @@ const char* lastThreadError() { return t_last_error.c_str(); }
 
 void setLastThreadError(const std::string& message) { t_last_error = message; }
 
-std::size_t releaseCachedMemory() { return cuda_bridge::releaseIdleStreamWords(); }
+std::size_t releaseCachedMemory() {
+  return cuda_bridge::releaseIdleStreamWords() + cuda_bridge::releaseIdleBatchResources();
+}
 
 int cudaDeviceCount() {
   std::string why;

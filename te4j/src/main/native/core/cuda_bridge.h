@@ -34,6 +34,9 @@ int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* 
 /// Frees the op streams' idle word slabs (cuda_op_stream.cu); the bytes freed.
 std::size_t releaseIdleStreamWords();
 
+/// Frees the transfer batches' idle resources (batch/cuda_batch_resources.cu); the bytes freed.
+std::size_t releaseIdleBatchResources();
+
 /// Appends the "cuda.*" lines of availabilityReport() (everything but cuda.built). Never fails.
 void appendAvailability(std::string* report);
 

@@ -47,6 +47,7 @@ int fill(int, void*, int, std::size_t, std::string* error) {
 }
 
 std::size_t releaseIdleStreamWords() { return 0; }
+std::size_t releaseIdleBatchResources() { return 0; }
 
 void appendAvailability(std::string* report) {
   *report += "cuda.unavailable=";
