@@ -28,8 +28,9 @@ enum RequestState : int32_t {
 /// batch may run in any order and at once; each reaches exactly one final state.
 class TransferBatch : public NativeObject {
  public:
-  /// kPlatformHost: the requests run on a process-wide worker thread; kPlatformCuda: one copy
-  /// kernel per part on the batch's own stream of `device`. capacity is 1 .. kMaxBatchCapacity.
+  /// kPlatformHost: the requests run on a process-wide worker thread, parts of 1 MiB or more
+  /// split with its helper threads (knob batchthreads); kPlatformCuda: one copy kernel per part
+  /// on the batch's own stream of `device`. capacity is 1 .. kMaxBatchCapacity.
   static TransferBatch* create(int platform, int device, int capacity);
   static constexpr int kMaxBatchCapacity = 1 << 20;
 

@@ -39,6 +39,10 @@
 //                                                         waitSignal polls its word before it
 //                                                         parks (its spin adapts below it); auto:
 //                                                         20 with 4 or more CPUs online, else 0
+// batchthreads auto | 1 | 2 | 4 | 8                       host platform transfer batch: threads
+//                                                         that copy one part of >= 1 MiB (the
+//                                                         batch worker + helpers); auto: one per
+//                                                         CPU online, at most 4
 #pragma once
 
 namespace te4j {
@@ -55,6 +59,7 @@ enum Knob : int {
   kArrival,
   kHostThreads,
   kHostSpin,
+  kBatchThreads,
   kKnobCount
 };
 
@@ -96,6 +101,9 @@ int hostThreads();
 
 /// hostspin: the bounded spin of a host-platform waitSignal before it parks, in nanoseconds.
 long long hostSpinNs();
+
+/// batchthreads: how many threads copy one large part of a host-platform transfer batch.
+int batchThreads();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
 inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }

@@ -1,15 +1,26 @@
 // host_transfer_batch.cpp — te4j::TransferBatch on the host platform: one process-wide worker
-// thread runs the submitted parts in order, each request as one memcpy between this process's
+// thread runs the submitted parts in order, each request as a memmove between this process's
 // mappings (a peer's segment is mapped here, so READ is a copy out of the mapping).
 //
 // Why one worker for every batch: a batch is usually many small requests, where a thread per
 // batch would cost more to start than the copies; a single-thread memcpy loop is also what the
 // host platform is measured against. The worker starts on first use and lives with the process.
 //
+// Why helpers for large parts: one core's memcpy does not saturate a server's memory bandwidth,
+// so a part of at least kSplitBytes is cut into up to `batchthreads` slices of about equal bytes
+// (te4j/tuning.h), cut between requests or inside one; process-wide helper threads (started on
+// first use, leaked like the worker) copy all slices but the first, which the worker copies
+// before it takes back any slice no helper has claimed yet and waits for the rest. A request cut
+// between slices decides once whether it copies (the first slice to reach it; a cancel after
+// that lets it finish), and the last slice to finish its bytes stores its state, so a request is
+// either copied whole (COMPLETED) or untouched (TIMEOUT). A request whose source and destination
+// overlap is never cut: one memmove copies it. Smaller parts run on the worker alone, as one
+// memmove per request, with no handoff.
+//
 // Lifetime: each part holds a reference to the batch's shared state, so a batch destroyed with
-// parts still queued only cancels them; its destructor waits until the worker is out of the
-// batch's memory (at most the one request it is copying), because the Java layer unmaps the
-// segments right after.
+// parts still queued only cancels them; its destructor waits until the part being run is done,
+// its slices included (helpers touch only the pool's own state after their last copy), because
+// the Java layer unmaps the segments right after.
 #include "batch/batch_descriptors.h"
 #include "batch/transfer_batches.h"
 
@@ -23,8 +34,11 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "te4j/tuning.h"
 
 namespace te4j {
 namespace {
@@ -63,12 +77,170 @@ struct Part {
   std::shared_ptr<BatchState> batch;
   int first = 0;
   int count = 0;
+  uint64_t bytes = 0;  // the requests' lengths added (each <= 2^40, at most 2^20 of them)
 };
+
+// A part below this runs on the worker alone: waking a helper costs microseconds, a copy of a
+// few hundred KiB is not much longer.
+constexpr uint64_t kSplitBytes = 1u << 20;
+// No slice smaller than this (a 1 MiB part is 4 slices at most).
+constexpr uint64_t kMinSliceBytes = 256u << 10;
+// batchthreads' largest value.
+constexpr int kMaxSlices = 8;
+// A cut inside a request falls on a cache line of its destination: no line is written by two
+// threads.
+constexpr uint64_t kCutAlign = 64;
+// The worker spins this long on its helpers' slices before it sleeps (yielding, so that on a
+// machine with fewer cores than threads the helpers get the core).
+constexpr int64_t kJoinSpinNanos = 20000;
+
+struct Copy {
+  uint8_t* dst;
+  const uint8_t* src;
+};
+
+inline Copy resolve(const Request& r) {
+  const uint64_t dst = r.opcode == kBatchRead ? r.local : r.remote;
+  const uint64_t src = r.opcode == kBatchRead ? r.remote : r.local;
+  return Copy{reinterpret_cast<uint8_t*>(dst), reinterpret_cast<const uint8_t*>(src)};
+}
+
+// Source and destination share a byte: only a memmove over the whole range is defined.
+inline bool overlaps(const Request& r) {
+  return r.local < r.remote + r.length && r.remote < r.local + r.length;
+}
+
+// Where a slice starts or ends: byte `offset` of the part's request `index` (offset < its
+// length; the part's end is {count, 0}).
+struct Cut {
+  int index;
+  uint64_t offset;
+};
+
+inline bool operator<(const Cut& a, const Cut& b) {
+  return a.index < b.index || (a.index == b.index && a.offset < b.offset);
+}
+inline bool operator==(const Cut& a, const Cut& b) {
+  return a.index == b.index && a.offset == b.offset;
+}
+
+// A request cut between slices: whether it copies, decided by the first slice that reaches it
+// (as the CUDA kernel's `decision` word), and how many of its pieces are still to run.
+struct SharedRequest {
+  std::atomic<uint32_t> decision{0};  // 0 undecided, 1 copy, 2 skip
+  std::atomic<int> pieces{0};
+};
+
+// Requests [begin, end) of the part, from begin.offset in the first; first_shared/last_shared
+// name the SharedRequest of the first/last request when this slice holds only a piece of it.
+struct Slice {
+  Cut begin;
+  Cut end;
+  int first_shared;
+  int last_shared;
+};
+
+// Runs a part's request `index` whole: skipped once the batch is cancelled, else one memmove
+// (defined where source and destination overlap, e.g. within the own segment).
+void copyWhole(BatchState& b, size_t index) {
+  const Request& r = b.requests[index];
+  int32_t state = kRequestTimeout;
+  if (!b.cancelled.load(std::memory_order_acquire)) {
+    const Copy c = resolve(r);
+    std::memmove(c.dst, c.src, static_cast<size_t>(r.length));
+    state = kRequestCompleted;
+  }
+  b.states[index].store(state, std::memory_order_release);
+}
+
+void runSlice(BatchState& b, int part_first, const Slice& s, SharedRequest* shared) {
+  const int last = s.end.offset == 0 ? s.end.index - 1 : s.end.index;
+  for (int j = s.begin.index; j <= last; ++j) {
+    const size_t index = static_cast<size_t>(part_first + j);
+    const Request& r = b.requests[index];
+    const int piece = j == s.begin.index && s.first_shared >= 0 ? s.first_shared
+                      : j == last                               ? s.last_shared
+                                                                : -1;
+    if (piece < 0) {
+      copyWhole(b, index);
+      continue;
+    }
+    SharedRequest& sr = shared[piece];
+    uint32_t decision = sr.decision.load(std::memory_order_acquire);
+    if (decision == 0) {
+      const uint32_t mine = b.cancelled.load(std::memory_order_acquire) ? 2u : 1u;
+      decision = sr.decision.compare_exchange_strong(decision, mine, std::memory_order_acq_rel)
+                     ? mine
+                     : decision;
+    }
+    if (decision == 1) {
+      const uint64_t from = j == s.begin.index ? s.begin.offset : 0;
+      const uint64_t to = j == s.end.index ? s.end.offset : r.length;
+      const Copy c = resolve(r);
+      std::memcpy(c.dst + from, c.src + from, static_cast<size_t>(to - from));  // never overlap
+    }
+    // The last piece stores the state: every piece's bytes are in memory before it is final.
+    if (sr.pieces.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      b.states[index].store(decision == 1 ? kRequestCompleted : kRequestTimeout,
+                            std::memory_order_release);
+    }
+  }
+}
+
+// Cuts a part of `bytes` into up to `wanted` slices of about equal bytes (fewer where a cut
+// would split an overlapping request or two cuts meet). Fills slices[] and shared[] (pieces
+// counted, decisions undecided) and returns the number of slices.
+int planSlices(const Request* requests, int count, uint64_t bytes, int wanted, Slice* slices,
+               SharedRequest* shared) {
+  Cut cuts[kMaxSlices + 1];
+  int ncuts = 0;
+  cuts[ncuts++] = Cut{0, 0};
+  int i = 0;
+  uint64_t at = 0;  // bytes of the requests before request i
+  for (int k = 1; k < wanted; ++k) {
+    const uint64_t target = bytes / static_cast<uint64_t>(wanted) * static_cast<uint64_t>(k);
+    while (i < count && at + requests[i].length <= target) at += requests[i++].length;
+    Cut cut{i, 0};
+    if (i < count && target > at) {
+      const Request& r = requests[i];
+      const uint64_t dst = reinterpret_cast<uint64_t>(resolve(r).dst);
+      const uint64_t offset = target - at;
+      const uint64_t aligned = offset - (dst + offset) % kCutAlign;
+      if (overlaps(r)) {
+        cut = Cut{i + 1, 0};
+      } else if (aligned > 0 && aligned <= offset) {
+        cut = Cut{i, aligned};
+      }
+    }
+    if (cuts[ncuts - 1] < cut) cuts[ncuts++] = cut;
+  }
+  const Cut end{count, 0};
+  if (cuts[ncuts - 1] == end) --ncuts;
+  cuts[ncuts] = end;
+  int nshared = 0;
+  int shared_of[kMaxSlices + 1];  // the SharedRequest of each cut inside a request, or -1
+  for (int k = 0; k <= ncuts; ++k) {
+    shared_of[k] = -1;
+    if (cuts[k].offset == 0) continue;
+    if (nshared > 0 && k > 0 && shared_of[k - 1] >= 0 && cuts[k - 1].index == cuts[k].index) {
+      shared_of[k] = shared_of[k - 1];  // another cut of the same request: one more piece
+    } else {
+      shared_of[k] = nshared++;
+      shared[shared_of[k]].pieces.store(1, std::memory_order_relaxed);
+    }
+    shared[shared_of[k]].pieces.fetch_add(1, std::memory_order_relaxed);
+    shared[shared_of[k]].decision.store(0, std::memory_order_relaxed);
+  }
+  for (int k = 0; k < ncuts; ++k) {
+    slices[k] = Slice{cuts[k], cuts[k + 1], shared_of[k], shared_of[k + 1]};
+  }
+  return ncuts;
+}
 
 class Worker {
  public:
   static Worker* instance() {
-    // Leaked on purpose: the thread outlives static destructors at exit.
+    // Leaked on purpose: the worker and the helpers outlive static destructors at exit.
     static Worker* w = new Worker();
     return w;
   }
@@ -103,34 +275,110 @@ class Worker {
     }
   }
 
-  static void execute(Part& part) {
+  void execute(Part& part) {
     BatchState& b = *part.batch;
-    int done = 0;
-    for (int i = 0; i < part.count; ++i) {
-      const Request& r = b.requests[static_cast<size_t>(part.first + i)];
-      int32_t state = kRequestTimeout;
-      if (!b.cancelled.load(std::memory_order_acquire)) {
-        void* dst = reinterpret_cast<void*>(r.opcode == kBatchRead ? r.local : r.remote);
-        const void* src =
-            reinterpret_cast<const void*>(r.opcode == kBatchRead ? r.remote : r.local);
-        // memmove: a request whose source and destination overlap (the own segment) is defined.
-        std::memmove(dst, src, static_cast<size_t>(r.length));
-        state = kRequestCompleted;
+    int slices = 1;
+    if (part.bytes >= kSplitBytes) {
+      const uint64_t by_size = part.bytes / kMinSliceBytes;
+      const int wanted = static_cast<int>(std::min<uint64_t>(
+          by_size, static_cast<uint64_t>(std::min(tuning::batchThreads(), kMaxSlices))));
+      if (wanted > 1) {
+        slices = planSlices(b.requests.get() + part.first, part.count, part.bytes,
+                            1 + ensureHelpers(wanted - 1), slices_, shared_);
       }
-      b.states[static_cast<size_t>(part.first + i)].store(state, std::memory_order_release);
-      ++done;
+    }
+    if (slices > 1) {
+      runSplit(b, part.first, slices);
+    } else {
+      for (int i = 0; i < part.count; ++i) copyWhole(b, static_cast<size_t>(part.first + i));
     }
     std::lock_guard<std::mutex> lock(b.mu);
-    b.finished += done;
+    b.finished += part.count;
     b.finished_now.store(b.finished, std::memory_order_release);
     --b.running_parts;
     b.cv.notify_all();
+  }
+
+  // Starts helpers up to `wanted` (only the worker calls it); returns how many run.
+  int ensureHelpers(int wanted) {
+    while (helpers_ < wanted) {
+      try {
+        std::thread(&Worker::helperLoop, this).detach();
+      } catch (const std::system_error&) {
+        break;  // no more threads: the worker copies the part with those it has
+      }
+      ++helpers_;
+    }
+    return std::min(helpers_, wanted);
+  }
+
+  // Slices 1.. go to the helpers; the worker copies slice 0, then any slice still unclaimed,
+  // then waits for the claimed ones. Returns once every slice is copied.
+  void runSplit(BatchState& b, int part_first, int slices) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      job_batch_ = &b;
+      job_first_ = part_first;
+      jobs_ = slices;
+      next_ = 1;
+      pending_.store(slices - 1, std::memory_order_relaxed);
+    }
+    pool_work_.notify_all();
+    runSlice(b, part_first, slices_[0], shared_);
+    for (;;) {
+      int k;
+      {
+        std::lock_guard<std::mutex> lock(pool_mu_);
+        if (next_ >= jobs_) break;
+        k = next_++;
+      }
+      runSlice(b, part_first, slices_[k], shared_);
+      pending_.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    const auto spin_end =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(kJoinSpinNanos);
+    for (int k = 0;; ++k) {
+      if (pending_.load(std::memory_order_acquire) == 0) return;
+      if ((k & 15) == 15 && std::chrono::steady_clock::now() >= spin_end) break;
+      std::this_thread::yield();
+    }
+    std::unique_lock<std::mutex> lock(pool_mu_);
+    pool_done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+  }
+
+  void helperLoop() {
+    for (;;) {
+      int k;
+      {
+        std::unique_lock<std::mutex> lock(pool_mu_);
+        pool_work_.wait(lock, [&] { return next_ < jobs_; });
+        k = next_++;
+      }
+      // The slices stay as planned until pending_ is 0, which needs this one.
+      runSlice(*job_batch_, job_first_, slices_[k], shared_);
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) pool_done_.notify_one();
+    }
   }
 
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Part> queue_;
   bool started_ = false;
+
+  // The part being split: written by the worker while no slice is pending, read by whoever
+  // claims a slice (claims under pool_mu_).
+  int helpers_ = 0;  // the worker's only
+  Slice slices_[kMaxSlices];
+  SharedRequest shared_[kMaxSlices];
+  BatchState* job_batch_ = nullptr;
+  int job_first_ = 0;
+  std::mutex pool_mu_;
+  std::condition_variable pool_work_;
+  std::condition_variable pool_done_;
+  int jobs_ = 0;                 // slices of the part, guarded by pool_mu_
+  int next_ = 0;                 // the next slice to claim, guarded by pool_mu_
+  std::atomic<int> pending_{0};  // claimable or claimed slices not yet copied
 };
 
 class HostTransferBatch final : public TransferBatch {
@@ -187,6 +435,7 @@ class HostTransferBatch final : public TransferBatch {
     Request* slots = state_->requests.get() + first;
     for (int i = 0; i < count; ++i) {
       slots[i] = Request{opcodes[i], local[i], remote[i], lengths[i]};
+      part.bytes += lengths[i];
     }
     {
       std::lock_guard<std::mutex> lock(state_->mu);

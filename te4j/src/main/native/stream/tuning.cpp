@@ -35,6 +35,7 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
     {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
     {"hostspin", 0, {"auto", "0", "2", "5", "20", "50", "200", nullptr}},
+    {"batchthreads", 0, {"auto", "1", "2", "4", "8", nullptr}},
 };
 
 // The experiment variants of the knob `put` (variants/put_variants.cu) are compiled only into a
@@ -169,6 +170,18 @@ long long hostSpinNs() {
   // rank brings at least two busy threads (the caller and the executor), so below 4 CPUs two
   // ranks already outnumber the cores and parking at once is faster (docs/PERFORMANCE.md).
   static const long long automatic = ::sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 20000LL : 0LL;
+  return automatic;
+}
+
+int batchThreads() {
+  const int v = get(kBatchThreads);
+  if (v != 0) return atoi(kKnobs[kBatchThreads].values[v]);
+  // auto: a thread per core up to 4; past that one socket's memory bandwidth is taken, and the
+  // caller's and the other ranks' threads want the rest of the cores.
+  static const int automatic = [] {
+    const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 4 ? 4 : static_cast<int>(cpus);
+  }();
   return automatic;
 }
 

@@ -130,7 +130,8 @@ public final class BenchMain implements Callable<Integer>
     @Option(names = "--variant", paramLabel = "KNOBS",
         description = {"Run every te4j series under this variant too (repeatable): default, or knob=value[,...]"
             + " with put=auto|base|ce|cesm, signal=atom|red, pdl=0|1, wait=sleep|spin,"
-            + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, hostspin=auto|0|2|5|20|50|200 (us), threads=N;"
+            + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, hostspin=auto|0|2|5|20|50|200 (us),"
+            + " batchthreads=auto|1|2|4|8, threads=N;"
             + " the put kernel's experiment variants (put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster) need"
             + " te4j built with -Dcmake.args=-DTE4J_PUT_VARIANTS=ON. Default: default only."})
     List<String> variants;
