@@ -6,7 +6,6 @@
 #include <new>
 #include <vector>
 
-#include "batch/kernels/batch_copy_kernel.cuh"
 #include "core/cuda_bridge.h"
 #include "core/cuda_errors.cuh"
 #include "te4j/api.h"
@@ -64,18 +63,6 @@ void destroy(CudaBatchResources* r) {
 
 int create(CudaBatchResources* r, std::string* why) {
   cudaError_t e;
-  int sms = 0;
-  if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, r->device)) !=
-      cudaSuccess) {
-    return cudaWhy("cudaDeviceGetAttribute", e, why);
-  }
-  // As many blocks as are resident at once: the grid strides over the chunks.
-  int per_sm = 0;
-  if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batchCopyKernel,
-                                                          kBatchThreads, 0)) != cudaSuccess) {
-    return cudaWhy("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e, why);
-  }
-  r->max_blocks = sms * (per_sm > 0 ? per_sm : 1);
   if ((e = cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking)) != cudaSuccess) {
     return cudaWhy("cudaStreamCreateWithFlags", e, why);
   }

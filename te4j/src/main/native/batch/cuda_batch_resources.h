@@ -33,7 +33,6 @@ void releaseCudaBlock(CudaBlock* block);
 struct CudaBatchResources {
   int device = 0;
   int capacity = 0;     // the capacity class: a batch of up to this many requests
-  int max_blocks = 0;   // the batch kernel's resident blocks on this device
   cudaStream_t stream = nullptr;
   cudaStream_t cancel_stream = nullptr;  // carries the cancel word beside running kernels
   cudaEvent_t done = nullptr;            // recorded after each part's kernel

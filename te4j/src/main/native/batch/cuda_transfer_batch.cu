@@ -45,12 +45,56 @@ using batch::PartLayout;
 // More chunks in one part than this are refused: submit the batch in parts.
 constexpr uint64_t kMaxChunksPerPart = 1ull << 24;
 
+// The batch kernel's blocks resident at once on `device` (its grid strides over the chunks), or
+// a Status. Asked once per device: the occupancy query is part of what made a batch slow to make.
+int residentBlocks(int device, std::string* why) {
+  static std::mutex mu;
+  static std::vector<int> known;  // by device; 0 = not asked yet
+  std::lock_guard<std::mutex> lock(mu);
+  if (device < (int)known.size() && known[(size_t)device] > 0) return known[(size_t)device];
+  int sms = 0;
+  cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *why = cuda_detail::describe("cudaDeviceGetAttribute", e);
+    return cuda_detail::statusOf(e);
+  }
+  int per_sm = 0;
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch::batchCopyKernel,
+                                                    batch::kBatchThreads, 0);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *why = cuda_detail::describe("cudaOccupancyMaxActiveBlocksPerMultiprocessor", e);
+    return cuda_detail::statusOf(e);
+  }
+  try {
+    if (device >= (int)known.size()) known.resize((size_t)device + 1, 0);
+  } catch (const std::bad_alloc&) {
+    *why = "out of memory";
+    return kOutOfMemory;
+  }
+  known[(size_t)device] = sms * (per_sm > 0 ? per_sm : 1);
+  return known[(size_t)device];
+}
+
 class CudaTransferBatch final : public TransferBatch {
  public:
   CudaTransferBatch(int device, int capacity) : device_(device), capacity_(capacity) {
     std::string why;
     int st = kOk;
-    r_ = batch::takeCudaBatchResources(device, capacity, &st, &why);
+    {
+      cuda_detail::DeviceGuard guard;
+      const cudaError_t e = cudaSetDevice(device);
+      st = e == cudaSuccess ? residentBlocks(device, &why) : cuda_detail::statusOf(e);
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        why = cuda_detail::describe("cudaSetDevice", e);
+      }
+    }
+    if (st > 0) {
+      max_blocks_ = st;
+      r_ = batch::takeCudaBatchResources(device, capacity, &st, &why);
+    }
     if (r_ == nullptr) {
       init_status_ = st;
       last_error_ = "TransferBatch(cuda device " + std::to_string(device) + "): " + why;
@@ -143,7 +187,7 @@ class CudaTransferBatch final : public TransferBatch {
       batch::releaseCudaBlock(&overflow);
       return cudaFail("submit: copying the descriptors", e);
     }
-    const int blocks = batch::batchBlocks(n, r_->max_blocks);
+    const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, r_->stream>>>(
         layout.copiesIn(dev), layout.chunksIn(dev), n, layout.progressIn(dev),
         dev_states_ + first, dev_cancel_);
@@ -236,6 +280,7 @@ class CudaTransferBatch final : public TransferBatch {
   const int device_;
   const int capacity_;
   CudaBatchResources* r_ = nullptr;  // taken from the pool, given back by the destructor
+  int max_blocks_ = 0;
   std::mutex mu_;
   int submitted_ = 0;
   volatile int32_t* states_ = nullptr;  // pinned: the requests' states, read by states()

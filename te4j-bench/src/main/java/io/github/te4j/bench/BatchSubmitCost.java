@@ -22,9 +22,9 @@ import java.util.Locale;
 import java.util.Random;
 
 /**
- * The host side of one transfer batch, split where the time goes: the submit call (wall time and
- * the calling thread's CPU time, which a loaded machine does not inflate as much), and the wait
- * until every request is final, for one shape of N requests of S bytes (WRITE) at random offsets
+ * The host side of one transfer batch, split where the time goes: allocating it, the submit call
+ * (wall time and the calling thread's CPU time, which a loaded machine does not inflate as
+ * much), the wait until every request is final, and closing it, for one shape of N requests of S bytes (WRITE) at random offsets
  * of another engine's segment, submitted as a {@code List<TransferRequest>} (built before the
  * timing) or as {@link TransferDescriptors} (filled inside it). Medians of the iterations after
  * the same warm-up as the batch bench's ({@code BatchBench.warmUpRuns}). A bench tool, not a
@@ -77,9 +77,14 @@ public final class BatchSubmitCost
             final long[] wall = new long[iterations];
             final long[] cpu = new long[iterations];
             final long[] wait = new long[iterations];
+            final long[] alloc = new long[iterations];
+            final long[] close = new long[iterations];
             for (int it = -warmUp; it < iterations; it++)
             {
-                try (TransferBatch b = agent.allocateBatch(n))
+                final long a0 = System.nanoTime();
+                final TransferBatch b = agent.allocateBatch(n);
+                final long a1 = System.nanoTime();
+                try
                 {
                     final long c0 = mx.getCurrentThreadCpuTime();
                     final long t0 = System.nanoTime();
@@ -111,12 +116,23 @@ public final class BatchSubmitCost
                         wall[it] = t1 - t0;
                         cpu[it] = c1 - c0;
                         wait[it] = t2 - t1;
+                        alloc[it] = a1 - a0;
+                    }
+                }
+                finally
+                {
+                    final long z0 = System.nanoTime();
+                    b.close();
+                    if (it >= 0)
+                    {
+                        close[it] = System.nanoTime() - z0;
                     }
                 }
             }
-            System.out.printf(Locale.ROOT, "%s %d x %d B WRITE, %s: submit %.1f us (CPU %.1f us, %.1f ns per request),"
-                + " wait %.1f us (medians of %d)%n", platform, n, size, descriptors ? "descriptors" : "request list",
-                median(wall) / 1e3, median(cpu) / 1e3, median(cpu) / n, median(wait) / 1e3, iterations);
+            System.out.printf(Locale.ROOT, "%s %d x %d B WRITE, %s: allocateBatch %.1f us, submit %.1f us (CPU %.1f us,"
+                + " %.1f ns per request), wait %.1f us, close %.1f us (medians of %d)%n", platform, n, size,
+                descriptors ? "descriptors" : "request list", median(alloc) / 1e3, median(wall) / 1e3, median(cpu) / 1e3,
+                median(cpu) / n, median(wait) / 1e3, median(close) / 1e3, iterations);
         }
     }
 
