@@ -58,8 +58,9 @@ std::vector<Request> plan(std::mt19937_64& rng, int count, size_t max_len) {
   size_t pos_l = 0, pos_r = 0;
   for (int i = 0; i < count; ++i) {
     const int kind = (int)(rng() % 10);
-    size_t len = kind < 5 ? 1 + rng() % 8192 : kind < 9 ? 8192 + rng() % (256 << 10)
-                                                        : 1 + rng() % max_len;
+    size_t len = kind < 5   ? 1 + rng() % 8192
+                 : kind < 9 ? 8192 + rng() % (256 << 10)
+                            : 1 + rng() % max_len;
     const size_t gap_l = rng() % 512, gap_r = rng() % 512;
     if (pos_l + gap_l + len > kRegion || pos_r + gap_r + len > kRegion) break;
     out.push_back(Request{(int32_t)(rng() % 2), pos_l + gap_l, pos_r + gap_r, len});
@@ -121,8 +122,8 @@ int run(te4j::TransferBatch* b, const Regions& g, const std::vector<Request>& p,
 }
 
 // Checks the states and the bytes of the first `submitted` requests; untouched elsewhere.
-void verify(te4j::TransferBatch* b, const Regions& g, const std::vector<Request>& p,
-            int submitted, bool may_time_out, const char* what) {
+void verify(te4j::TransferBatch* b, const Regions& g, const std::vector<Request>& p, int submitted,
+            bool may_time_out, const char* what) {
   CHECK(b->wait(30'000'000'000LL) == te4j::kOk, "%s: wait: %s", what, b->lastError());
   std::vector<int32_t> st(p.size(), -1);
   if (submitted > 0) CHECK(b->states(0, submitted, st.data()) == te4j::kOk, "%s: states", what);
@@ -176,7 +177,8 @@ int main() {
       const std::vector<Request> all = plan(rng, cap, 8u << 20);
       const int parts = 1 + (int)(rng() % 3);
       fill(rng, &g, all);
-      std::unique_ptr<te4j::TransferBatch> b(te4j::TransferBatch::create(te4j::kPlatformCuda, 0, cap));
+      std::unique_ptr<te4j::TransferBatch> b(
+          te4j::TransferBatch::create(te4j::kPlatformCuda, 0, cap));
       CHECK(b && b->status() == te4j::kOk, "create(%d): %s", cap, b ? b->lastError() : "null");
       if (!b || b->status() != te4j::kOk) return 1;
       const int submitted = run(b.get(), g, all, parts, -1);
@@ -198,7 +200,8 @@ int main() {
   for (int cancel_after : {0, 1, 2}) {
     const std::vector<Request> all = plan(rng, 600, 4u << 20);
     fill(rng, &g, all);
-    std::unique_ptr<te4j::TransferBatch> b(te4j::TransferBatch::create(te4j::kPlatformCuda, 0, 600));
+    std::unique_ptr<te4j::TransferBatch> b(
+        te4j::TransferBatch::create(te4j::kPlatformCuda, 0, 600));
     const int submitted = run(b.get(), g, all, 2, cancel_after);
     char what[64];
     std::snprintf(what, sizeof what, "cancel after %d parts", cancel_after);
@@ -209,7 +212,8 @@ int main() {
     const std::vector<Request> all = plan(rng, 64, 8u << 20);
     fill(rng, &g, all);
     {
-      std::unique_ptr<te4j::TransferBatch> b(te4j::TransferBatch::create(te4j::kPlatformCuda, 0, 64));
+      std::unique_ptr<te4j::TransferBatch> b(
+          te4j::TransferBatch::create(te4j::kPlatformCuda, 0, 64));
       run(b.get(), g, all, 1, -1);
     }
     std::unique_ptr<te4j::TransferBatch> b(te4j::TransferBatch::create(te4j::kPlatformCuda, 0, 64));
@@ -226,7 +230,9 @@ int main() {
     std::printf("FAILED: %d checks\n", g_fail);
     return 1;
   }
-  std::printf("OK: %d pooled batches, an overflow block, 3 cancels, 3 destroyed mid-run;"
-              " releaseCachedMemory freed %zu B\n", batches, freed);
+  std::printf(
+      "OK: %d pooled batches, an overflow block, 3 cancels, 3 destroyed mid-run;"
+      " releaseCachedMemory freed %zu B\n",
+      batches, freed);
   return 0;
 }

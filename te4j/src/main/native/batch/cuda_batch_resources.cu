@@ -38,8 +38,7 @@ int cudaWhy(const char* call, cudaError_t e, std::string* why) {
 uint64_t arenaBytes(int capacity) {
   // Two chunks per request: parts of requests up to 32 KiB, larger ones while the arena lasts.
   // A part's sections round up by at most 4 bytes (the progress words); 16 per part is slack.
-  return PartLayout::of((uint64_t)capacity, 2 * (uint64_t)capacity).bytes +
-         16 * (uint64_t)capacity;
+  return PartLayout::of((uint64_t)capacity, 2 * (uint64_t)capacity).bytes + 16 * (uint64_t)capacity;
 }
 
 uint64_t bytesOf(const CudaBatchResources& r) {

@@ -32,13 +32,13 @@ void releaseCudaBlock(CudaBlock* block);
 
 struct CudaBatchResources {
   int device = 0;
-  int capacity = 0;     // the capacity class: a batch of up to this many requests
+  int capacity = 0;  // the capacity class: a batch of up to this many requests
   cudaStream_t stream = nullptr;
   cudaStream_t cancel_stream = nullptr;  // carries the cancel word beside running kernels
   cudaEvent_t done = nullptr;            // recorded after each part's kernel
-  int32_t* host_words = nullptr;  // pinned: capacity states, then the cancel word
-  int32_t* dev_words = nullptr;   // the same words in device memory
-  CudaBlock arena;                // parts' descriptor blocks, one after another
+  int32_t* host_words = nullptr;         // pinned: capacity states, then the cancel word
+  int32_t* dev_words = nullptr;          // the same words in device memory
+  CudaBlock arena;                       // parts' descriptor blocks, one after another
 };
 
 /// Where a part's descriptors lie in its one block (staging and device alike): the copies,
@@ -70,8 +70,7 @@ struct PartLayout {
 /// host and on the device (cleared before this returns, so a cancel copied on the cancel stream
 /// later cannot be overwritten by the clearing). nullptr with a Status in
 /// *status and the reason in *why when CUDA refuses.
-CudaBatchResources* takeCudaBatchResources(int device, int capacity, int* status,
-                                           std::string* why);
+CudaBatchResources* takeCudaBatchResources(int device, int capacity, int* status, std::string* why);
 
 /// Takes back a batch's resources, which must be quiescent (both streams synchronised): kept
 /// for the next batch of the class, or freed when the pool holds enough of them.

@@ -189,8 +189,8 @@ class CudaTransferBatch final : public TransferBatch {
     }
     const int blocks = batch::batchBlocks(n, max_blocks_);
     batch::batchCopyKernel<<<blocks, batch::kBatchThreads, 0, r_->stream>>>(
-        layout.copiesIn(dev), layout.chunksIn(dev), n, layout.progressIn(dev),
-        dev_states_ + first, dev_cancel_);
+        layout.copiesIn(dev), layout.chunksIn(dev), n, layout.progressIn(dev), dev_states_ + first,
+        dev_cancel_);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = cudaMemcpyAsync(const_cast<int32_t*>(states_) + first, dev_states_ + first,
                              count * sizeof(int32_t), cudaMemcpyDeviceToHost, r_->stream)) !=
