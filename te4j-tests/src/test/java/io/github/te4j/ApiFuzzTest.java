@@ -111,6 +111,9 @@ public class ApiFuzzTest
         final Run run = new Run();
         if (!p.waitFor(10, TimeUnit.MINUTES))
         {
+            // The JVM's own SIGQUIT handler prints every thread's stack into the log: what hung.
+            new ProcessBuilder("kill", "-QUIT", Long.toString(p.pid())).start().waitFor(10, TimeUnit.SECONDS);
+            Thread.sleep(3000);
             p.destroyForcibly().waitFor();
             run.crashed = true;
             run.exit = -1;
