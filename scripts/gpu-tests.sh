@@ -299,4 +299,12 @@ if [ "${SANITIZE_JVM:-0}" = 1 ]; then
     [ "$st" = 0 ] || rc=1
   done
 fi
+
+# Again at the end, where a caller that keeps only the last lines of the output looks.
+echo "== summary"
+host_tools
+for r in "$out"/*/testng-results.xml; do
+  [ -e "$r" ] && bash "$(dirname "$0")/testng-report.sh" "$r" "$(basename "$(dirname "$r")")"
+done
+echo "gpu-tests.sh exit $rc (0 = everything ran and passed)"
 exit $rc
