@@ -209,7 +209,9 @@ public class MemoryLifetimeTest
             Assert.assertEquals(landed, back);
             a0.unregisterLocalMemory(m);
             // A pointer that designates no bytes, and a null one, are refused with the fix.
-            expectMessage(IllegalArgumentException.class, "capacity", () -> a0.registerLocalMemory(new Pointer()));
+            final Pointer noSize = new Pointer(whole).position(0).limit(0).capacity(0);
+            expectMessage(IllegalArgumentException.class, "capacity", () -> a0.registerLocalMemory(noSize));
+            expectMessage(IllegalArgumentException.class, "null", () -> a0.registerLocalMemory(new Pointer()));
             expectMessage(IllegalArgumentException.class, "null", () -> a0.registerLocalMemory((Pointer) null));
         }
     }
