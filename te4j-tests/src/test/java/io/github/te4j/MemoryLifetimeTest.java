@@ -216,6 +216,24 @@ public class MemoryLifetimeTest
         }
     }
 
+    /** An RDMA transport registers a JavaCPP pointer's bytes; unmapped memory is refused, not crashed on. */
+    @Test(groups = "host", timeOut = 60_000)
+    public void rdmaRegistersPointerAndRefusesUnmappedMemory()
+    {
+        try (BytePointer bytes = new BytePointer(1 << 16))
+        {
+            final RdmaTransport rdma = e0.getOrCreateRdmaTransport("soft");
+            rdma.initialize(1, 1);
+            final BytePointer window = new BytePointer(bytes).position(4096);
+            rdma.register(window);
+            Assert.assertEquals(rdma.registeredAddress(), bytes.address() + 4096);
+            Assert.assertEquals(rdma.registeredBytes(), (1 << 16) - 4096);
+            expectMessage(IllegalArgumentException.class, "not mapped", () -> rdma.register(4096, 4096));
+            expectMessage(IllegalArgumentException.class, "null", () -> rdma.register((Pointer) null));
+            rdma.deregister(bytes.address() + 4096);
+        }
+    }
+
     private static byte[] poison(final int n)
     {
         final byte[] p = new byte[n];

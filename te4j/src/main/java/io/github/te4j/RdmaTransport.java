@@ -226,7 +226,10 @@ public final class RdmaTransport extends NativeResource
      * <p>A range that shares a byte with a te4j buffer of any engine of this process must lie
      * inside that buffer, and is withdrawn from this NIC when the buffer is freed (remote
      * accesses then fail as error CQEs at the writer); the memory of a te4j buffer already freed
-     * is refused ({@link IllegalArgumentException}).
+     * and te4j's mapping of an opened segment are refused ({@link IllegalArgumentException}).
+     * On the host platform the memory must be host memory ({@link MemoryKind}), mapped in this
+     * process over the whole range. Memory te4j did not allocate stays the caller's to keep
+     * allocated: te4j cannot see another library's free.
      */
     public synchronized void register(final long address, final long bytes)
     {
