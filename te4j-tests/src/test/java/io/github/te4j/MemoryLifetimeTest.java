@@ -178,7 +178,7 @@ public class MemoryLifetimeTest
     @Test(groups = "host", timeOut = 60_000)
     public void javacppPointerIsLocalMemory()
     {
-        try (BytePointer whole = new BytePointer(1 << 20))
+        try (BytePointer whole = outsideFreedTe4jMemory(1 << 20))
         {
             final Random rnd = new Random(Patterns.seed(1, 2, 3, 4));
             final byte[] data = new byte[65536];
@@ -220,7 +220,7 @@ public class MemoryLifetimeTest
     @Test(groups = "host", timeOut = 60_000)
     public void rdmaRegistersPointerAndRefusesUnmappedMemory()
     {
-        try (BytePointer bytes = new BytePointer(1 << 16))
+        try (BytePointer bytes = outsideFreedTe4jMemory(1 << 16))
         {
             final RdmaTransport rdma = e0.getOrCreateRdmaTransport("soft");
             rdma.initialize(1, 1);
@@ -231,6 +231,73 @@ public class MemoryLifetimeTest
             expectMessage(IllegalArgumentException.class, "not mapped", () -> rdma.register(4096, 4096));
             expectMessage(IllegalArgumentException.class, "null", () -> rdma.register((Pointer) null));
             rdma.deregister(bytes.address() + 4096);
+        }
+    }
+
+    /**
+     * Where the JVM has the foreign memory API (22+), a MemorySegment over a host buffer reads and
+     * writes in place, and every access after the buffer's close throws IllegalStateException;
+     * on Java 17 to 21 asking for one says what it needs. Reflection, because these tests are
+     * compiled for Java 17.
+     */
+    @Test(groups = "host", timeOut = 60_000)
+    public void memorySegmentViewWhereTheJdkHasIt() throws Exception
+    {
+        final DeviceBuffer b = p0.allocateBuffer(AREA);
+        if (Runtime.version().feature() < 22)
+        {
+            expectMessage(UnsupportedOperationException.class, "Java 22", b::asMemorySegment);
+            return;
+        }
+        final Object segment = b.asMemorySegment();
+        final Class<?> type = Class.forName("java.lang.foreign.MemorySegment");
+        Assert.assertTrue(type.isInstance(segment), segment.getClass().getName());
+        Assert.assertEquals(type.getMethod("byteSize").invoke(segment), AREA);
+        final Class<?> ofByte = Class.forName("java.lang.foreign.ValueLayout$OfByte");
+        final Object javaByte = Class.forName("java.lang.foreign.ValueLayout").getField("JAVA_BYTE").get(null);
+        final java.lang.reflect.Method get = type.getMethod("get", ofByte, long.class);
+        final java.lang.reflect.Method set = type.getMethod("set", ofByte, long.class, byte.class);
+        b.write(100, new byte[] {42});
+        Assert.assertEquals(get.invoke(segment, javaByte, 100L), (byte) 42);
+        set.invoke(segment, javaByte, 200L, (byte) 7);
+        Assert.assertEquals(b.read(200, 1)[0], (byte) 7);
+        b.close();
+        final java.lang.reflect.InvocationTargetException after = Assert.expectThrows(
+            java.lang.reflect.InvocationTargetException.class, () -> get.invoke(segment, javaByte, 100L));
+        Assert.assertTrue(after.getCause() instanceof IllegalStateException, String.valueOf(after.getCause()));
+        Assert.expectThrows(ClosedException.class, b::asMemorySegment);
+    }
+
+    /**
+     * Memory from JavaCPP's allocator that does not lie where te4j freed a buffer lately: the
+     * allocator may reuse such a range, and te4j refuses to register it (it cannot tell it from
+     * a stale address of the freed buffer; BATCH.md, "Local memory and its lifetime"). Earlier
+     * tests of this JVM freed buffers, so an allocation landing there is kept aside while the
+     * next is tried.
+     */
+    static BytePointer outsideFreedTe4jMemory(final long bytes)
+    {
+        final List<BytePointer> reused = new java.util.ArrayList<>();
+        try
+        {
+            for (int attempt = 0; attempt < 64; attempt++)
+            {
+                final BytePointer p = new BytePointer(bytes);
+                try
+                {
+                    LiveMemory.checkLocalRegistration(p.address(), bytes);
+                    return p;
+                }
+                catch (final IllegalArgumentException e)
+                {
+                    reused.add(p);
+                }
+            }
+            throw new AssertionError("64 allocations of " + bytes + " B all landed in freed te4j memory");
+        }
+        finally
+        {
+            reused.forEach(BytePointer::close);
         }
     }
 

@@ -3,7 +3,10 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.locks.Lock;
+import java.util.function.BooleanSupplier;
 import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.Pointer;
 
@@ -25,6 +28,8 @@ public final class DeviceBuffer extends NativeResource
     private final long address;
     private final long size;
     private final boolean registered;
+    /** Run by close before the memory is freed ({@link #onRelease}). */
+    private final List<BooleanSupplier> releaseHooks = new ArrayList<>();
 
     DeviceBuffer(final P2pTransport owner, final long address, final long size, final boolean registered)
     {
@@ -250,6 +255,50 @@ public final class DeviceBuffer extends NativeResource
         return hostView(0, size);
     }
 
+    /**
+     * On Java 22 or later, a {@code java.lang.foreign.MemorySegment} over this host-platform
+     * buffer, in place: {@code MemorySegment seg = buffer.asMemorySegment();}. Its arena is this
+     * buffer's: closing the buffer invalidates the segment for every thread before the memory is
+     * freed, so an access after the close throws {@link IllegalStateException}. Typed as a type
+     * parameter because te4j's base classes are Java 17, which has no MemorySegment; the class that
+     * makes it is in the multi-release jar's {@code META-INF/versions/22}, present when te4j was
+     * built by JDK 22 or later. {@code MemorySegment.reinterpret} is a restricted method: enable
+     * native access for te4j to silence the JVM's warning.
+     *
+     * @param <S> {@code java.lang.foreign.MemorySegment}
+     * @throws UnsupportedOperationException on Java 17 to 21, or with a te4j jar built by an older JDK
+     * @throws IllegalArgumentException on the CUDA platform (device memory)
+     * @throws ClosedException when this buffer is closed
+     */
+    @SuppressWarnings("unchecked")
+    public <S> S asMemorySegment()
+    {
+        Errors.checkArgument(platform() == Platform.HOST, this + " is device memory, which a MemorySegment cannot"
+            + " reach from host threads (fix: copy it with read(offset, ByteBuffer) / write(offset, ByteBuffer))");
+        final Lock l = enter();
+        try
+        {
+            return (S) MemorySegmentView.of(this, address, size);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * Runs {@code hook} when this buffer is closed, before its memory is freed (views that must
+     * be invalidated first); it returns false when the memory must be kept instead. Called while
+     * the caller has entered this buffer, so the close has not begun releasing.
+     */
+    void onRelease(final BooleanSupplier hook)
+    {
+        synchronized (releaseHooks)
+        {
+            releaseHooks.add(hook);
+        }
+    }
+
     /** Sets {@code length} bytes at {@code offset} to {@code value}. */
     public void fill(final long offset, final long length, final byte value)
     {
@@ -275,7 +324,18 @@ public final class DeviceBuffer extends NativeResource
     @Override
     void release()
     {
-        owner.freeBufferInternal(this);
+        final List<BooleanSupplier> hooks;
+        synchronized (releaseHooks)
+        {
+            hooks = new ArrayList<>(releaseHooks);
+            releaseHooks.clear();
+        }
+        boolean mayFree = true;
+        for (final BooleanSupplier h : hooks)
+        {
+            mayFree &= h.getAsBoolean();
+        }
+        owner.freeBufferInternal(this, mayFree);
     }
 
     @Override

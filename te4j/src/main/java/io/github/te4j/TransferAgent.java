@@ -161,7 +161,9 @@ public final class TransferAgent extends NativeResource
      *       that buffer, whose close withdraws it and waits (bounded) for the batches that use
      *       it, so no batch ever copies into the freed buffer;</li>
      *   <li>it is no te4j buffer or mapping freed lately, and no te4j mapping of another
-     *       process's memory.</li>
+     *       process's memory. te4j cannot tell a stale address of a freed buffer from memory that
+     *       another allocator later placed in the same range: such memory is refused too while
+     *       te4j remembers the free (allocate another block).</li>
      * </ul>
      *
      * <p>The caller's duty, for memory te4j did not allocate: keep it allocated until it is
