@@ -24,14 +24,31 @@ import java.util.List;
 final class SegmentDescriptor
 {
     static final int MAGIC = 0x54453453;
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int MAX_PARTS = 4096;
     private static final int MAX_HANDLE_BYTES = 64 * 1024;
+    private static final int MAX_NOTIFY_DEPTH = 1024;
 
     private final String name;
     private final int rank;
     private final List<Part> parts;
     private final Rdma rdma;
+    private final Notify notify;
+
+    /** Where senders put notifications for the owner: its area's handle and geometry. */
+    static final class Notify
+    {
+        final IpcHandle handle;
+        final int rings;
+        final int depth;
+
+        Notify(final IpcHandle handle, final int rings, final int depth)
+        {
+            this.handle = handle;
+            this.rings = rings;
+            this.depth = depth;
+        }
+    }
 
     /**
      * Where an RDMA peer reaches the parts: the owner's rank on its RdmaTransport, and each part's
@@ -71,6 +88,11 @@ final class SegmentDescriptor
 
     SegmentDescriptor(final String name, final int rank, final List<Part> parts, final Rdma rdma)
     {
+        this(name, rank, parts, rdma, null);
+    }
+
+    SegmentDescriptor(final String name, final int rank, final List<Part> parts, final Rdma rdma, final Notify notify)
+    {
         this.name = name;
         this.rank = rank;
         this.parts = Collections.unmodifiableList(new ArrayList<>(parts));
@@ -80,6 +102,13 @@ final class SegmentDescriptor
                 + " addresses for " + parts.size() + " parts");
         }
         this.rdma = rdma;
+        this.notify = notify;
+    }
+
+    /** The owner's notification area, or null when it has none. */
+    Notify notificationArea()
+    {
+        return notify;
     }
 
     /** The RDMA route to the parts, or null when the owner publishes none. */
@@ -116,6 +145,8 @@ final class SegmentDescriptor
             total += 8 + 4 + h.length;
         }
         total += 1 + (rdma == null ? 0 : 4 + parts.size() * (8 + 4));
+        final byte[] notifyHandle = notify == null ? null : notify.handle.toBytes();
+        total += 1 + (notify == null ? 0 : 4 + notifyHandle.length + 2 + 4);
         final ByteBuffer b = ByteBuffer.allocate(total);
         b.putInt(MAGIC).putShort((short) VERSION).putInt(rank).putShort((short) nameBytes.length).put(nameBytes);
         b.putInt(parts.size());
@@ -131,6 +162,11 @@ final class SegmentDescriptor
             {
                 b.putLong(rdma.addresses[i]).putInt(rdma.rkeys[i]);
             }
+        }
+        b.put((byte) (notify == null ? 0 : 1));
+        if (notify != null)
+        {
+            b.putInt(notifyHandle.length).put(notifyHandle).putShort((short) notify.rings).putInt(notify.depth);
         }
         return b.array();
     }
@@ -202,11 +238,12 @@ final class SegmentDescriptor
                 parts.add(new Part(offset, handle));
             }
             final Rdma rdma = readRdma(b, parts);
+            final Notify notify = readNotify(b);
             if (b.hasRemaining())
             {
                 throw new BadHandleException("segment descriptor: " + b.remaining() + " bytes after the last part");
             }
-            return new SegmentDescriptor(name, rank, parts, rdma);
+            return new SegmentDescriptor(name, rank, parts, rdma, notify);
         }
         catch (final BufferUnderflowException e)
         {
@@ -245,5 +282,37 @@ final class SegmentDescriptor
             }
         }
         return new Rdma(rdmaRank, addresses, rkeys);
+    }
+
+    private static Notify readNotify(final ByteBuffer b)
+    {
+        final int present = b.get();
+        if (present == 0)
+        {
+            return null;
+        }
+        if (present != 1)
+        {
+            throw new BadHandleException("segment descriptor: notification flag " + present + ", expected 0 or 1");
+        }
+        final int length = b.getInt();
+        if (length <= 0 || length > MAX_HANDLE_BYTES || length > b.remaining())
+        {
+            throw new BadHandleException("segment descriptor: notification area handle of " + length + " bytes, "
+                + b.remaining() + " left");
+        }
+        final byte[] h = new byte[length];
+        b.get(h);
+        final IpcHandle handle = IpcHandle.fromBytes(h);
+        final int rings = b.getShort() & 0xffff;
+        final int depth = b.getInt();
+        if (rings < 1 || rings > NotificationArea.RINGS || depth < 1 || depth > MAX_NOTIFY_DEPTH
+            || Integer.bitCount(depth) != 1 || handle.bufferSize() < NotificationArea.bytes(rings, depth))
+        {
+            throw new BadHandleException("segment descriptor: notification area of " + rings + " rings x " + depth
+                + " slots in " + handle.bufferSize() + " B: rings must be in [1, " + NotificationArea.RINGS
+                + "], depth a power of two in [1, " + MAX_NOTIFY_DEPTH + "], and the area large enough");
+        }
+        return new Notify(handle, rings, depth);
     }
 }

@@ -50,6 +50,8 @@ public final class TransferAgent extends NativeResource
     private int rank = -1;
     private SegmentDirectory directory;
     private RdmaTransport rdma;
+    private Notifications notifications;   // created with the first descriptor or notifications() call
+    private final NotificationOutbox outbox = new NotificationOutbox(this);
 
     TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
     {
@@ -238,7 +240,10 @@ public final class TransferAgent extends NativeResource
                 Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
                 route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
             }
-            return new SegmentDescriptor(segmentName, rank, parts, route).toBytes();
+            final Notifications n = platform() == Platform.HOST ? notificationsLocked() : null;
+            final SegmentDescriptor.Notify notify = n == null ? null
+                : new SegmentDescriptor.Notify(p2p.exportHandle(n.memory()), n.rings(), n.depth());
+            return new SegmentDescriptor(segmentName, rank, parts, route, notify).toBytes();
         }
         finally
         {
@@ -416,7 +421,12 @@ public final class TransferAgent extends NativeResource
 
     private long map(final SegmentDescriptor d, final int part)
     {
-        final IpcHandle h = d.parts().get(part).handle;
+        return mapHandle(d.parts().get(part).handle, "segment '" + d.name() + "' buffer " + part);
+    }
+
+    /** Maps the buffer of handle {@code h} here (its size checked against the handle's); unmap with {@link #unmap}. */
+    long mapHandle(final IpcHandle h, final String what)
+    {
         final byte[] handleBytes = h.toBytes();
         final long[] base = new long[1];
         final long[] bytes = new long[1];
@@ -424,7 +434,7 @@ public final class TransferAgent extends NativeResource
         try
         {
             Errors.check(p2p.nativePeer().mapSegmentBytes(handleBytes, handleBytes.length, base, bytes),
-                "openSegment('" + d.name() + "') buffer " + part, p2p.nativePeer()::lastError);
+                "map " + what, p2p.nativePeer()::lastError);
         }
         finally
         {
@@ -433,8 +443,7 @@ public final class TransferAgent extends NativeResource
         if (bytes[0] != h.bufferSize())
         {
             unmap(base[0]);
-            throw new BadHandleException("segment '" + d.name() + "' buffer " + part + ": mapped " + bytes[0]
-                + " B, its handle says " + h.bufferSize() + " B");
+            throw new BadHandleException(what + ": mapped " + bytes[0] + " B, its handle says " + h.bufferSize() + " B");
         }
         return base[0];
     }
@@ -455,6 +464,111 @@ public final class TransferAgent extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * The notifications other agents send to this one: the receiving side. Host platform. Senders
+     * find this agent's notification area in its segment descriptor, so publish after the first
+     * call (every publish includes it).
+     */
+    public Notifications notifications()
+    {
+        Errors.checkArgument(platform() == Platform.HOST, "notifications: not implemented on the " + platform()
+            + " platform in this release (host platform only)");
+        final Lock l = enter();
+        try
+        {
+            return notificationsLocked();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The receiver, its area allocated on first use; the caller entered this agent. */
+    private Notifications notificationsLocked()
+    {
+        synchronized (this)
+        {
+            if (notifications != null)
+            {
+                return notifications;
+            }
+        }
+        final DeviceBuffer area = p2p.allocateBuffer(Notifications.areaBytes());
+        final Notifications existing;
+        synchronized (this)
+        {
+            if (notifications == null)
+            {
+                notifications = new Notifications(this, area);
+                return notifications;
+            }
+            existing = notifications;
+        }
+        area.close();
+        return existing;
+    }
+
+    /**
+     * Sends {@code message} on its own to the agent of segment {@code segmentName} (known here as
+     * for {@link #openSegment(String)}), after this agent's earlier notifications to it. Waits up
+     * to {@code timeout} for room when that agent's queue from this one is full, then throws
+     * {@link Te4jTimeoutException}. The receiver delivers it only once it knows this agent's
+     * segment by name: publish this agent's segment where the receiver looks.
+     *
+     * @param message at most {@link Notification#MAX_BYTES} bytes (copied)
+     */
+    public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
+    {
+        Notification.check(message);
+        SegmentDirectory.checkName(segmentName);
+        checkTimeout(timeout);
+        final Lock l = enter();
+        try
+        {
+            final byte[] bytes = descriptorNamed(segmentName);
+            if (bytes == null)
+            {
+                throw new IllegalArgumentException("sendNotification: unknown segment '" + segmentName
+                    + "': no rank published it where this agent looks (handle exchange or directory)");
+            }
+            final SegmentDescriptor d = SegmentDescriptor.fromBytes(bytes);
+            final RdmaTransport r = rdma();
+            if (r != null && d.rdma() != null && d.rdma().rank != r.localRank())
+            {
+                throw new Te4jException(Te4jException.Code.UNAVAILABLE, "sendNotification to segment '" + segmentName
+                    + "': notifications over RDMA are not implemented in this release (mapped segments only)");
+            }
+            outbox.send(d, message, timeout);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The descriptor published under {@code name} where openSegment looks (exchange, then directory), or null. */
+    byte[] descriptorNamed(final String name)
+    {
+        final byte[] d;
+        final SegmentDirectory dir;
+        synchronized (this)
+        {
+            d = gathered.get(name);
+            dir = directory;
+        }
+        if (d != null)
+        {
+            return d;
+        }
+        return dir == null ? null : dir.lookup(name).orElse(null);
+    }
+
+    NotificationOutbox notificationOutbox()
+    {
+        return outbox;
     }
 
     /** A batch of at most {@code capacity} requests (1 to 2^20). */
@@ -513,7 +627,9 @@ public final class TransferAgent extends NativeResource
     @Override
     void release()
     {
-        // Batches first (they use the segments' mappings and the local memory), then segments.
+        // Notifications of submits that finish in time first (they need their batches), then
+        // batches (they use the segments' mappings and the local memory), then segments.
+        outbox.close(TransferBatch.GRACE_NANOS);
         final List<TransferBatch> bs;
         final List<SegmentHandle> ss;
         synchronized (this)
@@ -527,6 +643,16 @@ public final class TransferAgent extends NativeResource
         {
             registered.forEach(RegisteredMemory::unregistered);
             registered.clear();
+        }
+        final Notifications n;
+        synchronized (this)
+        {
+            n = notifications;
+        }
+        if (n != null)
+        {
+            n.close();
+            n.memory().close();
         }
         engine.agentClosed(this);
     }

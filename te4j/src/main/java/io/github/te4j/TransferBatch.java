@@ -155,6 +155,81 @@ public final class TransferBatch extends NativeResource
         return submitLocked(null, part, timeout);
     }
 
+    /**
+     * {@link #submit(List, Duration)} with a notification for the agent of the segment every
+     * request names: delivered there after every byte of this part has landed, in submit order
+     * with this agent's other notifications to it (docs/BATCH.md, "Notifications"). When the
+     * receiver's queue from this agent is full, the submit waits for room until {@code timeout}
+     * and then fails with {@link Te4jTimeoutException}, nothing of the part submitted. A part
+     * that does not complete (a request failed, timed out or the batch closed) delivers nothing.
+     *
+     * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     */
+    public int submit(final List<TransferRequest> part, final byte[] notification, final Duration timeout)
+    {
+        Notification.check(notification);
+        Errors.checkArgument(part != null, "requests is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        SegmentHandle target = null;
+        for (int i = 0; i < part.size(); i++)
+        {
+            final TransferRequest r = part.get(i);
+            Errors.checkArgument(r != null, at(i) + "is null");
+            Errors.checkArgument(target == null || r.segment() == target, at(i) + "names segment '"
+                + r.segment().segmentName() + "', an earlier one '" + target.segmentName()
+                + "': a part with a notification names one segment, whose agent receives it");
+            target = r.segment();
+        }
+        return agent.notificationOutbox().submit(this, target, notification, timeout, part.size(),
+            left -> submit(part, left));
+    }
+
+    /**
+     * {@link #submit(TransferDescriptors, Duration)} with a notification, as
+     * {@link #submit(List, byte[], Duration)}.
+     */
+    public int submit(final TransferDescriptors part, final byte[] notification, final Duration timeout)
+    {
+        Notification.check(notification);
+        Errors.checkArgument(part != null, "requests is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        Errors.checkArgument(part.segmentCount() == 1, "the part names " + part.segmentCount() + " segments: a part"
+            + " with a notification names one segment, whose agent receives it");
+        return agent.notificationOutbox().submit(this, part.segment(0), notification, timeout, part.size(),
+            left -> submit(part, left));
+    }
+
+    /**
+     * How requests [first, first + n) ended: 0 while one is still pending, 1 when every one
+     * completed, -1 when one did not (failed, timed out) or this batch is closed.
+     */
+    int partOutcome(final int first, final int n)
+    {
+        if (!refresh())
+        {
+            return -1;
+        }
+        synchronized (this)
+        {
+            int outcome = 1;
+            for (int i = first; i < first + n; i++)
+            {
+                final TransferState s = stateOf(i);
+                if (s == TransferState.PENDING)
+                {
+                    return 0;
+                }
+                if (s != TransferState.COMPLETED)
+                {
+                    outcome = -1;
+                }
+            }
+            return outcome;
+        }
+    }
+
     /** Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks. */
     private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
         final Duration timeout)
