@@ -95,7 +95,7 @@ final class NotificationOutbox
         final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
         if (segment.isRdma())
         {
-            throw new Te4jException(Te4jException.Code.UNAVAILABLE, "notification to segment '" + segment.segmentName()
+            throw new UnavailableException("notification to segment '" + segment.segmentName()
                 + "': notifications over RDMA are not implemented in this release (mapped segments only)");
         }
         final NotificationTarget t = target(segment.descriptor());

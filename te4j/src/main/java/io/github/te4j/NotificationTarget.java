@@ -45,7 +45,7 @@ final class NotificationTarget
         final SegmentDescriptor.Notify n = d.notificationArea();
         if (n == null)
         {
-            throw new Te4jException(Te4jException.Code.UNAVAILABLE, "segment '" + d.name() + "' has no notification"
+            throw new UnavailableException("segment '" + d.name() + "' has no notification"
                 + " area: its agent runs on a platform or route without notifications (host platform, mapped segments"
                 + " only in this release)");
         }

@@ -473,8 +473,11 @@ public final class TransferAgent extends NativeResource
      */
     public Notifications notifications()
     {
-        Errors.checkArgument(platform() == Platform.HOST, "notifications: not implemented on the " + platform()
-            + " platform in this release (host platform only)");
+        if (platform() != Platform.HOST)
+        {
+            throw new UnavailableException("notifications: not implemented on the " + platform()
+                + " platform in this release (host platform only)");
+        }
         final Lock l = enter();
         try
         {
@@ -538,7 +541,7 @@ public final class TransferAgent extends NativeResource
             final RdmaTransport r = rdma();
             if (r != null && d.rdma() != null && d.rdma().rank != r.localRank())
             {
-                throw new Te4jException(Te4jException.Code.UNAVAILABLE, "sendNotification to segment '" + segmentName
+                throw new UnavailableException("sendNotification to segment '" + segmentName
                     + "': notifications over RDMA are not implemented in this release (mapped segments only)");
             }
             outbox.send(d, message, timeout);

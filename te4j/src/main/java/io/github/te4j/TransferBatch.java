@@ -176,9 +176,12 @@ public final class TransferBatch extends NativeResource
         {
             final TransferRequest r = part.get(i);
             Errors.checkArgument(r != null, at(i) + "is null");
-            Errors.checkArgument(target == null || r.segment() == target, at(i) + "names segment '"
-                + r.segment().segmentName() + "', an earlier one '" + target.segmentName()
-                + "': a part with a notification names one segment, whose agent receives it");
+            if (target != null && r.segment() != target)
+            {
+                throw new IllegalArgumentException(at(i) + "names segment '" + r.segment().segmentName()
+                    + "', an earlier one '" + target.segmentName() + "': a part with a notification names one segment,"
+                    + " whose agent receives it");
+            }
             target = r.segment();
         }
         return agent.notificationOutbox().submit(this, target, notification, timeout, part.size(),
