@@ -20,7 +20,9 @@ import java.util.concurrent.TimeUnit;
  * <li>{@code lost}: rank 1 sends nine notifications to rank 0, which takes the first (so the ring
  * works), then rank 1 dies without closing anything; rank 0 must never deliver the other eight.</li>
  * </ul>
- * Prints "OK ..." lines and exits 0 when every check held.
+ * With {@code nic=soft[@IPv4]} each rank reaches the other's segment and notification area over
+ * the software NIC only ({@link TransferAgent#useRdma}); host and bind: the rendezvous across
+ * network namespaces. Prints "OK ..." lines and exits 0 when every check held.
  */
 public final class NotificationWorker
 {
@@ -44,8 +46,10 @@ public final class NotificationWorker
         final long session = Long.parseLong(a.get("session"));
         final String mode = a.get("mode");
         final int parts = Integer.parseInt(a.getOrDefault("parts", "64"));
+        final String host = a.getOrDefault("host", "127.0.0.1");
         final HandleExchange ex = io.github.te4j.rendezvous.Rendezvous.builder().rank(rank).worldSize(2)
-            .endpoint("127.0.0.1", port).connectTimeout(TIMEOUT).defaultTimeout(TIMEOUT).build();
+            .endpoint(host, port).bindAddress(a.getOrDefault("bind", host)).connectTimeout(TIMEOUT)
+            .defaultTimeout(TIMEOUT).build();
         final TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build();
         final P2pTransport p2p = engine.getOrCreateP2pTransport(2);
         final DeviceBuffer buffer = p2p.allocateBuffer(parts * SLOT);
@@ -53,6 +57,15 @@ public final class NotificationWorker
         final RegisteredMemory mine = agent.registerLocalMemory(buffer);
         final Notifications inbox = agent.notifications();
         buffer.fill(0, parts * SLOT, Patterns.POISON);
+        if (a.containsKey("nic"))
+        {
+            // The other rank's segment, and its notification area, only over the software NIC.
+            final RdmaTransport rdma = engine.getOrCreateRdmaTransport(a.get("nic"));
+            rdma.initialize(2, 1, 64);
+            rdma.register(buffer);
+            rdma.connect(ex, TIMEOUT);
+            agent.useRdma(rdma);
+        }
         agent.publishSegment(ex, TIMEOUT);
         System.out.println("OK rank " + rank + " published");
         if (mode.equals("stream"))
@@ -84,6 +97,8 @@ public final class NotificationWorker
         if (rank == 1)
         {
             final SegmentHandle peer = agent.openSegment("rank0");
+            check(peer.isRdma() == (agent.rdma() != null), "rank 0's segment is reached " + (peer.isRdma() ? "over RDMA"
+                : "mapped"));
             try (TransferBatch b = agent.allocateBatch(parts))
             {
                 for (int i = 0; i < parts; i++)
@@ -146,6 +161,14 @@ public final class NotificationWorker
         if (sender.isPresent())
         {
             sender.get().onExit().get(60, TimeUnit.SECONDS);
+        }
+        final RdmaTransport rdma = agent.rdma();
+        final long end = System.nanoTime() + TIMEOUT.toNanos();
+        while (rdma != null && (rdma.lostPeers() & 2) == 0)
+        {
+            // Over RDMA the loss is known once the connection to rank 1 is seen broken.
+            check(System.nanoTime() < end, "rank 1's exit was not seen by the software NIC");
+            Thread.sleep(10);
         }
         final Optional<Notification> after = inbox.poll();
         check(after.isEmpty(), "a notification of a lost sender was delivered: " + after);

@@ -16,7 +16,8 @@ import java.util.zip.CRC32C;
  *  area header (256 B): magic "TE4N" (u32) | version (u16) | rings (u16) | depth (u32) | slot bytes (u32)
  *                       | open (u64 at 16: 1 while the receiving agent is open, 0 once closed)
  *  rings × ring, each RING_HEADER + depth × SLOT_BYTES:
- *   ring header (256 B): claim (u64: 0 free, else sender pid &lt;&lt; 32 | nonzero nonce) | ready (u64: the claim,
+ *   ring header (256 B): claim (u64: 0 free; else the sender's pid (mapped rings) or 0x80000000 | its RDMA
+ *                        rank (RDMA rings) &lt;&lt; 32 | a nonzero nonce) | ready (u64: the claim,
  *                        once name and pid are written) | consumed (u64: receiver's next position)
  *                        | closed (u64: 1 once the sender closed, after its last slot) | name length (u16 at 32)
  *                        | name (UTF-8, at most 128 B, at 40)
@@ -34,8 +35,11 @@ final class NotificationArea
 {
     static final int MAGIC = 0x4e344554;
     static final int VERSION = 1;
-    /** Senders one receiver can have at once (rings). */
-    static final int RINGS = 64;
+    /** Senders on this host (mapping the area) one receiver can have at once: rings claimed by compare-and-swap. */
+    static final int MAPPED_RINGS = 64;
+    /** Rings of senders over RDMA, one per RDMA rank (ring MAPPED_RINGS + rank): only that rank writes it. */
+    static final int RDMA_RINGS = 64;
+    static final int RINGS = MAPPED_RINGS + RDMA_RINGS;
     /** Notifications in flight from one sender to one receiver: the bounded receive queue. */
     static final int DEPTH = 8;
     static final int HEADER_BYTES = 256;
@@ -56,6 +60,8 @@ final class NotificationArea
     static final int CRC = 12;
     static final int FLAGS = 16;
     static final int FLAG_VOID = 1;
+    /** The high half of an RDMA sender's claim: this bit and its rank. */
+    static final long RDMA_CLAIM = 0x80000000L;
 
     private static final VarHandle LONGS = MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
@@ -65,7 +71,7 @@ final class NotificationArea
 
     private NotificationArea(final ByteBuffer memory, final int rings, final int depth)
     {
-        this.memory = memory.order(ByteOrder.LITTLE_ENDIAN);
+        this.memory = memory == null ? null : memory.order(ByteOrder.LITTLE_ENDIAN);
         this.rings = rings;
         this.depth = depth;
     }
@@ -76,9 +82,15 @@ final class NotificationArea
         return HEADER_BYTES + (long) rings * ringBytes(depth);
     }
 
-    private static long ringBytes(final int depth)
+    static long ringBytes(final int depth)
     {
         return RING_HEADER_BYTES + (long) depth * SLOT_BYTES;
+    }
+
+    /** The offsets of an area of that geometry, for a sender that reaches it over RDMA (no memory here). */
+    static NotificationArea layout(final int rings, final int depth)
+    {
+        return new NotificationArea(null, rings, depth);
     }
 
     /** Writes a fresh header over zeroed memory and opens the area; the receiver, once. */
@@ -128,12 +140,14 @@ final class NotificationArea
         LONGS.setRelease(memory, OPEN, 0L);
     }
 
-    private int ring(final int r)
+    /** Byte offset of ring {@code r}'s header in the area. */
+    int ring(final int r)
     {
         return (int) (HEADER_BYTES + r * ringBytes(depth));
     }
 
-    private int slot(final int r, final long position)
+    /** Byte offset of the slot of {@code position} in ring {@code r}. */
+    int slot(final int r, final long position)
     {
         return (int) (ring(r) + RING_HEADER_BYTES + (position & (depth - 1)) * SLOT_BYTES);
     }

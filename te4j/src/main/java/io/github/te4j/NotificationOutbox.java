@@ -8,7 +8,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Function;
+import java.util.function.BiFunction;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An agent's sending side of notifications: its rings in the receivers' areas
@@ -21,6 +24,7 @@ import java.util.function.Function;
  */
 final class NotificationOutbox
 {
+    private static final Logger LOG = LoggerFactory.getLogger(NotificationOutbox.class);
     private static final long MAX_PARK_NANOS = 100_000;
 
     private final TransferAgent agent;
@@ -61,8 +65,11 @@ final class NotificationOutbox
         this.agent = agent;
     }
 
-    /** This agent's ring at the owner of {@code d}, opened on first use (again when it republished a new area). */
-    private synchronized NotificationTarget target(final SegmentDescriptor d)
+    /**
+     * This agent's ring at the owner of {@code d}, opened on first use (again when it republished
+     * a new area): over RDMA where this agent reaches the segment so, else mapped.
+     */
+    private synchronized NotificationTarget target(final SegmentDescriptor d, final long deadline)
     {
         if (closed)
         {
@@ -73,7 +80,10 @@ final class NotificationOutbox
         {
             return known;
         }
-        final NotificationTarget t = NotificationTarget.open(agent, d, agent.segmentName());
+        final RdmaTransport rdma = agent.rdma();
+        final NotificationTarget t = rdma != null && d.rdma() != null && d.rdma().rank != rdma.localRank()
+            ? RdmaNotificationTarget.open(agent, rdma, d, agent.segmentName(), deadline)
+            : MappedNotificationTarget.open(agent, d, agent.segmentName());
         if (known != null)
         {
             retired.add(known);
@@ -83,39 +93,50 @@ final class NotificationOutbox
     }
 
     /**
-     * Reserves a position at {@code segment}'s owner (waiting for room until the deadline), runs
-     * {@code submit} with the time left, and queues the message for publication once requests
-     * [first, first + count) of {@code batch} are final.
+     * Submits a part with a notification: {@code submit} checks the part and, before anything of
+     * it runs, calls the gate, which reserves this agent's next position at {@code segment}'s
+     * owner (waiting for room until the deadline: a part refused by its checks takes no slot,
+     * and one held back by a full queue runs nothing); the message is then published once
+     * requests [first, first + count) of {@code batch} are final.
      */
     int submit(final TransferBatch batch, final SegmentHandle segment, final byte[] message, final Duration timeout,
-        final int count, final Function<Duration, Integer> submit)
+        final int count, final BiFunction<Duration, Supplier<Duration>, Integer> submit)
     {
         final NotificationSentEvent event = new NotificationSentEvent();
         event.begin();
         final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-        if (segment.isRdma())
-        {
-            throw new UnavailableException("notification to segment '" + segment.segmentName()
-                + "': notifications over RDMA are not implemented in this release (mapped segments only)");
-        }
-        final NotificationTarget t = target(segment.descriptor());
-        final long position = t.reserve(deadline);
+        final NotificationTarget t = target(segment.descriptor(), deadline);
+        final long[] position = {-1};
         final int first;
         try
         {
-            first = submit.apply(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            first = submit.apply(timeout, () ->
+            {
+                position[0] = t.reserve(deadline);
+                return Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            });
         }
         catch (final RuntimeException e)
         {
-            t.publish(position, null, true);
+            if (position[0] >= 0)
+            {
+                try
+                {
+                    t.publish(position[0], null, true);
+                }
+                catch (final RuntimeException voidFailed)
+                {
+                    e.addSuppressed(voidFailed);
+                }
+            }
             throw e;
         }
-        final Pending p = new Pending(t, position, message.clone(), batch, first, count, event);
+        final Pending p = new Pending(t, position[0], message.clone(), batch, first, count, event);
         synchronized (this)
         {
             if (closed)
             {
-                t.publish(position, null, true);
+                t.publish(position[0], null, true);
                 throw new ClosedException("TransferAgent '" + agent.segmentName() + "' (its notifications)");
             }
             pending.add(p);
@@ -139,7 +160,7 @@ final class NotificationOutbox
         final NotificationSentEvent event = new NotificationSentEvent();
         event.begin();
         final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-        final NotificationTarget t = target(d);
+        final NotificationTarget t = target(d, deadline);
         final long position = t.reserve(deadline);
         if (!t.publish(position, message, false))
         {
@@ -179,7 +200,17 @@ final class NotificationOutbox
             return false;
         }
         final boolean landed = outcome == 1;
-        p.target.publish(p.position, p.message, !landed);
+        try
+        {
+            p.target.publish(p.position, p.message, !landed);
+        }
+        catch (final RuntimeException e)
+        {
+            // Its receiver is gone or unreachable (a lost peer): nothing can carry it any more.
+            LOG.warn("notification to segment '{}' (position {}) could not be published: {}", p.target.segment(),
+                p.position, e.toString());
+            return true;
+        }
         if (landed)
         {
             record(p.event, p.target, p.message.length, true, p.position);

@@ -1,232 +1,41 @@
 package io.github.te4j;
 
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.locks.Lock;
-import java.util.concurrent.locks.LockSupport;
-
 /**
- * One sender's ring in one receiver's notification area (mapped here): claimed when opened,
- * written by this sender only, its positions reserved in submit order. Every access to the
- * mapping happens under this object's monitor with the target open, so closing it (which
- * unmaps) never races an access.
+ * A sender's ring in one receiver's notification area, however it is reached: mapped into this
+ * process ({@link MappedNotificationTarget}) or over RDMA ({@link RdmaNotificationTarget}).
+ * Positions are reserved in submit order; every reserved position is published once, as a
+ * notification or void.
  */
-final class NotificationTarget
+interface NotificationTarget
 {
-    private static final long MAX_PARK_NANOS = 200_000;
+    /** The receiver's segment name. */
+    String segment();
 
-    private final TransferAgent agent;
-    private final String segment;
-    private final byte[] descriptorHandle;
-    private final long base;
-    private final NotificationArea area;
-    private final ProcessWatch owner;  // null: this process
-    private final int ring;
-    private final long claim;
-    private long next;         // the next position to reserve, guarded by this
-    private boolean closed;    // guarded by this
-
-    private NotificationTarget(final TransferAgent agent, final String segment, final byte[] descriptorHandle,
-        final long base, final NotificationArea area, final ProcessWatch owner, final int ring, final long claim)
-    {
-        this.agent = agent;
-        this.segment = segment;
-        this.descriptorHandle = descriptorHandle;
-        this.base = base;
-        this.area = area;
-        this.owner = owner;
-        this.ring = ring;
-        this.claim = claim;
-    }
-
-    /** Maps {@code d}'s notification area and claims a ring in it for {@code sender}. */
-    static NotificationTarget open(final TransferAgent agent, final SegmentDescriptor d, final String sender)
-    {
-        final SegmentDescriptor.Notify n = d.notificationArea();
-        if (n == null)
-        {
-            throw new UnavailableException("segment '" + d.name() + "' has no notification"
-                + " area: its agent runs on a platform or route without notifications (host platform, mapped segments"
-                + " only in this release)");
-        }
-        if (n.handle.platform() != agent.platform() || !n.handle.isFromThisHost())
-        {
-            throw new BadHandleException("segment '" + d.name() + "': its notification area is a " + n.handle.platform()
-                + " buffer" + (n.handle.isFromThisHost() ? "" : " of another host") + ", this agent is " + agent.platform()
-                + " (notifications by mapping need both agents on one host)");
-        }
-        final int pid = n.handle.ownerPid();
-        final long self = ProcessHandle.current().pid();
-        final long base = agent.mapHandle(n.handle, "segment '" + d.name() + "' notification area");
-        try
-        {
-            final NotificationArea area = NotificationArea.attach(MappedMemory.view(base, n.handle.bufferSize()),
-                n.rings, n.depth, d.name());
-            if (!area.isOpen())
-            {
-                throw new ClosedException("the agent of segment '" + d.name() + "' (its notifications)");
-            }
-            final long word = ((long) (int) self << 32) | (ThreadLocalRandom.current().nextInt(Integer.MAX_VALUE) + 1L);
-            for (int r = 0; r < area.rings(); r++)
-            {
-                if (area.tryClaim(r, word))
-                {
-                    area.announce(r, word, sender.getBytes(StandardCharsets.UTF_8));
-                    return new NotificationTarget(agent, d.name(), n.handle.toBytes(), base, area,
-                        pid == self || pid <= 0 ? null : ProcessWatch.of(pid), r, word);
-                }
-            }
-            throw new Te4jException(Te4jException.Code.ILLEGAL_STATE, "segment '" + d.name() + "' already has "
-                + area.rings() + " senders of notifications (every ring of its area is claimed): close an agent that"
-                + " sends to it");
-        }
-        catch (final RuntimeException e)
-        {
-            agent.unmap(base);
-            throw e;
-        }
-    }
-
-    String segment()
-    {
-        return segment;
-    }
-
-    /** Whether {@code d} names the area this target mapped (a republish may bring a new one). */
-    boolean sameArea(final SegmentDescriptor d)
-    {
-        return d.notificationArea() != null && java.util.Arrays.equals(d.notificationArea().handle.toBytes(), descriptorHandle);
-    }
+    /** Whether {@code d} names the area this target writes (a republish may bring a new one). */
+    boolean sameArea(SegmentDescriptor d);
 
     /**
      * Reserves the next position, waiting for the receiver to free a slot until {@code deadline}
      * (System.nanoTime): the back-pressure of a full receive queue.
+     *
+     * @throws Te4jTimeoutException when the queue stayed full until the deadline
      */
-    long reserve(final long deadline)
-    {
-        long park = 1_000;
-        for (;;)
-        {
-            final Lock l = mapping();
-            try
-            {
-                synchronized (this)
-                {
-                    checkUsable();
-                    if (next - area.consumed(ring) < area.depth())
-                    {
-                        return next++;
-                    }
-                }
-            }
-            finally
-            {
-                l.unlock();
-            }
-            if (owner != null && owner.exited())
-            {
-                throw new PeerLostException("notification to segment '" + segment + "': its owner process "
-                    + owner.pid() + " has exited");
-            }
-            final long left = deadline - System.nanoTime();
-            if (left <= 0)
-            {
-                throw new Te4jTimeoutException("notification to segment '" + segment + "': its receive queue is full ("
-                    + area.depth() + " notifications from this agent not yet taken) and stayed full until the"
-                    + " deadline: the receiving agent must take them (Notifications.poll, take or a listener)"
-                    + " before more can be sent");
-            }
-            LockSupport.parkNanos(Math.min(left, park));
-            park = Math.min(park * 2, MAX_PARK_NANOS);
-        }
-    }
+    long reserve(long deadline);
 
-    /** Writes the notification of a reserved position; {@code isVoid}: consumed unseen (its data did not land). */
-    boolean publish(final long position, final byte[] message, final boolean isVoid)
-    {
-        final Lock l = agent.transport().enterForDrain();
-        if (l == null)
-        {
-            return false;
-        }
-        try
-        {
-            synchronized (this)
-            {
-                if (closed)
-                {
-                    return false;
-                }
-                area.publish(ring, position, message, isVoid);
-                return true;
-            }
-        }
-        finally
-        {
-            l.unlock();
-        }
-    }
+    /**
+     * Writes the slot of a reserved position, its sequence word last; {@code isVoid}: the
+     * receiver consumes it unseen (its data did not land). False when this target is closed.
+     */
+    boolean publish(long position, byte[] message, boolean isVoid);
 
-    /** Keeps the transport, whose close unmaps every mapping it made, open while the ring is touched. */
-    private Lock mapping()
-    {
-        try
-        {
-            return agent.transport().enter();
-        }
-        catch (final ClosedException e)
-        {
-            throw new ClosedException("notifications to segment '" + segment + "' (the transport of this agent)");
-        }
-    }
+    /** Tells the receiver no more comes on this ring, and lets go of what reaches it. */
+    void close();
 
-    private void checkUsable()
+    /** The error of a reservation that found the queue full until its deadline: the one wording of back-pressure. */
+    static Te4jTimeoutException queueFull(final String segment, final int depth)
     {
-        if (closed)
-        {
-            throw new ClosedException("notifications to segment '" + segment + "'");
-        }
-        if (!area.isOpen())
-        {
-            throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
-        }
-        if (area.claim(ring) != claim)
-        {
-            throw new PeerLostException("notification to segment '" + segment + "': its receiver released this"
-                + " agent's ring (it took this agent for lost)");
-        }
-    }
-
-    /** Tells the receiver no more comes on this ring, then unmaps (every position reserved was published or voided). */
-    void close()
-    {
-        final Lock l = agent.transport().enterForDrain();
-        try
-        {
-            synchronized (this)
-            {
-                if (closed)
-                {
-                    return;
-                }
-                if (l != null)
-                {
-                    area.markSenderClosed(ring);
-                }
-                closed = true;
-            }
-        }
-        finally
-        {
-            if (l != null)
-            {
-                l.unlock();
-            }
-        }
-        if (owner != null)
-        {
-            owner.close();
-        }
-        agent.unmap(base);
+        return new Te4jTimeoutException("notification to segment '" + segment + "': its receive queue is full (" + depth
+            + " notifications from this agent not yet taken) and stayed full until the deadline: the receiving agent"
+            + " must take them (Notifications.poll, take or a listener) before more can be sent");
     }
 }

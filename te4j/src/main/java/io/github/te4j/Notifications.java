@@ -286,17 +286,23 @@ public final class Notifications
     private Sender check(final int r, final long claim)
     {
         final Sender s = senders[r];
-        final int pid = (int) (claim >>> 32);
+        final boolean overRdma = r >= NotificationArea.MAPPED_RINGS;
+        final int owner = (int) (claim >>> 32);  // a mapped sender's pid, or an RDMA sender's flag and rank
         if (s.claim != claim)
         {
             forget(s);
             s.claim = claim;
-            final long self = ProcessHandle.current().pid();
-            s.watch = pid == self ? null : ProcessWatch.of(pid);
+            if (overRdma && owner != (int) (NotificationArea.RDMA_CLAIM | (r - NotificationArea.MAPPED_RINGS)))
+            {
+                free(r, s, claim, "claimed an RDMA ring that is not its rank's");
+                return null;
+            }
+            s.watch = overRdma || owner == ProcessHandle.current().pid() ? null : ProcessWatch.of(owner);
         }
-        if (s.watch != null && s.watch.exited())
+        if (overRdma ? rdmaSenderLost(r - NotificationArea.MAPPED_RINGS) : s.watch != null && s.watch.exited())
         {
-            free(r, s, claim, "its process " + pid + " exited");
+            free(r, s, claim, overRdma ? "its RDMA rank " + (r - NotificationArea.MAPPED_RINGS) + " is lost"
+                : "its process " + owner + " exited");
             return null;
         }
         if (area.ready(r) != claim)
@@ -314,38 +320,45 @@ public final class Notifications
         }
         if (!s.known && System.nanoTime() - s.nextLookup >= 0)
         {
-            s.known = isKnown(s.name, pid);
+            s.known = isKnown(s.name, overRdma, overRdma ? r - NotificationArea.MAPPED_RINGS : owner);
             s.nextLookup = System.nanoTime() + LOOKUP_NANOS;
         }
         return s.known ? s : null;
     }
 
-    /** Whether {@code name} is a segment this agent can open whose notification area process {@code pid} owns. */
-    private boolean isKnown(final String name, final int pid)
+    /** Whether the RDMA rank writing a ring is lost to this agent's transport (none: it cannot have written). */
+    private boolean rdmaSenderLost(final int rank)
     {
-        final byte[] d;
+        final RdmaTransport rdma = agent.rdma();
+        return rdma == null || rank >= rdma.numRanks() || rdma.peerLost(rank);
+    }
+
+    /**
+     * Whether {@code name} is a segment this agent can open, published by the sender that claimed
+     * the ring: over RDMA, from that RDMA rank; mapped, with its notification area owned by that
+     * process.
+     */
+    private boolean isKnown(final String name, final boolean overRdma, final int owner)
+    {
+        final SegmentDescriptor d;
         try
         {
-            d = agent.descriptorNamed(name);
+            final byte[] bytes = agent.descriptorNamed(name);
+            if (bytes == null)
+            {
+                return false;
+            }
+            d = SegmentDescriptor.fromBytes(bytes);
         }
         catch (final RuntimeException e)
         {
             return false;
         }
-        if (d == null)
+        if (overRdma)
         {
-            return false;
+            return d.rdma() != null && d.rdma().rank == owner;
         }
-        final SegmentDescriptor.Notify n;
-        try
-        {
-            n = SegmentDescriptor.fromBytes(d).notificationArea();
-        }
-        catch (final RuntimeException e)
-        {
-            return false;
-        }
-        return n != null && n.handle.ownerPid() == pid;
+        return d.notificationArea() != null && d.notificationArea().handle.ownerPid() == owner;
     }
 
     private void free(final int r, final Sender s, final long claim, final String why)

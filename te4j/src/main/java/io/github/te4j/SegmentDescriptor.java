@@ -35,18 +35,25 @@ final class SegmentDescriptor
     private final Rdma rdma;
     private final Notify notify;
 
-    /** Where senders put notifications for the owner: its area's handle and geometry. */
+    /**
+     * Where senders put notifications for the owner: its area's handle and geometry, and where
+     * the owner routes over RDMA, the area's registered address and key there (else 0).
+     */
     static final class Notify
     {
         final IpcHandle handle;
         final int rings;
         final int depth;
+        final long rdmaAddress;
+        final int rdmaKey;
 
-        Notify(final IpcHandle handle, final int rings, final int depth)
+        Notify(final IpcHandle handle, final int rings, final int depth, final long rdmaAddress, final int rdmaKey)
         {
             this.handle = handle;
             this.rings = rings;
             this.depth = depth;
+            this.rdmaAddress = rdmaAddress;
+            this.rdmaKey = rdmaKey;
         }
     }
 
@@ -96,6 +103,11 @@ final class SegmentDescriptor
         this.name = name;
         this.rank = rank;
         this.parts = Collections.unmodifiableList(new ArrayList<>(parts));
+        if (notify != null && (rdma != null) != (notify.rdmaAddress != 0))
+        {
+            throw new IllegalArgumentException("the notification area has an RDMA address exactly when the segment has"
+                + " an RDMA route");
+        }
         if (rdma != null && (rdma.addresses.length != parts.size() || rdma.rkeys.length != parts.size()))
         {
             throw new IllegalArgumentException("RDMA part of the descriptor has " + rdma.addresses.length
@@ -146,7 +158,7 @@ final class SegmentDescriptor
         }
         total += 1 + (rdma == null ? 0 : 4 + parts.size() * (8 + 4));
         final byte[] notifyHandle = notify == null ? null : notify.handle.toBytes();
-        total += 1 + (notify == null ? 0 : 4 + notifyHandle.length + 2 + 4);
+        total += 1 + (notify == null ? 0 : 4 + notifyHandle.length + 2 + 4 + (rdma == null ? 0 : 8 + 4));
         final ByteBuffer b = ByteBuffer.allocate(total);
         b.putInt(MAGIC).putShort((short) VERSION).putInt(rank).putShort((short) nameBytes.length).put(nameBytes);
         b.putInt(parts.size());
@@ -167,6 +179,10 @@ final class SegmentDescriptor
         if (notify != null)
         {
             b.putInt(notifyHandle.length).put(notifyHandle).putShort((short) notify.rings).putInt(notify.depth);
+            if (rdma != null)
+            {
+                b.putLong(notify.rdmaAddress).putInt(notify.rdmaKey);
+            }
         }
         return b.array();
     }
@@ -238,7 +254,7 @@ final class SegmentDescriptor
                 parts.add(new Part(offset, handle));
             }
             final Rdma rdma = readRdma(b, parts);
-            final Notify notify = readNotify(b);
+            final Notify notify = readNotify(b, rdma != null);
             if (b.hasRemaining())
             {
                 throw new BadHandleException("segment descriptor: " + b.remaining() + " bytes after the last part");
@@ -284,7 +300,7 @@ final class SegmentDescriptor
         return new Rdma(rdmaRank, addresses, rkeys);
     }
 
-    private static Notify readNotify(final ByteBuffer b)
+    private static Notify readNotify(final ByteBuffer b, final boolean overRdma)
     {
         final int present = b.get();
         if (present == 0)
@@ -306,13 +322,26 @@ final class SegmentDescriptor
         final IpcHandle handle = IpcHandle.fromBytes(h);
         final int rings = b.getShort() & 0xffff;
         final int depth = b.getInt();
-        if (rings < 1 || rings > NotificationArea.RINGS || depth < 1 || depth > MAX_NOTIFY_DEPTH
+        if (rings != NotificationArea.RINGS || depth < 1 || depth > MAX_NOTIFY_DEPTH
             || Integer.bitCount(depth) != 1 || handle.bufferSize() < NotificationArea.bytes(rings, depth))
         {
             throw new BadHandleException("segment descriptor: notification area of " + rings + " rings x " + depth
-                + " slots in " + handle.bufferSize() + " B: rings must be in [1, " + NotificationArea.RINGS
-                + "], depth a power of two in [1, " + MAX_NOTIFY_DEPTH + "], and the area large enough");
+                + " slots in " + handle.bufferSize() + " B: rings must be " + NotificationArea.RINGS
+                + ", depth a power of two in [1, " + MAX_NOTIFY_DEPTH + "], and the area large enough");
         }
-        return new Notify(handle, rings, depth);
+        if (!overRdma)
+        {
+            return new Notify(handle, rings, depth, 0, 0);
+        }
+        final long address = b.getLong();
+        final int key = b.getInt();
+        final long size = handle.bufferSize();
+        if (address <= 0 || size > Long.MAX_VALUE - address || key == 0)
+        {
+            throw new BadHandleException("segment descriptor: notification area at RDMA address 0x"
+                + Long.toHexString(address) + " of " + size + " B and rkey 0x" + Integer.toHexString(key)
+                + ": a null or wrapping address, or a null key");
+        }
+        return new Notify(handle, rings, depth, address, key);
     }
 }

@@ -242,7 +242,8 @@ public final class TransferAgent extends NativeResource
             }
             final Notifications n = platform() == Platform.HOST ? notificationsLocked() : null;
             final SegmentDescriptor.Notify notify = n == null ? null
-                : new SegmentDescriptor.Notify(p2p.exportHandle(n.memory()), n.rings(), n.depth());
+                : new SegmentDescriptor.Notify(p2p.exportHandle(n.memory()), n.rings(), n.depth(),
+                    route == null ? 0 : n.memory().address(), route == null ? 0 : (int) r.registerAside(n.memory()));
             return new SegmentDescriptor(segmentName, rank, parts, route, notify).toBytes();
         }
         finally
@@ -526,6 +527,7 @@ public final class TransferAgent extends NativeResource
     public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
     {
         Notification.check(message);
+        Errors.checkArgument(segmentName != null, "segmentName is null");
         SegmentDirectory.checkName(segmentName);
         checkTimeout(timeout);
         final Lock l = enter();
@@ -537,14 +539,7 @@ public final class TransferAgent extends NativeResource
                 throw new IllegalArgumentException("sendNotification: unknown segment '" + segmentName
                     + "': no rank published it where this agent looks (handle exchange or directory)");
             }
-            final SegmentDescriptor d = SegmentDescriptor.fromBytes(bytes);
-            final RdmaTransport r = rdma();
-            if (r != null && d.rdma() != null && d.rdma().rank != r.localRank())
-            {
-                throw new UnavailableException("sendNotification to segment '" + segmentName
-                    + "': notifications over RDMA are not implemented in this release (mapped segments only)");
-            }
-            outbox.send(d, message, timeout);
+            outbox.send(SegmentDescriptor.fromBytes(bytes), message, timeout);
         }
         finally
         {
