@@ -20,7 +20,8 @@ import java.util.concurrent.TimeUnit;
  * <li>{@code lost}: rank 1 sends nine notifications to rank 0, which takes the first (so the ring
  * works), then rank 1 dies without closing anything; rank 0 must never deliver the other eight.</li>
  * </ul>
- * With {@code nic=soft[@IPv4]} each rank reaches the other's segment and notification area over
+ * With {@code platform=cuda} both ranks' segments are device memory of GPU 0 (the notification
+ * areas stay host memory). With {@code nic=soft[@IPv4]} each rank reaches the other's segment and notification area over
  * the software NIC only ({@link TransferAgent#useRdma}); host and bind: the rendezvous across
  * network namespaces. Prints "OK ..." lines and exits 0 when every check held.
  */
@@ -50,7 +51,9 @@ public final class NotificationWorker
         final HandleExchange ex = io.github.te4j.rendezvous.Rendezvous.builder().rank(rank).worldSize(2)
             .endpoint(host, port).bindAddress(a.getOrDefault("bind", host)).connectTimeout(TIMEOUT)
             .defaultTimeout(TIMEOUT).build();
-        final TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build();
+        final TransferEngine engine = a.getOrDefault("platform", "host").equals("cuda")
+            ? TransferEngine.builder().platform(Platform.CUDA).device(0).build()
+            : TransferEngine.builder().platform(Platform.HOST).build();
         final P2pTransport p2p = engine.getOrCreateP2pTransport(2);
         final DeviceBuffer buffer = p2p.allocateBuffer(parts * SLOT);
         final TransferAgent agent = engine.createTransferAgent(p2p, "rank" + rank);

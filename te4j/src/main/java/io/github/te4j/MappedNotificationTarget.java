@@ -17,6 +17,7 @@ final class MappedNotificationTarget implements NotificationTarget
     private static final long MAX_PARK_NANOS = 200_000;
 
     private final TransferAgent agent;
+    private final P2pTransport transport;  // the mapping's: its close unmaps it
     private final String segment;
     private final byte[] descriptorHandle;
     private final long base;
@@ -27,10 +28,12 @@ final class MappedNotificationTarget implements NotificationTarget
     private long next;         // the next position to reserve, guarded by this
     private boolean closed;    // guarded by this
 
-    private MappedNotificationTarget(final TransferAgent agent, final String segment, final byte[] descriptorHandle,
-        final long base, final NotificationArea area, final ProcessWatch owner, final int ring, final long claim)
+    private MappedNotificationTarget(final TransferAgent agent, final P2pTransport transport, final String segment,
+        final byte[] descriptorHandle, final long base, final NotificationArea area, final ProcessWatch owner,
+        final int ring, final long claim)
     {
         this.agent = agent;
+        this.transport = transport;
         this.segment = segment;
         this.descriptorHandle = descriptorHandle;
         this.base = base;
@@ -50,15 +53,16 @@ final class MappedNotificationTarget implements NotificationTarget
                 + " area: its agent runs on a platform or route without notifications (host platform, mapped segments"
                 + " only in this release)");
         }
-        if (n.handle.platform() != agent.platform() || !n.handle.isFromThisHost())
+        if (n.handle.platform() != Platform.HOST || !n.handle.isFromThisHost())
         {
             throw new BadHandleException("segment '" + d.name() + "': its notification area is a " + n.handle.platform()
-                + " buffer" + (n.handle.isFromThisHost() ? "" : " of another host") + ", this agent is " + agent.platform()
-                + " (notifications by mapping need both agents on one host)");
+                + " buffer" + (n.handle.isFromThisHost() ? "" : " of another host") + ": notifications by mapping need"
+                + " host memory of this host (a receiver elsewhere is reached over RDMA: useRdma)");
         }
+        final P2pTransport transport = agent.notificationTransport();
         final int pid = n.handle.ownerPid();
         final long self = ProcessHandle.current().pid();
-        final long base = agent.mapHandle(n.handle, "segment '" + d.name() + "' notification area");
+        final long base = agent.mapHandle(transport, n.handle, "segment '" + d.name() + "' notification area");
         try
         {
             final NotificationArea area = NotificationArea.attach(MappedMemory.view(base, n.handle.bufferSize()),
@@ -73,7 +77,7 @@ final class MappedNotificationTarget implements NotificationTarget
                 if (area.tryClaim(r, word))
                 {
                     area.announce(r, word, sender.getBytes(StandardCharsets.UTF_8));
-                    return new MappedNotificationTarget(agent, d.name(), n.handle.toBytes(), base, area,
+                    return new MappedNotificationTarget(agent, transport, d.name(), n.handle.toBytes(), base, area,
                         pid == self || pid <= 0 ? null : ProcessWatch.of(pid), r, word);
                 }
             }
@@ -83,7 +87,7 @@ final class MappedNotificationTarget implements NotificationTarget
         }
         catch (final RuntimeException e)
         {
-            agent.unmap(base);
+            agent.unmap(transport, base);
             throw e;
         }
     }
@@ -146,7 +150,7 @@ final class MappedNotificationTarget implements NotificationTarget
     @Override
     public boolean publish(final long position, final byte[] message, final boolean isVoid)
     {
-        final Lock l = agent.transport().enterForDrain();
+        final Lock l = transport.enterForDrain();
         if (l == null)
         {
             return false;
@@ -174,7 +178,7 @@ final class MappedNotificationTarget implements NotificationTarget
     {
         try
         {
-            return agent.transport().enter();
+            return transport.enter();
         }
         catch (final ClosedException e)
         {
@@ -203,7 +207,7 @@ final class MappedNotificationTarget implements NotificationTarget
     @Override
     public void close()
     {
-        final Lock l = agent.transport().enterForDrain();
+        final Lock l = transport.enterForDrain();
         try
         {
             synchronized (this)
@@ -230,6 +234,6 @@ final class MappedNotificationTarget implements NotificationTarget
         {
             owner.close();
         }
-        agent.unmap(base);
+        agent.unmap(transport, base);
     }
 }

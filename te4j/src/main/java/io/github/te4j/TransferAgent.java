@@ -52,6 +52,7 @@ public final class TransferAgent extends NativeResource
     private RdmaTransport rdma;
     private Notifications notifications;   // created with the first descriptor or notifications() call
     private final NotificationOutbox outbox = new NotificationOutbox(this);
+    private TransferEngine notificationEngine;  // CUDA: the host engine of notification areas, guarded by this
 
     TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
     {
@@ -240,9 +241,9 @@ public final class TransferAgent extends NativeResource
                 Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
                 route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
             }
-            final Notifications n = platform() == Platform.HOST ? notificationsLocked() : null;
+            final Notifications n = notificationsLocked();
             final SegmentDescriptor.Notify notify = n == null ? null
-                : new SegmentDescriptor.Notify(p2p.exportHandle(n.memory()), n.rings(), n.depth(),
+                : new SegmentDescriptor.Notify(notificationTransport().exportHandle(n.memory()), n.rings(), n.depth(),
                     route == null ? 0 : n.memory().address(), route == null ? 0 : (int) r.registerAside(n.memory()));
             return new SegmentDescriptor(segmentName, rank, parts, route, notify).toBytes();
         }
@@ -428,6 +429,12 @@ public final class TransferAgent extends NativeResource
     /** Maps the buffer of handle {@code h} here (its size checked against the handle's); unmap with {@link #unmap}. */
     long mapHandle(final IpcHandle h, final String what)
     {
+        return mapHandle(p2p, h, what);
+    }
+
+    /** {@link #mapHandle(IpcHandle, String)} through {@code p2p}, this agent's transport or its notification one. */
+    long mapHandle(final P2pTransport p2p, final IpcHandle h, final String what)
+    {
         final byte[] handleBytes = h.toBytes();
         final long[] base = new long[1];
         final long[] bytes = new long[1];
@@ -443,7 +450,7 @@ public final class TransferAgent extends NativeResource
         }
         if (bytes[0] != h.bufferSize())
         {
-            unmap(base[0]);
+            unmap(p2p, base[0]);
             throw new BadHandleException(what + ": mapped " + bytes[0] + " B, its handle says " + h.bufferSize() + " B");
         }
         return base[0];
@@ -451,6 +458,12 @@ public final class TransferAgent extends NativeResource
 
     /** Unmaps one mapping; when the transport is already closed its native side unmapped everything. */
     void unmap(final long base)
+    {
+        unmap(p2p, base);
+    }
+
+    /** Unmaps a mapping {@code p2p} made. */
+    void unmap(final P2pTransport p2p, final long base)
     {
         final Lock l = p2p.enterForDrain();
         if (l == null)
@@ -468,17 +481,12 @@ public final class TransferAgent extends NativeResource
     }
 
     /**
-     * The notifications other agents send to this one: the receiving side. Host platform. Senders
-     * find this agent's notification area in its segment descriptor, so publish after the first
-     * call (every publish includes it).
+     * The notifications other agents send to this one: the receiving side. Senders find this
+     * agent's notification area (host memory, on every platform) in its segment descriptor, so
+     * publish after the first call (every publish includes it).
      */
     public Notifications notifications()
     {
-        if (platform() != Platform.HOST)
-        {
-            throw new UnavailableException("notifications: not implemented on the " + platform()
-                + " platform in this release (host platform only)");
-        }
         final Lock l = enter();
         try
         {
@@ -500,7 +508,7 @@ public final class TransferAgent extends NativeResource
                 return notifications;
             }
         }
-        final DeviceBuffer area = p2p.allocateBuffer(Notifications.areaBytes());
+        final DeviceBuffer area = notificationTransport().allocateBuffer(Notifications.areaBytes());
         final Notifications existing;
         synchronized (this)
         {
@@ -513,6 +521,27 @@ public final class TransferAgent extends NativeResource
         }
         area.close();
         return existing;
+    }
+
+    /**
+     * The host-platform transport of notification areas: this agent's own on the host platform;
+     * elsewhere (CUDA) one of a host engine of this agent's, so that areas are host memory that
+     * the receiving thread reads and senders on this host map, whatever memory the data is in.
+     */
+    P2pTransport notificationTransport()
+    {
+        if (p2p.platform() == Platform.HOST)
+        {
+            return p2p;
+        }
+        synchronized (this)
+        {
+            if (notificationEngine == null)
+            {
+                notificationEngine = TransferEngine.builder().platform(Platform.HOST).build();
+            }
+            return notificationEngine.getOrCreateP2pTransport(2);
+        }
     }
 
     /**
@@ -651,6 +680,16 @@ public final class TransferAgent extends NativeResource
         {
             n.close();
             n.memory().close();
+        }
+        final TransferEngine hostEngine;
+        synchronized (this)
+        {
+            hostEngine = notificationEngine;
+            notificationEngine = null;
+        }
+        if (hostEngine != null)
+        {
+            hostEngine.close();
         }
         engine.agentClosed(this);
     }
