@@ -180,4 +180,41 @@ public class NotificationSoftNicTest
             Assert.assertNull(Patterns.verify(seg1, 0, 4096, 5));
         }
     }
+
+    /**
+     * The ring over RDMA is the rank's: a new agent of rank 0 takes it over once the receiver
+     * took what the closed one sent (delivered under the closed one's name), never before; and
+     * one process cannot have two agents of one rank sending to the same receiver.
+     */
+    @Test(groups = "host", timeOut = 120_000)
+    public void anotherAgentOfTheRankTakesTheRingOverOnceItIsTaken()
+    {
+        final Notifications inbox = a1.notifications();
+        for (int i = 0; i < 3; i++)
+        {
+            a0.sendNotification("soft1", new byte[] {(byte) i}, T);
+        }
+        final RdmaTransport n0 = a0.rdma();
+        final TransferAgent twin = e0.createTransferAgent(e0.getOrCreateP2pTransport(2), "soft0twin");
+        twin.useRdma(n0);
+        twin.publishSegment(dir0);
+        final IllegalStateException twice = Assert.expectThrows(IllegalStateException.class,
+            () -> twin.sendNotification("soft1", new byte[1], T));
+        Assert.assertTrue(twice.getMessage().contains("one agent per rank"), twice.getMessage());
+        a0.close();
+        final Te4jTimeoutException early = Assert.expectThrows(Te4jTimeoutException.class,
+            () -> twin.sendNotification("soft1", new byte[] {9}, Duration.ofMillis(300)));
+        Assert.assertTrue(early.getMessage().contains("left 3 notification(s)"), early.getMessage());
+        for (int i = 0; i < 3; i++)
+        {
+            final Notification n = inbox.take(T);
+            Assert.assertEquals(n.sender(), "soft0");
+            Assert.assertEquals(n.message(), new byte[] {(byte) i});
+        }
+        twin.sendNotification("soft1", new byte[] {9}, T);
+        final Notification n = inbox.take(T);
+        Assert.assertEquals(n.sender(), "soft0twin");
+        Assert.assertEquals(n.message(), new byte[] {9});
+        Assert.assertEquals(inbox.poll(), Optional.empty());
+    }
 }

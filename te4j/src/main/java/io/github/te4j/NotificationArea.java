@@ -42,6 +42,8 @@ final class NotificationArea
     static final int RINGS = MAPPED_RINGS + RDMA_RINGS;
     /** Notifications in flight from one sender to one receiver: the bounded receive queue. */
     static final int DEPTH = 8;
+    /** The deepest ring a descriptor may announce. */
+    static final int MAX_DEPTH = 1024;
     static final int HEADER_BYTES = 256;
     static final int RING_HEADER_BYTES = 256;
     static final int SLOT_HEADER_BYTES = 64;

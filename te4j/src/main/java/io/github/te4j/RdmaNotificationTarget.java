@@ -4,7 +4,11 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
@@ -21,8 +25,10 @@ import java.util.concurrent.locks.LockSupport;
  * the sequence word before the slot (and checks the CRC all the same);</li>
  * <li>room: one READ of the ring's consumed index (and the area's open word) when the last one
  * read leaves no room;</li>
- * <li>opening: a READ of the claim (a previous sender of this rank must have been freed), then
- * WRITEs of the name, the claim and the ready word, in that order.</li>
+ * <li>opening: READs of the consumed index, the open word and every slot's sequence word (an
+ * earlier sender of this rank may have left positions: this one goes on after them, voiding
+ * any it reserved and never published, once the receiver took the rest), then WRITEs of the
+ * name, the claim and the ready word, in that order.</li>
  * </ul>
  * Every operation waits for its completions, so a notification's slot is written only after the
  * data WRITEs of its submit completed (the publisher observes them first), and the staging buffer
@@ -35,12 +41,14 @@ final class RdmaNotificationTarget implements NotificationTarget
     private static final int SEQ = NotificationArea.SLOT_BYTES;
     private static final int READ_CONSUMED = SEQ + 8;
     private static final int READ_OPEN = SEQ + 16;
-    private static final int READ_CLAIM = SEQ + 24;
     private static final int HEADER = SEQ + 64;
-    private static final int STAGING_BYTES = HEADER + NotificationArea.RING_HEADER_BYTES;
+    private static final int READ_SEQS = HEADER + NotificationArea.RING_HEADER_BYTES;
+    private static final int STAGING_BYTES = READ_SEQS + 8 * NotificationArea.MAX_DEPTH;
+    /** The targets open in this process, by transport and receiver: one sender per RDMA rank and ring. */
+    private static final Map<RdmaTransport, Set<String>> OPEN = new IdentityHashMap<>();
     /** How long publishing one slot may take once its data landed (the NIC, not the receiver, bounds it). */
     private static final long OP_NANOS = TransferBatch.GRACE_NANOS;
-    private static final int BATCH_CAPACITY = 1024;
+    private static final int BATCH_CAPACITY = 4096;  // a claim reads every slot: depth + 2 requests in one part
     private static final long MAX_PARK_NANOS = 200_000;
     /** A READ of the consumed index gets at least this long, even at the deadline (one round trip). */
     private static final long MIN_READ_NANOS = 1_000_000;
@@ -95,7 +103,24 @@ final class RdmaNotificationTarget implements NotificationTarget
             throw new UnavailableException("notifications over RDMA reach ranks below " + NotificationArea.RDMA_RINGS
                 + "; this agent is RDMA rank " + rdma.localRank());
         }
-        final DeviceBuffer staging = agent.transport().allocateBuffer(STAGING_BYTES);
+        synchronized (OPEN)
+        {
+            if (!OPEN.computeIfAbsent(rdma, k -> new HashSet<>()).add(d.name()))
+            {
+                throw new IllegalStateException("another agent of this process sends notifications to segment '"
+                    + d.name() + "' over " + rdma + ": over RDMA one agent per rank may (the ring is the rank's)");
+            }
+        }
+        final DeviceBuffer staging;
+        try
+        {
+            staging = agent.transport().allocateBuffer(STAGING_BYTES);
+        }
+        catch (final RuntimeException e)
+        {
+            forget(rdma, d.name());
+            throw e;
+        }
         RegisteredMemory local = null;
         SegmentHandle area = null;
         try
@@ -106,9 +131,6 @@ final class RdmaNotificationTarget implements NotificationTarget
                 List.of(new SegmentDescriptor.Part(0, n.handle)),
                 new SegmentDescriptor.Rdma(d.rdma().rank, new long[] {n.rdmaAddress}, new int[] {n.rdmaKey}));
             area = new SegmentHandle(agent, areaOnly, rdma);
-            final RdmaNotificationTarget t = new RdmaNotificationTarget(agent, rdma, d, staging, local, area);
-            t.claim(sender, deadline);
-            return t;
         }
         catch (final RuntimeException e)
         {
@@ -121,35 +143,90 @@ final class RdmaNotificationTarget implements NotificationTarget
                 agent.unregisterLocalMemory(local);
             }
             staging.close();
+            forget(rdma, d.name());
             throw e;
+        }
+        final RdmaNotificationTarget t = new RdmaNotificationTarget(agent, rdma, d, staging, local, area);
+        try
+        {
+            t.claim(sender, deadline);
+        }
+        catch (final RuntimeException e)
+        {
+            t.close();
+            throw e;
+        }
+        return t;
+    }
+
+    private static void forget(final RdmaTransport rdma, final String segment)
+    {
+        synchronized (OPEN)
+        {
+            final Set<String> open = OPEN.get(rdma);
+            if (open != null && open.remove(segment) && open.isEmpty())
+            {
+                OPEN.remove(rdma);
+            }
         }
     }
 
+    /**
+     * Takes this rank's ring over: where an earlier sender of this rank left it (an agent closed
+     * or replaced on this rank), positions go on after the last one it published, and positions
+     * it reserved but never published are voided so the receiver passes them; then the name, the
+     * claim and the ready word.
+     */
     private synchronized void claim(final String sender, final long deadline)
     {
         final int header = layout.ring(ring);
-        long park = 1_000;
-        for (;;)
+        final int depth = layout.depth();
+        final List<TransferRequest> reads = new java.util.ArrayList<>();
+        reads.add(read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8));
+        reads.add(read(READ_OPEN, NotificationArea.OPEN, 8));
+        for (int k = 0; k < depth; k++)
         {
-            run(List.of(read(READ_CLAIM, header + NotificationArea.CLAIM, 8),
-                read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8),
-                read(READ_OPEN, NotificationArea.OPEN, 8)), deadline, "read its ring's claim");
-            if (stage.getLong(READ_OPEN) != 1L)
+            reads.add(read(READ_SEQS + 8 * k, layout.slot(ring, k) + NotificationArea.SEQ, 8));
+        }
+        run(reads, deadline, "read its ring");
+        if (stage.getLong(READ_OPEN) != 1L)
+        {
+            throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
+        }
+        final long consumed = stage.getLong(READ_CONSUMED);
+        long end = consumed;
+        for (long p = consumed; p < consumed + depth; p++)
+        {
+            if (stage.getLong(READ_SEQS + 8 * (int) (p % depth)) == p + 1)
             {
-                throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
+                end = p + 1;
             }
-            if (stage.getLong(READ_CLAIM) == 0L)
+        }
+        next = end;
+        consumedSeen = consumed;
+        for (long p = consumed; p < end; p++)
+        {
+            if (stage.getLong(READ_SEQS + 8 * (int) (p % depth)) != p + 1)
             {
-                break;
+                publish(p, null, true);
             }
+        }
+        // What the earlier sender left is delivered under its name: the ring changes hands once
+        // the receiver took it.
+        long park = 1_000;
+        while (consumedSeen < end)
+        {
             if (System.nanoTime() - deadline >= 0)
             {
-                throw new Te4jTimeoutException("notification to segment '" + segment + "': this rank's ring there is"
-                    + " still held by an earlier sender of RDMA rank " + rdma.localRank() + " (the receiver frees it"
-                    + " once it took what that sender sent)");
+                throw new Te4jTimeoutException("notification to segment '" + segment + "': an earlier sender of RDMA"
+                    + " rank " + rdma.localRank() + " left " + (end - consumedSeen) + " notification(s) there that the"
+                    + " receiver has not taken by the deadline; this rank's ring changes hands once it has");
             }
             LockSupport.parkNanos(park);
             park = Math.min(2 * park, MAX_PARK_NANOS);
+            run(List.of(read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8)),
+                Math.max(deadline, System.nanoTime() + MIN_READ_NANOS), "read its consumed index");
+            consumedSeen = stage.getLong(READ_CONSUMED);
         }
         final byte[] name = sender.getBytes(StandardCharsets.UTF_8);
         stage.putShort(HEADER + NotificationArea.NAME_LENGTH, (short) name.length);
@@ -160,8 +237,6 @@ final class RdmaNotificationTarget implements NotificationTarget
         run(List.of(write(HEADER + NotificationArea.NAME_LENGTH, header + NotificationArea.NAME_LENGTH, nameBytes),
             write(HEADER + NotificationArea.CLAIM, header + NotificationArea.CLAIM, 8),
             write(HEADER + NotificationArea.READY, header + NotificationArea.READY, 8)), deadline, "claim its ring");
-        next = stage.getLong(READ_CONSUMED);
-        consumedSeen = next;
     }
 
     private TransferRequest read(final int stagingOffset, final long areaOffset, final int bytes)
@@ -299,6 +374,11 @@ final class RdmaNotificationTarget implements NotificationTarget
         return true;
     }
 
+    /**
+     * Stops writing the ring and lets go of the staging memory. Nothing is written to the
+     * receiver: the ring stays this rank's, and the next sender of this rank takes it over where
+     * this one stopped (every position it reserved was published or voided).
+     */
     @Override
     public void close()
     {
@@ -308,16 +388,6 @@ final class RdmaNotificationTarget implements NotificationTarget
             {
                 return;
             }
-            try
-            {
-                stage.putLong(HEADER + NotificationArea.CLOSED, 1L);
-                run(List.of(write(HEADER + NotificationArea.CLOSED, layout.ring(ring) + NotificationArea.CLOSED, 8)),
-                    System.nanoTime() + OP_NANOS, "mark its ring closed");
-            }
-            catch (final RuntimeException e)
-            {
-                // The receiver frees the ring of a lost rank by itself; a closing agent posts nothing more.
-            }
             closed = true;
             if (batch != null)
             {
@@ -325,6 +395,7 @@ final class RdmaNotificationTarget implements NotificationTarget
                 batch = null;
             }
         }
+        forget(rdma, segment);
         area.close();
         try
         {

@@ -27,7 +27,7 @@ final class SegmentDescriptor
     static final int VERSION = 3;
     static final int MAX_PARTS = 4096;
     private static final int MAX_HANDLE_BYTES = 64 * 1024;
-    private static final int MAX_NOTIFY_DEPTH = 1024;
+    private static final int MAX_NOTIFY_DEPTH = NotificationArea.MAX_DEPTH;
 
     private final String name;
     private final int rank;
