@@ -50,8 +50,8 @@ final class RdmaNotificationTarget implements NotificationTarget
     private static final long OP_NANOS = TransferBatch.GRACE_NANOS;
     private static final int BATCH_CAPACITY = 4096;  // a claim reads every slot: depth + 2 requests in one part
     private static final long MAX_PARK_NANOS = 200_000;
-    /** A READ of the consumed index gets at least this long, even at the deadline (one round trip). */
-    private static final long MIN_READ_NANOS = 1_000_000;
+    /** A READ of the consumed index gets at least this long, even at the deadline (a round trip under load). */
+    private static final long MIN_READ_NANOS = 20_000_000;
 
     private final TransferAgent agent;
     private final RdmaTransport rdma;
@@ -224,9 +224,14 @@ final class RdmaNotificationTarget implements NotificationTarget
             }
             LockSupport.parkNanos(park);
             park = Math.min(2 * park, MAX_PARK_NANOS);
-            run(List.of(read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8)),
-                Math.max(deadline, System.nanoTime() + MIN_READ_NANOS), "read its consumed index");
-            consumedSeen = stage.getLong(READ_CONSUMED);
+            if (readRoom(header, deadline))
+            {
+                if (stage.getLong(READ_OPEN) != 1L)
+                {
+                    throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
+                }
+                consumedSeen = stage.getLong(READ_CONSUMED);
+            }
         }
         final byte[] name = sender.getBytes(StandardCharsets.UTF_8);
         stage.putShort(HEADER + NotificationArea.NAME_LENGTH, (short) name.length);
@@ -237,6 +242,30 @@ final class RdmaNotificationTarget implements NotificationTarget
         run(List.of(write(HEADER + NotificationArea.NAME_LENGTH, header + NotificationArea.NAME_LENGTH, nameBytes),
             write(HEADER + NotificationArea.CLAIM, header + NotificationArea.CLAIM, 8),
             write(HEADER + NotificationArea.READY, header + NotificationArea.READY, 8)), deadline, "claim its ring");
+    }
+
+    /**
+     * READs the consumed index and the open word into the staging buffer; false when that did
+     * not complete by the deadline (given at least one short round trip), which leaves what the
+     * caller knew: no room yet.
+     */
+    private boolean readRoom(final int header, final long deadline)
+    {
+        try
+        {
+            run(List.of(read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8),
+                read(READ_OPEN, NotificationArea.OPEN, 8)), Math.max(deadline, System.nanoTime() + MIN_READ_NANOS),
+                "read its consumed index");
+            return true;
+        }
+        catch (final Te4jTimeoutException e)
+        {
+            if (System.nanoTime() - deadline < 0)
+            {
+                throw e;
+            }
+            return false;
+        }
     }
 
     private TransferRequest read(final int stagingOffset, final long areaOffset, final int bytes)
@@ -322,9 +351,10 @@ final class RdmaNotificationTarget implements NotificationTarget
                 }
                 // The last index read leaves no room: read it again (and whether the receiver is still open).
                 final int header = layout.ring(ring);
-                run(List.of(read(READ_CONSUMED, header + NotificationArea.CONSUMED, 8),
-                    read(READ_OPEN, NotificationArea.OPEN, 8)), Math.max(deadline, System.nanoTime() + MIN_READ_NANOS),
-                    "read its consumed index");
+                if (!readRoom(header, deadline))
+                {
+                    throw NotificationTarget.queueFull(segment, layout.depth());
+                }
                 if (stage.getLong(READ_OPEN) != 1L)
                 {
                     throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
