@@ -316,9 +316,11 @@ public final class TransferList extends NativeResource
     private TransferPost postEntered(final int from, final int to, final Duration timeout, final ListPostEvent event)
     {
         final Lock lt = agent.transport().enter();  // the mappings' owner stays open
-        final Lock[] held = buffers.length == 0 ? null : NativeResource.enterAll(buffers);
+        Lock[] held = null;
         try
         {
+            checkMemories();  // first: a closed buffer is named as such, not refused by its lock
+            held = buffers.length == 0 ? null : NativeResource.enterAll(buffers);
             synchronized (this)
             {
                 if (current != null && !current.isSettled())
@@ -359,8 +361,7 @@ public final class TransferList extends NativeResource
         }
     }
 
-    /** Whether what the list names is still there: once per memory and segment, never per request. */
-    private void checkLive()
+    private void checkMemories()
     {
         for (final RegisteredMemory m : memories)
         {
@@ -370,6 +371,12 @@ public final class TransferList extends NativeResource
                     + " the list was prepared: prepare a new list");
             }
         }
+    }
+
+    /** Whether what the list names is still there: once per memory and segment, never per request. */
+    private void checkLive()
+    {
+        checkMemories();
         for (final SegmentHandle s : segments)
         {
             if (s.isClosed())
