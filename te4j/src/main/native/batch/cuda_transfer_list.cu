@@ -306,7 +306,8 @@ class CudaTransferList final : public TransferList {
   }
 
   unsigned long long doneEpoch() const {
-    const unsigned long long d = *reinterpret_cast<volatile unsigned long long*>(&record_->done_epoch);
+    const unsigned long long d =
+        *reinterpret_cast<volatile unsigned long long*>(&record_->done_epoch);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);  // the record's skipped count was written before
     return d;
   }

@@ -26,8 +26,8 @@ class HostTransferList final : public TransferList {
   static constexpr int64_t kSpinNanos = 20000;
 
  public:
-  HostTransferList(int count, const int32_t* opcodes, const uint64_t* local,
-                   const uint64_t* remote, const uint64_t* lengths)
+  HostTransferList(int count, const int32_t* opcodes, const uint64_t* local, const uint64_t* remote,
+                   const uint64_t* lengths)
       : count_(count) {
     try {
       state_ = std::make_shared<HostBatchState>(count);
@@ -41,7 +41,8 @@ class HostTransferList final : public TransferList {
     prefix_bytes_[0] = 0;
     for (int i = 0; i < count; ++i) {
       slots[i] = HostRequest{opcodes[i], local[i], remote[i], lengths[i]};
-      prefix_bytes_[static_cast<size_t>(i) + 1] = prefix_bytes_[static_cast<size_t>(i)] + lengths[i];
+      prefix_bytes_[static_cast<size_t>(i) + 1] =
+          prefix_bytes_[static_cast<size_t>(i)] + lengths[i];
     }
   }
 
@@ -148,8 +149,8 @@ class HostTransferList final : public TransferList {
     }
     int n = 0;
     for (int i = from; i < to; ++i) {
-      n += state_->states[static_cast<size_t>(i)].load(std::memory_order_acquire) ==
-           kRequestTimeout;
+      n +=
+          state_->states[static_cast<size_t>(i)].load(std::memory_order_acquire) == kRequestTimeout;
     }
     return n;
   }

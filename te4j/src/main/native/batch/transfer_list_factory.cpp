@@ -41,10 +41,10 @@ TransferList* TransferList::create(int platform, int device, int count, const in
                                    const uint64_t* lengths) {
   try {
     if (count < 1 || count > TransferBatch::kMaxBatchCapacity) {
-      return newUnavailableTransferList(
-          kInvalidArgument, "TransferList.create: count " + std::to_string(count) +
-                                " is outside 1.." +
-                                std::to_string(TransferBatch::kMaxBatchCapacity));
+      return newUnavailableTransferList(kInvalidArgument,
+                                        "TransferList.create: count " + std::to_string(count) +
+                                            " is outside 1.." +
+                                            std::to_string(TransferBatch::kMaxBatchCapacity));
     }
     if (opcodes == nullptr || local == nullptr || remote == nullptr || lengths == nullptr) {
       return newUnavailableTransferList(kInvalidArgument,
@@ -54,9 +54,9 @@ TransferList* TransferList::create(int platform, int device, int count, const in
     batch::DescriptorProblem problem;
     const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
     if (bad >= 0) {
-      return newUnavailableTransferList(kInvalidArgument,
-                                        "TransferList.create: request " + std::to_string(bad) +
-                                            " has " + batch::describe(problem));
+      return newUnavailableTransferList(kInvalidArgument, "TransferList.create: request " +
+                                                              std::to_string(bad) + " has " +
+                                                              batch::describe(problem));
     }
     if (platform == kPlatformHost) {
       return createHostTransferList(count, opcodes, local, remote, lengths);
