@@ -271,7 +271,10 @@ public class TransferListTest
         }
     }
 
-    /** A long batch ahead on the shared worker: a list post behind it cannot start before it is cancelled. */
+    /**
+     * A long batch ahead on the shared worker: a list post and a batch queued behind it cannot
+     * start before they are cancelled; then the batch ahead, cancelled while it runs.
+     */
     @Test(groups = "host", timeOut = 120_000)
     public void cancelBeforeStartLeavesEveryDestinationUntouched()
     {
@@ -283,15 +286,19 @@ public class TransferListTest
         final List<BatchPlan.Item> plan = BatchPlan.make(Patterns.seed(5, 0, 1, 7), 64, AREA / 4, 64L << 10);
         stage(plan, 31, 32);
         try (TransferBatch ahead = a0.allocateBatch(busy.size());
+            TransferBatch queued = a0.allocateBatch(plan.size());
             TransferList list = a0.prepareList(descriptors(plan, r0, d0, s1)))
         {
             ahead.submit(busy, T);
             final TransferPost p = list.post(T);
+            queued.submit(descriptors(plan, r0, d0, s1), T);
             p.cancel();
             p.cancel();  // idempotent
-            ahead.cancel();  // the post runs behind it: now it gets its turn
+            queued.cancel();
+            ahead.cancel();  // the post and the queued batch run behind it: now they get their turn
             assertAll(p.await(T), plan.size(), TransferState.CANCELLED);
-            verify(plan, List.of(), 31, 32, "cancelled before start");
+            assertAll(queued.await(T), plan.size(), TransferState.CANCELLED);
+            verify(plan, List.of(), 31, 32, "list post and batch cancelled before start");
             final List<TransferStatus> st = ahead.await(T);
             int cancelled = 0;
             for (final TransferStatus s : st)

@@ -30,7 +30,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Each submit carries a timeout; once the batch's deadline (the latest of its submits) has
  * passed, requests that have not started end as {@link TransferState#TIMEOUT} and never touch
  * memory. Requests to a segment whose owner process has exited end as {@link TransferState#FAILED}
- * with a {@link PeerLostException}, unless they completed before that was seen.
+ * with a {@link PeerLostException}, unless they completed before that was seen. {@link #cancel()}
+ * stops the requests that have not started ({@link TransferState#CANCELLED}). For the same
+ * requests moved again and again, prepare a {@link TransferList} instead.
  *
  * <p>Requests to segments opened over RDMA ({@link SegmentHandle#isRdma()}) become one RDMA WRITE
  * or READ work request each, posted by a thread of the batch (many in flight, up to the send
