@@ -289,9 +289,13 @@ public final class TransferList extends NativeResource
      */
     public TransferPost post(final int from, final int to, final Duration timeout)
     {
-        Errors.checkArgument(from >= 0 && from < to && to <= size, "range [" + from + ", " + to
-            + ") must be non-empty and inside the list's " + size + " requests");
-        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        // Messages are built only for a refusal: a post's cost stays a few loads on the good path.
+        if (from < 0 || from >= to || to > size)
+        {
+            throw new IllegalArgumentException("range [" + from + ", " + to + ") must be non-empty and inside the list's "
+                + size + " requests");
+        }
+        TransferPost.checkTimeout(timeout);
         final ListPostEvent event = new ListPostEvent();
         event.begin();
         final Lock la = agent.enterForSubmit();
@@ -338,7 +342,11 @@ public final class TransferList extends NativeResource
                 try
                 {
                     checkLive();
-                    Errors.check(peer.post(from, to), "TransferList.post([" + from + ", " + to + "))", peer::lastError);
+                    final int st = peer.post(from, to);
+                    if (st < 0)  // the message is built only for a failure: a post must not cost a string
+                    {
+                        throw Errors.toException(st, "TransferList.post([" + from + ", " + to + "))", peer.lastError());
+                    }
                 }
                 catch (final RuntimeException e)
                 {
