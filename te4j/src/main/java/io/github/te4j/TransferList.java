@@ -42,6 +42,8 @@ import org.bytedeco.javacpp.IntPointer;
 public final class TransferList extends NativeResource
 {
     private static final AtomicLong IDS = new AtomicLong();
+    /** Asks whether a recording wants ListPost events (the setting is the event type's, not the object's). */
+    private static final ListPostEvent POST_PROBE = new ListPostEvent();
 
     private final TransferAgent agent;
     private final NativeTransferList peer;
@@ -296,8 +298,12 @@ public final class TransferList extends NativeResource
                 + size + " requests");
         }
         TransferPost.checkTimeout(timeout);
-        final ListPostEvent event = new ListPostEvent();
-        event.begin();
+        // An event object only while a recording wants it: it lives until the post ends.
+        final ListPostEvent event = POST_PROBE.isEnabled() ? new ListPostEvent() : null;
+        if (event != null)
+        {
+            event.begin();
+        }
         final Lock la = agent.enterForSubmit();
         try
         {
@@ -355,7 +361,7 @@ public final class TransferList extends NativeResource
                     throw e;
                 }
                 final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-                current = new TransferPost(this, ++posts, from, to, deadline, event.isEnabled() ? event : null);
+                current = new TransferPost(this, ++posts, from, to, deadline, event);
                 return current;
             }
         }
