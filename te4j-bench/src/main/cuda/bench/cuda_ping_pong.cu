@@ -67,10 +67,11 @@ __device__ bool bench_sample_meet(const CommCtx& ctx, int peer, uint32_t* ready,
   return met != 0;
 }
 
-// Thread 0, after every thread left the loop: the time, the word, then the sample's number.
+// Thread 0 after its loop (it does every wait and writes every result, so it finishes the
+// work; no block barrier: the other lanes of a small put have left the loop long before): the
+// time, the word, then the sample's number.
 __device__ void bench_sample_report(uint64_t t0, const uint32_t* word, uint32_t sample,
                                     SampleReport* out) {
-  __syncthreads();
   if (threadIdx.x != 0) return;
   out->elapsed_ns = mooncake::device::mc_globaltimer_ns() - t0;
   out->word = mooncake::device::mc_ld_acquire_u32(word);
