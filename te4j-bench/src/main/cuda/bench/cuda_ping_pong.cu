@@ -1,7 +1,8 @@
 // bench/cuda_ping_pong.cu — te4j::bench::PingPong on CUDA: each sample is ONE kernel that first
 // meets the peer's kernel (a handshake, untimed: launch skew stays out of the figure), then runs
-// all round trips between two reads of the GPU's global timer, and reports through mapped pinned
-// memory: the times, both loops' outcomes and the own signal word after the loop.
+// all round trips between two reads of the GPU's global timer (its tick, up to about 1 us on some
+// GPUs, is shared by the sample's round trips, as the events' resolution was), and reports through
+// mapped pinned memory: the time, both loops' outcomes and the own signal word after the loop.
 //   te4j      <<<1, 32>>>  bench_te4j_side: mc_route_put + warp copy + mc_signal + mc_wait_signal
 //   te4j LL   <<<1, 32>>>  bench_ll_side:   mc_ll_store to the peer's slot + mc_ll_wait on the own
 //   raw flag  <<<1, 1>>>   bench_raw_side:  st.release.sys / ld.acquire.sys spin
