@@ -151,5 +151,10 @@ int applyTuning(const char* spec);
 /// The knobs now in force ("put=base,signal=atom,..."), or after a failed applyTuning its reason.
 const char* tuningText();
 
+/// Ends the process now with `code` after flushing stdio, without exit()'s teardown: a CUDA
+/// runtime torn down under a thread still inside one of its calls crashes the process, so an
+/// exit that cannot wait for such threads (bounded waits of ranks run as threads) takes this.
+void exitNow(int code);
+
 }  // namespace bench
 }  // namespace te4j

@@ -194,8 +194,9 @@ final class CaseRunner
             case TE4J_LL_PING_PONG:
             case RAW_FLAG:
             case RAW_FLAG_DATA:
-                return clock + " around " + (platform == Platform.CUDA ? "one kernel of " : "a loop of ") + batch
-                    + " round trips";
+                return platform == Platform.CUDA
+                    ? "GPU global timer inside one kernel, around " + batch + " round trips after its handshake"
+                    : clock + " around a loop of " + batch + " round trips";
             case TE4J_PUT:
             case TE4J_RATE_JAVA:
                 return clock + ", " + batch + " Java-launched ops per sample";

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.testng.Assert;
 import org.testng.SkipException;
 import org.testng.annotations.Test;
@@ -140,6 +141,39 @@ public class BenchLaunchTest
         for (final String[] r : rows)
         {
             Assert.assertTrue(r[16].contains(Row.TIME_SLICED), "a ping-pong of two processes: " + String.join(",", r));
+        }
+    }
+
+    /**
+     * Guard: the ping-pongs of two ranks in one JVM on one GPU (one CUDA context) run to the end.
+     * Their kernels wait for each other; a CUDA call or a second queued item that makes one rank's
+     * kernel wait behind the other's would stall both until the in-kernel deadline and fail the
+     * rows. Several samples, both sizes, every ping-pong series (the variants add the raw
+     * put+flag and the spin/red/set kernels) and a short --timeout bound the whole test.
+     */
+    @Test(groups = "cuda", timeOut = 240_000)
+    public void cudaPingPongsInOneJvmOnOneGpuFinish() throws Exception
+    {
+        if (Availability.cudaDeviceCount() < 1)
+        {
+            throw new SkipException("needs a CUDA device: " + Availability.describe());
+        }
+        final Path csv = Files.createTempFile("te4j-bench-onegpu-latency", ".csv");
+        final String err = runCapturingErr(List.of("--platform", "cuda", "--gpus", "0,0", "--launch", "in-process",
+            "--mode", "latency", "--latency-sizes", "8,4K", "--variant", "default", "--variant", "wait=spin,signal=red",
+            "--warmup", "2", "--iterations", "10", "--batch", "200", "--timeout", "20s", "--format", "csv", "--output",
+            csv.toString()), 0);
+        Assert.assertTrue(err.contains("2 ranks in this JVM"), err);
+        final List<String[]> rows = BenchRunTest.csvRows(csv);
+        final Set<String> series = BenchRunTest.checkRows(rows);
+        for (final Series s : List.of(Series.TE4J_PING_PONG, Series.TE4J_LL_PING_PONG, Series.RAW_FLAG,
+            Series.RAW_FLAG_DATA))
+        {
+            Assert.assertTrue(series.stream().anyMatch(l -> l.startsWith(s.label())), s + " missing from " + series);
+        }
+        for (final String[] r : rows)
+        {
+            Assert.assertEquals(Integer.parseInt(r[8]), 10, "samples: " + String.join(",", r));
         }
     }
 

@@ -44,6 +44,12 @@ public final class NativeBench
     /** {@code te4j::bench::tuningText}: the knobs in force, or why the last applyTuning failed. */
     public static native @Cast("const char*") String tuningText();
 
+    /**
+     * {@code te4j::bench::exitNow}: ends the process with {@code code} after flushing stdio,
+     * skipping exit()'s teardown (for threads still inside native calls).
+     */
+    public static native void exitNow(int code);
+
     /** Peer of {@code te4j::bench::StreamTimer}: CUDA events on a stream, or the monotonic clock. */
     @Name("StreamTimer")
     public static final class StreamTimer extends Pointer
