@@ -40,6 +40,11 @@ abstract class NativeResource implements AutoCloseable
     private final Lock entered = new Entered();
     @SuppressWarnings("unused")  // accessed through STATE
     private volatile int state;
+    /**
+     * The thread running {@link #release()}: what it reaches from inside (a child's close, a
+     * drain, a completion callback) must not wait for this release to end, which waits for it.
+     */
+    private volatile Thread releasing;
 
     NativeResource(final String name)
     {
@@ -257,6 +262,7 @@ abstract class NativeResource implements AutoCloseable
             backOff(spins);
             s = state;
         }
+        releasing = Thread.currentThread();
         try
         {
             release();
@@ -264,11 +270,22 @@ abstract class NativeResource implements AutoCloseable
         finally
         {
             STATE.getAndBitwiseOr(this, RELEASED);
+            releasing = null;
         }
     }
 
+    /**
+     * Waits until release() has finished, except on the thread running it: that thread reaches
+     * here only from inside its own release (a close or drain of this resource from a child or a
+     * callback), and waiting would never end. It goes on as if the release were done, which is
+     * what the caller asked for: no new call gets in.
+     */
     private void awaitReleased()
     {
+        if (releasing == Thread.currentThread())
+        {
+            return;
+        }
         for (int spins = 0; (state & RELEASED) == 0; spins++)
         {
             backOff(spins);
