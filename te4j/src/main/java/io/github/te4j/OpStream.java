@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeOpStream;
 import java.time.Duration;
@@ -452,14 +453,7 @@ public final class OpStream extends NativeResource
         {
             throw new IllegalArgumentException("timeout " + timeout + " must be positive");
         }
-        try
-        {
-            return timeout.toNanos();
-        }
-        catch (final ArithmeticException e)
-        {
-            return Long.MAX_VALUE;
-        }
+        return Deadline.toNanos(timeout);
     }
 
     /** Wraps a CUDA stream made elsewhere (e.g. a JavaCPP Presets {@code CUstream_st}); not owned. */

@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.PeerLostException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -154,7 +155,7 @@ final class RootHub implements StarRole
             s.setKeepAlive(true);
             final DeadlineInput raw = new DeadlineInput(s);
             // One deadline for the whole handshake: a stranger dripping bytes cannot stretch it.
-            raw.deadline(System.nanoTime() + settings.handshakeTimeout.toNanos());
+            raw.deadline(Deadline.after(settings.handshakeTimeout).nanoTime());
             final DataInputStream in = new DataInputStream(new BufferedInputStream(raw));
             out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
             conn = join(s, in, out, remote);
