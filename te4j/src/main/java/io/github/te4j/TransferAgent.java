@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.exchange.SegmentDirectory;
 import java.time.Duration;
@@ -249,18 +250,19 @@ public final class TransferAgent extends NativeResource
     /**
      * Publishes this rank's segment and learns every other rank's: an all-gather of descriptors
      * through {@code exchange}, then a barrier (nobody frees a buffer before every peer could map
-     * it). Every rank of the exchange calls it.
+     * it), both within {@code timeout} as a whole. Every rank of the exchange calls it.
      */
     public void publishSegment(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
         checkTimeout(timeout);
+        final Deadline deadline = Deadline.after(timeout);
         synchronized (this)
         {
             rank = exchange.rank();
         }
         final byte[] mine = segmentDescriptor();
-        final List<byte[]> all = exchange.allGather(mine, timeout);
+        final List<byte[]> all = exchange.allGather(mine, deadline.left());
         final Map<String, byte[]> byName = new HashMap<>();
         for (int r = 0; r < all.size(); r++)
         {
@@ -278,7 +280,7 @@ public final class TransferAgent extends NativeResource
         {
             gathered.putAll(byName);
         }
-        exchange.barrier(timeout);
+        exchange.barrier(deadline.left());
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeTransferBatch;
@@ -78,6 +79,8 @@ public final class TransferBatch extends NativeResource
     private boolean cancelled;
     private boolean keepNative;
     private CompletableFuture<List<TransferStatus>> future;
+    /** Its completion is decided (it may still be on its way, {@link #settle}); under the monitor. */
+    private boolean futureSettled;
 
     TransferBatch(final TransferAgent agent, final Platform platform, final int device, final int capacity)
     {
@@ -135,7 +138,7 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         final int n = part.size();
         Errors.checkArgument(n >= 1, "a submit needs at least one request");
-        return submitLocked(part, null, timeout);
+        return submitLocked(part, null, Deadline.toNanos(timeout));
     }
 
     /**
@@ -152,12 +155,16 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(part != null, "requests is null");
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
-        return submitLocked(null, part, timeout);
+        return submitLocked(null, part, Deadline.toNanos(timeout));
     }
 
-    /** Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks. */
+    /**
+     * Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks.
+     * Every conversion that could fail (the timeout's) is done by the caller: from the moment
+     * native code takes the part, nothing may throw before Java's state records it.
+     */
     private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
-        final Duration timeout)
+        final long timeoutNanos)
     {
         final Lock la = agent.enterForSubmit();
         try
@@ -170,7 +177,7 @@ public final class TransferBatch extends NativeResource
                 {
                     if (descriptors != null)
                     {
-                        return submitChecked(descriptors, timeout);
+                        return submitChecked(descriptors, timeoutNanos);
                     }
                     final int n = list.size();
                     // Checked before the list is copied, in submitChecked's order: the deadline, then capacity.
@@ -197,7 +204,7 @@ public final class TransferBatch extends NativeResource
                         {
                             d.add(list.get(i));
                         }
-                        return submitChecked(d, timeout);
+                        return submitChecked(d, timeoutNanos);
                     }
                     finally
                     {
@@ -230,7 +237,7 @@ public final class TransferBatch extends NativeResource
         return null;
     }
 
-    private int submitChecked(final TransferDescriptors part, final Duration timeout)
+    private int submitChecked(final TransferDescriptors part, final long timeoutNanos)
     {
         final int first;
         final int n = part.size();
@@ -421,7 +428,8 @@ public final class TransferBatch extends NativeResource
                     lost.put(s, l);
                     anyLost |= l;
                 }
-                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeout);
+                final long end = System.nanoTime() + timeoutNanos;  // saturated: cannot overflow
+                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeoutNanos);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -431,6 +439,10 @@ public final class TransferBatch extends NativeResource
                     throw Errors.toException(status, "TransferBatch.submit(requests " + first + ".." + (first + n - 1)
                         + ")", peer.lastError());
                 }
+                // Native code runs the part: Java's count and deadline first, then the bookkeeping,
+                // none of which can throw.
+                deadline = firstPart ? end : Math.max(deadline, end);
+                submitted += n;
                 for (final SegmentHandle s : segments)
                 {
                     if (segmentsInUse.putIfAbsent(s, Boolean.TRUE) == null)
@@ -455,9 +467,6 @@ public final class TransferBatch extends NativeResource
                             + ": " + s.ownerLostMessage()));
                     }
                 }
-                final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-                deadline = firstPart ? end : Math.max(deadline, end);
-                submitted += n;
                 return first;
             }
         }
@@ -481,7 +490,7 @@ public final class TransferBatch extends NativeResource
      */
     private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
         final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
-        final Duration timeout)
+        final long timeoutNanos)
     {
         if (nr == 0)
         {
@@ -568,8 +577,7 @@ public final class TransferBatch extends NativeResource
             rn[k] = staging.lengthView.get(first + i);
             rk[k] = ranks[i];
         }
-        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk,
-            Math.min(timeout.toNanos(), Long.MAX_VALUE / 4));
+        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk, timeoutNanos);
         for (int k = 0; k < np; k++)
         {
             final int i = posted.get(k);
@@ -761,14 +769,14 @@ public final class TransferBatch extends NativeResource
     public boolean awaitDone(final Duration timeout)
     {
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final Deadline end = Deadline.after(timeout);
         for (;;)
         {
             if (isDone())
             {
                 return true;
             }
-            final long left = end - System.nanoTime();
+            final long left = end.nanosLeft();
             if (left <= 0)
             {
                 return false;
@@ -813,16 +821,20 @@ public final class TransferBatch extends NativeResource
     /**
      * A future completed with the states once every request submitted so far is final (it
      * completes even when some failed or timed out; it is never completed exceptionally except by
-     * closing the batch first).
+     * closing the batch first). With nothing submitted it is complete at once, with no states.
+     *
+     * <p>Dependent actions run on a thread of their own, never on a te4j thread in the middle of
+     * a close or drain, so they may close this batch, its agent, transport or engine.
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {
         if (future == null)
         {
             future = new CompletableFuture<>();
-            if (finished == submitted && submitted > 0)
+            if (finished == submitted)
             {
-                future.complete(snapshot());
+                futureSettled = true;
+                future.complete(snapshot());  // nothing depends on it yet: no action runs here
             }
             else
             {
@@ -885,8 +897,9 @@ public final class TransferBatch extends NativeResource
                 if (finished == submitted)
                 {
                     release = finishLocked();
-                    if (future != null && !future.isDone())
+                    if (future != null && !futureSettled)
                     {
+                        futureSettled = true;
                         done = future;
                         result = snapshot();
                     }
@@ -900,9 +913,30 @@ public final class TransferBatch extends NativeResource
         release.forEach(SegmentHandle::releaseUse);
         if (done != null)
         {
-            done.complete(result);
+            settle(done, result, null);
         }
         return true;
+    }
+
+    /**
+     * Completes this batch's future off the calling thread: the caller may be the watcher (whose
+     * other batches must not wait for an action), or inside a close or a drain holding another
+     * resource's call, and an action that closed that resource on this thread would wait for itself.
+     */
+    private static void settle(final CompletableFuture<List<TransferStatus>> f, final List<TransferStatus> result,
+        final RuntimeException failure)
+    {
+        CompletableFuture.runAsync(() ->
+        {
+            if (failure == null)
+            {
+                f.complete(result);
+            }
+            else
+            {
+                f.completeExceptionally(failure);
+            }
+        });
     }
 
     /**
@@ -1080,6 +1114,7 @@ public final class TransferBatch extends NativeResource
         }
         idle = done;
         segments.forEach(SegmentHandle::releaseUse);
+        CompletableFuture<List<TransferStatus>> unfinished = null;
         synchronized (this)
         {
             if (!idle)
@@ -1090,9 +1125,10 @@ public final class TransferBatch extends NativeResource
                     "TransferBatch closed with {} requests still running: its native memory and mappings are kept",
                     submitted - finished);
             }
-            if (future != null && !future.isDone())
+            if (future != null && !futureSettled)
             {
-                future.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
+                futureSettled = true;
+                unfinished = future;
             }
         }
         staging.close();  // native code copied every part's descriptors at submit
@@ -1105,18 +1141,25 @@ public final class TransferBatch extends NativeResource
             }
         }
         agent.batchClosed(this);
+        if (unfinished != null)
+        {
+            // Done when close returns. Its actions run here, outside every lock; a close they
+            // make of this batch or of what is closing it returns at once (NativeResource).
+            unfinished.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
+        }
     }
 
     synchronized boolean isFutureDone()
     {
-        return future == null || future.isDone();
+        return future == null || futureSettled;
     }
 
     synchronized void failFuture(final RuntimeException e)
     {
-        if (future != null)
+        if (future != null && !futureSettled)
         {
-            future.completeExceptionally(e);
+            futureSettled = true;
+            settle(future, null, e);
         }
     }
 

@@ -4,7 +4,6 @@ import io.github.te4j.PeerLostException;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +162,7 @@ public final class Rendezvous implements HandleExchange
     @Override
     public List<byte[]> allGather(final byte[] mine, final Duration timeout)
     {
-        Objects.requireNonNull(mine, "mine");
+        BuilderChecks.notNull(mine, "mine");
         if (mine.length > settings.maxFrameBytes)
         {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the frame limit of "
@@ -294,7 +293,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder endpoint(final String hostPort)
         {
-            Objects.requireNonNull(hostPort, "hostPort");
+            BuilderChecks.notNull(hostPort, "hostPort");
             int colon = hostPort.lastIndexOf(':');
             if (colon <= 0 || colon == hostPort.length() - 1)
             {
@@ -324,7 +323,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder endpoint(final String host, final int port)
         {
-            Objects.requireNonNull(host, "host");
+            BuilderChecks.notNull(host, "host");
             if (host.isEmpty())
             {
                 throw new IllegalArgumentException("empty endpoint host");
@@ -345,7 +344,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder bindAddress(final String address)
         {
-            this.bindAddress = Objects.requireNonNull(address, "address");
+            this.bindAddress = BuilderChecks.notNull(address, "address");
             return this;
         }
 
@@ -380,7 +379,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder session(final String session)
         {
-            Objects.requireNonNull(session, "session");
+            BuilderChecks.notNull(session, "session");
             if (Sockets.utf8(session).length > Handshake.MAX_SESSION_BYTES)
             {
                 throw new IllegalArgumentException("session name longer than " + Handshake.MAX_SESSION_BYTES + " bytes");
