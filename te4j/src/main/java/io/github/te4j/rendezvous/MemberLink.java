@@ -233,7 +233,7 @@ final class MemberLink implements StarRole
 
     /** Rank 0 learns of failures itself and tells the others; a member has no one to tell. */
     @Override
-    public void abort(final RendezvousException e)
+    public void abort(final Te4jException e)
     {
     }
 

@@ -1,6 +1,7 @@
 package io.github.te4j.rendezvous;
 
 import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.List;
@@ -208,7 +209,7 @@ public final class Rendezvous implements HandleExchange
             {
                 throw new IllegalStateException("rendezvous is closed");
             }
-            final RendezvousException earlier = state.failure();
+            final Te4jException earlier = state.failure();
             if (earlier != null)
             {
                 throw new RendezvousException(null, "rendezvous is unusable after an earlier failure: "
@@ -220,8 +221,10 @@ public final class Rendezvous implements HandleExchange
             {
                 return role.collect(type, s, mine, deadline, timeout, what);
             }
-            catch (RendezvousException e)
+            catch (RendezvousException | PeerLostException e)
             {
+                // Either ends the session: the ranks no longer agree on where they are. Rank 0
+                // tells every member (the ERROR frame) so that none waits out its timeout.
                 state.fail(e);
                 if (!state.closed())
                 {

@@ -2,6 +2,7 @@ package io.github.te4j.rendezvous;
 
 import io.github.te4j.exchange.Deadline;
 import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -251,7 +252,7 @@ final class RootHub implements StarRole
             {
                 throw new RendezvousException(who, "rank 0 is closing");
             }
-            final RendezvousException failed = state.failure();
+            final Te4jException failed = state.failure();
             if (failed != null)
             {
                 throw new RendezvousException(who, "the session already failed: " + failed.getMessage());
@@ -437,7 +438,7 @@ final class RootHub implements StarRole
 
     /** Tells every joined rank why the session failed, so they do not wait out their timeouts. */
     @Override
-    public void abort(final RendezvousException e)
+    public void abort(final Te4jException e)
     {
         final PeerConn[] targets;
         synchronized (lock)
