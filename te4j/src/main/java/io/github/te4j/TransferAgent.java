@@ -441,10 +441,14 @@ public final class TransferAgent extends NativeResource
         return base[0];
     }
 
-    /** Unmaps one mapping; when the transport is already closed its native side unmapped everything. */
+    /**
+     * Unmaps one mapping. Never waits for the transport's close: that close may be the caller's
+     * own (a batch it drains releases the segment's last use) or another thread's that waits for
+     * the caller's batch, and a closing transport's native side unmaps everything itself.
+     */
     void unmap(final long base)
     {
-        final Lock l = p2p.enterForDrain();
+        final Lock l = p2p.tryEnter();
         if (l == null)
         {
             return;
