@@ -47,7 +47,7 @@ public final class Deadline
     /** @return {@code timeout} in nanoseconds, in [0, FOREVER]: never throws for a long timeout */
     public static long toNanos(final Duration timeout)
     {
-        if (timeout.isNegative())
+        if (Checks.notNull(timeout, "timeout").isNegative())
         {
             return 0;
         }

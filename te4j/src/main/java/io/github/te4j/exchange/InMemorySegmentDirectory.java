@@ -63,7 +63,7 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
      */
     public static InMemorySegmentDirectory open(final String space, final int maxDescriptorBytes)
     {
-        SegmentDirectory.checkName(space);
+        SegmentDirectory.checkName(Checks.notNull(space, "space"));
         if (maxDescriptorBytes < 0)
         {
             throw new IllegalArgumentException("maxDescriptorBytes must not be negative: " + maxDescriptorBytes);

@@ -462,7 +462,7 @@ public final class FileExchange implements HandleExchange
         public Builder pollInterval(final Duration interval)
         {
             BuilderChecks.notNull(interval, "interval");
-            if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(10)) > 0)
+            if (interval.compareTo(Duration.ofMillis(1)) < 0 || interval.compareTo(Duration.ofSeconds(10)) > 0)
             {
                 throw new IllegalArgumentException("pollInterval must be 1 ms..10 s: " + interval);
             }
