@@ -235,7 +235,8 @@ abstract class NativeResource implements AutoCloseable
 
     /**
      * Idempotent: the first call waits for the calls inside to leave, then releases; a later or
-     * concurrent call returns once that release has finished.
+     * concurrent call returns once that release has finished, except on the thread running the
+     * release (a child's close or a callback reached from inside it), where it returns at once.
      */
     @Override
     public final void close()

@@ -823,8 +823,9 @@ public final class TransferBatch extends NativeResource
      * completes even when some failed or timed out; it is never completed exceptionally except by
      * closing the batch first). With nothing submitted it is complete at once, with no states.
      *
-     * <p>Dependent actions run on a thread of their own, never on a te4j thread in the middle of
-     * a close or drain, so they may close this batch, its agent, transport or engine.
+     * <p>Dependent actions run on a thread of their own when the requests finish, and on the
+     * closing thread, after the batch is released, when a close completes it exceptionally;
+     * never inside a te4j lock or drain. They may close this batch, its agent, transport or engine.
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {
