@@ -49,7 +49,7 @@ final class InFlightWork
     /** Cancels and waits (bounded) for the batches whose running requests use {@code m}; true when none runs. */
     static boolean drainBatchesUsing(final Object m)
     {
-        final long deadline = System.nanoTime() + DRAIN_NANOS;
+        final long deadline = System.nanoTime() + NativeResource.closeBudget(DRAIN_NANOS);
         boolean idle = true;
         for (final TransferBatch b : BATCHES)
         {
@@ -84,7 +84,7 @@ final class InFlightWork
     {
         // One deadline for all the streams: they run independently, so waiting for each in turn
         // with what is left of it is as long as waiting for all of them at once.
-        final long deadline = System.nanoTime() + DRAIN_NANOS;
+        final long deadline = System.nanoTime() + NativeResource.closeBudget(DRAIN_NANOS);
         boolean idle = true;
         for (final OpStream s : OPEN)
         {

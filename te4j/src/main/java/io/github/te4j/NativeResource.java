@@ -23,6 +23,12 @@ abstract class NativeResource implements AutoCloseable
     private static final int RELEASED = 1 << 28;
     private static final int CALLS = RELEASED - 1;
     private static final VarHandle STATE;
+    /**
+     * How long one close may wait, however many children it closes and drains: the outermost
+     * close on a thread sets the deadline, every wait inside takes only what is left of it.
+     */
+    static final long CLOSE_NANOS = 10_000_000_000L;
+    private static final ThreadLocal<long[]> CLOSE_DEADLINE = new ThreadLocal<>();
 
     static
     {
@@ -264,15 +270,35 @@ abstract class NativeResource implements AutoCloseable
             s = state;
         }
         releasing = Thread.currentThread();
+        final boolean outermost = CLOSE_DEADLINE.get() == null;
+        if (outermost)
+        {
+            CLOSE_DEADLINE.set(new long[] {System.nanoTime() + CLOSE_NANOS});
+        }
         try
         {
             release();
         }
         finally
         {
+            if (outermost)
+            {
+                CLOSE_DEADLINE.remove();
+            }
             STATE.getAndBitwiseOr(this, RELEASED);
             releasing = null;
         }
+    }
+
+    /**
+     * The time a wait may take: {@code budgetNanos}, and inside a close no more than what is left
+     * of the outermost close's deadline (a wait that gets none keeps its native memory, logged,
+     * as when its own bound runs out).
+     */
+    static long closeBudget(final long budgetNanos)
+    {
+        final long[] deadline = CLOSE_DEADLINE.get();
+        return deadline == null ? budgetNanos : Math.max(0, Math.min(budgetNanos, deadline[0] - System.nanoTime()));
     }
 
     /**

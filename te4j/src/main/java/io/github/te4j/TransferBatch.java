@@ -1079,7 +1079,7 @@ public final class TransferBatch extends NativeResource
                 cancelNative();
             }
         }
-        final long end = System.nanoTime() + GRACE_NANOS;
+        final long end = System.nanoTime() + closeBudget(GRACE_NANOS);
         boolean done;
         List<SegmentHandle> segments = List.of();
         for (;;)

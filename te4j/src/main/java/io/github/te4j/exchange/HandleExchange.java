@@ -67,7 +67,8 @@ public interface HandleExchange extends AutoCloseable
      * ranks contribute empty blobs, so it costs one allGather.
      *
      * @param root the rank whose data is sent
-     * @param data the data on {@code root} (required there); ignored, may be null, elsewhere
+     * @param data the data on {@code root} (required there: null is an IllegalArgumentException); ignored, may
+     *             be null, elsewhere
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
      */
