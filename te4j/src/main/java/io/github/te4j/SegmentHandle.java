@@ -1,6 +1,8 @@
 package io.github.te4j;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.Lock;
 
 /**
@@ -25,6 +27,7 @@ public final class SegmentHandle extends NativeResource
     private final int[] rkeys;
     private final int ownerPid;
     private final ProcessWatch owner;  // null: this process, or an RDMA segment
+    private final SegmentDescriptor descriptor;
     private int users;              // batches in flight that address this segment, guarded by this
     private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
 
@@ -55,6 +58,7 @@ public final class SegmentHandle extends NativeResource
     {
         super("SegmentHandle '" + d.name() + "'");
         this.agent = agent;
+        this.descriptor = d;
         this.name = d.name();
         this.rank = d.rank();
         this.offsets = offsetsOf(d);
@@ -67,6 +71,13 @@ public final class SegmentHandle extends NativeResource
         final boolean self = pid == ProcessHandle.current().pid();
         this.ownerPid = self ? 0 : pid;
         this.owner = self || pid <= 0 ? null : ProcessWatch.of(pid);
+        final List<long[]> mapped = new ArrayList<>();
+        for (int i = 0; i < this.bases.length; i++)
+        {
+            mapped.add(new long[] {this.bases[i], sizes[i]});
+        }
+        // A raw registration must not outlive these mappings, which go when the last batch is done.
+        LiveMemory.segmentMapped(this, mapped);
     }
 
     /** A segment reached over {@code rdma}: the descriptor's RDMA part names the owner's memory. */
@@ -74,6 +85,7 @@ public final class SegmentHandle extends NativeResource
     {
         super("SegmentHandle '" + d.name() + "' over RDMA");
         this.agent = agent;
+        this.descriptor = d;
         this.name = d.name();
         this.rank = d.rank();
         this.offsets = offsetsOf(d);
@@ -84,6 +96,12 @@ public final class SegmentHandle extends NativeResource
         this.rkeys = d.rdma().rkeys.clone();
         this.ownerPid = 0;
         this.owner = null;
+    }
+
+    /** The descriptor it was opened from (its notification area, for a submit's notification). */
+    SegmentDescriptor descriptor()
+    {
+        return descriptor;
     }
 
     /** The segment's name. */
@@ -252,6 +270,7 @@ public final class SegmentHandle extends NativeResource
         {
             return;  // nothing mapped
         }
+        LiveMemory.segmentUnmapping(this);
         for (final long b : bases)
         {
             if (b != 0)

@@ -10,6 +10,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.Pointer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transfer engine's host API, with Mooncake's concepts: register local memory, publish it as
@@ -40,6 +43,8 @@ import java.util.concurrent.locks.Lock;
  */
 public final class TransferAgent extends NativeResource
 {
+    private static final Logger LOG = LoggerFactory.getLogger(TransferAgent.class);
+
     private final TransferEngine engine;
     private final P2pTransport p2p;
     private final String segmentName;
@@ -51,6 +56,9 @@ public final class TransferAgent extends NativeResource
     private int rank = -1;
     private SegmentDirectory directory;
     private RdmaTransport rdma;
+    private Notifications notifications;   // created with the first descriptor or notifications() call
+    private final NotificationOutbox outbox = new NotificationOutbox(this);
+    private TransferEngine notificationEngine;  // CUDA: the host engine of notification areas, guarded by this
 
     TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
     {
@@ -125,8 +133,9 @@ public final class TransferAgent extends NativeResource
                     {
                         Errors.checkArgument(m.buffer() != buffer, buffer + " is already registered");
                     }
-                    final RegisteredMemory m = new RegisteredMemory(this, buffer, buffer.address(), buffer.size(),
-                        nextSegmentOffset);
+                    final RegisteredMemory m = LiveMemory.registerLocal(buffer, buffer.address(), buffer.size(),
+                        within -> new RegisteredMemory(this, buffer, within, buffer.address(), buffer.size(),
+                            nextSegmentOffset));
                     nextSegmentOffset += buffer.size();
                     registered.add(m);
                     return m;
@@ -144,9 +153,34 @@ public final class TransferAgent extends NativeResource
     }
 
     /**
-     * Registers memory allocated elsewhere (host platform: this process's memory, e.g. a direct
-     * ByteBuffer's address) as the local side of requests; it is not part of the segment. The
-     * memory must stay valid until it is unregistered or this agent is closed.
+     * Registers memory allocated elsewhere (a direct ByteBuffer's, another library's) or a range
+     * of a te4j buffer as the local side of requests; it is not part of the segment.
+     *
+     * <p>What te4j checks, before anything is recorded ({@link IllegalArgumentException} with the
+     * reason otherwise):
+     * <ul>
+     *   <li>its kind ({@link MemoryKind}) suits the route: on the host platform, memory host
+     *       threads can reach (not {@link MemoryKind#DEVICE}); on CUDA, memory the batch's copy
+     *       kernel can reach: device memory of this agent's device, pinned host or managed memory
+     *       (not {@link MemoryKind#PAGEABLE_HOST});</li>
+     *   <li>host memory the CUDA driver does not know is mapped in this process over the whole
+     *       range;</li>
+     *   <li>a range that shares a byte with a live te4j buffer lies inside it: it is then tied to
+     *       that buffer, whose close withdraws it and waits (bounded) for the batches that use
+     *       it, so no batch ever copies into the freed buffer;</li>
+     *   <li>it is no te4j buffer or mapping freed lately, and no te4j mapping of another
+     *       process's memory. te4j cannot tell a stale address of a freed buffer from memory that
+     *       another allocator later placed in the same range: such memory is refused too while
+     *       te4j remembers the free (allocate another block).</li>
+     * </ul>
+     *
+     * <p>The caller's duty, for memory te4j did not allocate: keep it allocated until it is
+     * unregistered or this agent is closed, and do not free it while a batch that uses it runs.
+     * te4j cannot see another library's free, and a batch that copies into memory freed that way
+     * writes into whatever the allocator put there next.
+     *
+     * @throws IllegalArgumentException for a bad range, a kind the route cannot carry, unmapped
+     *     memory, or memory that overlaps other registered memory or freed te4j memory
      */
     public RegisteredMemory registerLocalMemory(final long address, final long bytes)
     {
@@ -157,6 +191,7 @@ public final class TransferAgent extends NativeResource
         final Lock l = enter();
         try
         {
+            checkRoute(address, bytes, "registerLocalMemory");
             synchronized (this)
             {
                 for (final RegisteredMemory m : registered)
@@ -165,7 +200,8 @@ public final class TransferAgent extends NativeResource
                         || m.address() >= address + bytes, "[0x" + Long.toHexString(address) + ", +" + bytes
                         + ") overlaps " + m);
                 }
-                final RegisteredMemory m = new RegisteredMemory(this, null, address, bytes, -1);
+                final RegisteredMemory m = LiveMemory.registerLocal(null, address, bytes,
+                    within -> new RegisteredMemory(this, null, within, address, bytes, -1));
                 registered.add(m);
                 return m;
             }
@@ -174,6 +210,49 @@ public final class TransferAgent extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * {@link #registerLocalMemory(long, long)} of the memory a JavaCPP pointer designates (for
+     * example from the JavaCPP Presets for CUDA's {@code cudaMalloc} or {@code cudaMallocHost},
+     * or a {@code BytePointer}): from the element at its position to its limit, or to its
+     * capacity when no limit is set, {@link MemoryKind#pointerAddress} and
+     * {@link MemoryKind#pointerBytes}. The pointer object need not stay reachable; the memory
+     * must stay allocated as {@link #registerLocalMemory(long, long)} says (a JavaCPP pointer
+     * with a deallocator frees its memory when it is closed or garbage collected: keep it).
+     *
+     * @throws IllegalArgumentException as {@link #registerLocalMemory(long, long)}, and for a
+     *     null pointer or one that designates no bytes
+     */
+    public RegisteredMemory registerLocalMemory(final Pointer pointer)
+    {
+        return registerLocalMemory(MemoryKind.pointerAddress(pointer), MemoryKind.pointerBytes(pointer));
+    }
+
+    /** Refuses memory of a kind this agent's batches cannot copy, with the reason and the fix. */
+    private void checkRoute(final long address, final long bytes, final String what)
+    {
+        // te4j's own memory first: freed te4j memory is named as such, not as unmapped memory.
+        LiveMemory.checkLocalRegistration(address, bytes);
+        final int[] device = new int[1];
+        final MemoryKind kind = MemoryKind.probe(address, bytes, device);
+        final String range = what + "(0x" + Long.toHexString(address) + ", " + bytes + "): ";
+        if (platform() == Platform.HOST)
+        {
+            Errors.checkArgument(kind.isHostAccessible(), range + kind + " memory of CUDA device " + device[0]
+                + ": a host-platform batch copies with host threads, which cannot reach it (fix: use a"
+                + " CUDA-platform engine, or register host memory)");
+            Errors.checkArgument(rdma() == null || kind == MemoryKind.PAGEABLE_HOST || kind == MemoryKind.PINNED_HOST,
+                range + kind + " memory: RDMA requests need memory that stays in host RAM (fix: register pinned or"
+                    + " ordinary host memory)");
+            return;
+        }
+        Errors.checkArgument(kind.isDeviceAccessible(), range + kind + " memory: a CUDA-platform batch copies"
+            + " with a kernel, which cannot read pageable host memory (fix: allocate it with cudaMallocHost, pin it"
+            + " with cudaHostRegister, or use a host-platform engine)");
+        Errors.checkArgument(kind != MemoryKind.DEVICE || device[0] == engine.device(), range
+            + "device memory of CUDA device " + device[0] + ", this agent copies on device " + engine.device()
+            + " (fix: register it with an engine of device " + device[0] + ")");
     }
 
     /**
@@ -193,6 +272,7 @@ public final class TransferAgent extends NativeResource
                 registered.remove(memory);
             }
             memory.unregistered();
+            LiveMemory.unregisteredLocal(memory);
             InFlightWork.drainBatchesUsing(memory);
         }
         finally
@@ -239,7 +319,11 @@ public final class TransferAgent extends NativeResource
                 Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
                 route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
             }
-            return new SegmentDescriptor(segmentName, rank, parts, route).toBytes();
+            final Notifications n = notificationsForDescriptor();
+            final SegmentDescriptor.Notify notify = n == null ? null
+                : new SegmentDescriptor.Notify(notificationTransport().exportHandle(n.memory()), n.rings(), n.depth(),
+                    route == null ? 0 : n.memory().address(), route == null ? 0 : (int) r.registerAside(n.memory()));
+            return new SegmentDescriptor(segmentName, rank, parts, route, notify).toBytes();
         }
         finally
         {
@@ -418,7 +502,18 @@ public final class TransferAgent extends NativeResource
 
     private long map(final SegmentDescriptor d, final int part)
     {
-        final IpcHandle h = d.parts().get(part).handle;
+        return mapHandle(d.parts().get(part).handle, "segment '" + d.name() + "' buffer " + part);
+    }
+
+    /** Maps the buffer of handle {@code h} here (its size checked against the handle's); unmap with {@link #unmap}. */
+    long mapHandle(final IpcHandle h, final String what)
+    {
+        return mapHandle(p2p, h, what);
+    }
+
+    /** {@link #mapHandle(IpcHandle, String)} through {@code p2p}, this agent's transport or its notification one. */
+    long mapHandle(final P2pTransport p2p, final IpcHandle h, final String what)
+    {
         final byte[] handleBytes = h.toBytes();
         final long[] base = new long[1];
         final long[] bytes = new long[1];
@@ -426,7 +521,7 @@ public final class TransferAgent extends NativeResource
         try
         {
             Errors.check(p2p.nativePeer().mapSegmentBytes(handleBytes, handleBytes.length, base, bytes),
-                "openSegment('" + d.name() + "') buffer " + part, p2p.nativePeer()::lastError);
+                "map " + what, p2p.nativePeer()::lastError);
         }
         finally
         {
@@ -434,19 +529,25 @@ public final class TransferAgent extends NativeResource
         }
         if (bytes[0] != h.bufferSize())
         {
-            unmap(base[0]);
-            throw new BadHandleException("segment '" + d.name() + "' buffer " + part + ": mapped " + bytes[0]
-                + " B, its handle says " + h.bufferSize() + " B");
+            unmap(p2p, base[0]);
+            throw new BadHandleException(what + ": mapped " + bytes[0] + " B, its handle says " + h.bufferSize() + " B");
         }
         return base[0];
     }
 
-    /**
-     * Unmaps one mapping. Never waits for the transport's close: that close may be the caller's
-     * own (a batch it drains releases the segment's last use) or another thread's that waits for
-     * the caller's batch, and a closing transport's native side unmaps everything itself.
-     */
+    /** Unmaps one mapping of this agent's transport. */
     void unmap(final long base)
+    {
+        unmap(p2p, base);
+    }
+
+    /**
+     * Unmaps a mapping {@code p2p} made. Never waits for the transport's close: that close may be
+     * the caller's own (a batch it drains releases the segment's last use) or another thread's
+     * that waits for the caller's batch, and a closing transport's native side unmaps everything
+     * itself.
+     */
+    void unmap(final P2pTransport p2p, final long base)
     {
         final Lock l = p2p.tryEnter();
         if (l == null)
@@ -461,6 +562,146 @@ public final class TransferAgent extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * The notifications other agents send to this one: the receiving side. Senders find this
+     * agent's notification area (host memory, on every platform) in its segment descriptor, so
+     * publish after the first call (every publish includes it).
+     */
+    public Notifications notifications()
+    {
+        final Lock l = enter();
+        try
+        {
+            return notificationsLocked();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /**
+     * The receiver whose area the descriptor announces. Off the host platform the area needs a
+     * host engine beside this agent's: should that fail, the segment is still published (its
+     * transfers need no area), without one, and senders are told it has none.
+     */
+    private Notifications notificationsForDescriptor()
+    {
+        if (platform() == Platform.HOST)
+        {
+            return notificationsLocked();
+        }
+        try
+        {
+            return notificationsLocked();
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.warn("segment '{}' is published without a notification area: {}", segmentName, e.toString());
+            return null;
+        }
+    }
+
+    /** The receiver, its area allocated on first use; the caller entered this agent. */
+    private Notifications notificationsLocked()
+    {
+        synchronized (this)
+        {
+            if (notifications != null)
+            {
+                return notifications;
+            }
+        }
+        final DeviceBuffer area = notificationTransport().allocateBuffer(Notifications.areaBytes());
+        final Notifications existing;
+        synchronized (this)
+        {
+            if (notifications == null)
+            {
+                notifications = new Notifications(this, area);
+                return notifications;
+            }
+            existing = notifications;
+        }
+        area.close();
+        return existing;
+    }
+
+    /**
+     * The host-platform transport of notification areas: this agent's own on the host platform;
+     * elsewhere (CUDA) one of a host engine of this agent's, so that areas are host memory that
+     * the receiving thread reads and senders on this host map, whatever memory the data is in.
+     */
+    P2pTransport notificationTransport()
+    {
+        if (p2p.platform() == Platform.HOST)
+        {
+            return p2p;
+        }
+        synchronized (this)
+        {
+            if (notificationEngine == null)
+            {
+                notificationEngine = TransferEngine.builder().platform(Platform.HOST).build();
+            }
+            return notificationEngine.getOrCreateP2pTransport(2);
+        }
+    }
+
+    /**
+     * Sends {@code message} on its own to the agent of segment {@code segmentName} (known here as
+     * for {@link #openSegment(String)}), after this agent's earlier notifications to it. Waits up
+     * to {@code timeout} for room when that agent's queue from this one is full, then throws
+     * {@link Te4jTimeoutException}. The receiver delivers it only once it knows this agent's
+     * segment by name: publish this agent's segment where the receiver looks.
+     *
+     * @param message at most {@link Notification#MAX_BYTES} bytes (copied)
+     */
+    public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
+    {
+        Notification.check(message);
+        Errors.checkArgument(segmentName != null, "segmentName is null");
+        SegmentDirectory.checkName(segmentName);
+        checkTimeout(timeout);
+        final Lock l = enter();
+        try
+        {
+            final byte[] bytes = descriptorNamed(segmentName);
+            if (bytes == null)
+            {
+                throw new IllegalArgumentException("sendNotification: unknown segment '" + segmentName
+                    + "': no rank published it where this agent looks (handle exchange or directory)");
+            }
+            outbox.send(SegmentDescriptor.fromBytes(bytes), message, timeout);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The descriptor published under {@code name} where openSegment looks (exchange, then directory), or null. */
+    byte[] descriptorNamed(final String name)
+    {
+        final byte[] d;
+        final SegmentDirectory dir;
+        synchronized (this)
+        {
+            d = gathered.get(name);
+            dir = directory;
+        }
+        if (d != null)
+        {
+            return d;
+        }
+        return dir == null ? null : dir.lookup(name).orElse(null);
+    }
+
+    NotificationOutbox notificationOutbox()
+    {
+        return outbox;
     }
 
     /** A batch of at most {@code capacity} requests (1 to 2^20). */
@@ -501,6 +742,19 @@ public final class TransferAgent extends NativeResource
         return m.isRegistered();
     }
 
+    /**
+     * The te4j buffer {@code m} is or lies in is being freed (LiveMemory): it leaves this agent's
+     * memory, as an unregister does; the batches that use it were drained by the free.
+     */
+    void withdraw(final RegisteredMemory m)
+    {
+        m.unregistered();
+        synchronized (this)
+        {
+            registered.remove(m);
+        }
+    }
+
     synchronized void batchClosed(final TransferBatch b)
     {
         batches.remove(b);
@@ -519,7 +773,9 @@ public final class TransferAgent extends NativeResource
     @Override
     void release()
     {
-        // Batches first (they use the segments' mappings and the local memory), then segments.
+        // Notifications of submits that finish in time first (they need their batches), then
+        // batches (they use the segments' mappings and the local memory), then segments.
+        outbox.close(TransferBatch.GRACE_NANOS);
         final List<TransferBatch> bs;
         final List<SegmentHandle> ss;
         synchronized (this)
@@ -532,7 +788,28 @@ public final class TransferAgent extends NativeResource
         synchronized (this)
         {
             registered.forEach(RegisteredMemory::unregistered);
+            registered.forEach(LiveMemory::unregisteredLocal);
             registered.clear();
+        }
+        final Notifications n;
+        synchronized (this)
+        {
+            n = notifications;
+        }
+        if (n != null)
+        {
+            n.close();
+            n.memory().close();
+        }
+        final TransferEngine hostEngine;
+        synchronized (this)
+        {
+            hostEngine = notificationEngine;
+            notificationEngine = null;
+        }
+        if (hostEngine != null)
+        {
+            hostEngine.close();
         }
         engine.agentClosed(this);
     }
