@@ -78,8 +78,8 @@ public class ArgumentClassesFuzzTest
 
         List<Object> receivers()
         {
-            return List.of(engine, p2p, buffer, handle, ctx, stream, agent, memory, dir, segment, batch, rendezvous,
-                fileExchange, TransferEngine.builder(), Rendezvous.builder(), FileExchange.builder(),
+            return List.of(engine, p2p, buffer, handle, ctx, stream, agent, agent.notifications(), memory, dir, segment,
+                batch, rendezvous, fileExchange, TransferEngine.builder(), Rendezvous.builder(), FileExchange.builder(),
                 ExchangeAddress.parse("tcp://127.0.0.1:1?timeout=5s"), new TransferDescriptors(4));
         }
 
