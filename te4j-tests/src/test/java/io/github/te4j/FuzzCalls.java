@@ -58,6 +58,7 @@ final class FuzzCalls
         else if (k < 95) hostOnly(v);
         else if (k < 97) registration(v);
         else if (k < 98) new FuzzListCalls(this, f, rnd, racing).any(v);
+        else if (k < 99) batchLifecycle(v);
         else validTransfer(v);
     }
 
@@ -125,15 +126,18 @@ final class FuzzCalls
         return rnd.nextInt(6) == 0 ? (int)x : (int)Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, x));
     }
 
+    /** Timeouts of every class: null, negative, zero, 1 ns, short, and past what nanoseconds can hold. */
     Duration anyTimeout()
     {
-        switch (rnd.nextInt(9))
+        switch (rnd.nextInt(11))
         {
             case 0: return null;
             case 1: return Duration.ZERO;
             case 2: return Duration.ofNanos(-1);
             case 3: return Duration.ofNanos(1);
             case 4: return Duration.ofSeconds(Long.MAX_VALUE);
+            case 5: return Duration.ofSeconds(Long.MAX_VALUE, 999_999_999);
+            case 6: return Duration.ofNanos(Long.MAX_VALUE);
             default: return Duration.ofMillis(1 + rnd.nextInt(40));
         }
     }
@@ -654,6 +658,102 @@ final class FuzzCalls
                 v.set(Expect.FAIL, "endCapture on host");
                 anyStream().endCapture();
                 break;
+        }
+    }
+
+    // ---- transfer batches: extreme timeouts, closes in any order from any thread -------------
+
+    private static final String[] BATCH_OBJECTS = {"batch", "segment", "agent", "transport", "engine"};
+
+    /**
+     * Rank 0's agent opens rank 1's segment and submits a batch with a timeout of any class; then
+     * the batch (polled or not), its segment, agent, transport and engine close in a random order,
+     * on this thread, on another, or inside the batch's completion callback. Every close must
+     * return (bounded here: a hang is a violation, with the stacks of every thread).
+     */
+    void batchLifecycle(final FuzzVerdict v)
+    {
+        final String tag = "fz" + Long.toHexString(rnd.nextLong() & Long.MAX_VALUE);
+        final TransferAgent a0 = f.engines[0].createTransferAgent(f.transports[0], tag + "a");
+        final TransferAgent a1 = f.engines[1].createTransferAgent(f.transports[1], tag + "b");
+        try (io.github.te4j.exchange.InMemorySegmentDirectory d0 = io.github.te4j.exchange.InMemorySegmentDirectory.open(tag);
+             io.github.te4j.exchange.InMemorySegmentDirectory d1 = io.github.te4j.exchange.InMemorySegmentDirectory.open(tag))
+        {
+            final RegisteredMemory local = a0.registerLocalMemory(f.windows[0]);
+            a1.registerLocalMemory(f.windows[1]);
+            a0.publishSegment(d0);
+            a1.publishSegment(d1);
+            final SegmentHandle seg = a0.openSegment(tag + "b", d0, SYNC);
+            final TransferBatch b = a0.allocateBatch(4);
+            final Duration t = anyTimeout();
+            final int n = 1 + rnd.nextInt(4);
+            final List<TransferRequest> rs = new ArrayList<>();
+            for (int i = 0; i < n; i++)
+            {
+                rs.add(TransferRequest.write(local, 0, seg, 4, Math.min(64, f.size - 4)));
+            }
+            v.set(succeedIf(t != null && !t.isNegative()), "batch submit(" + n + ", " + t + ")");
+            try
+            {
+                b.submit(rs, t);
+            }
+            catch (final IllegalArgumentException e)
+            {
+                if (t != null && !t.isNegative())
+                {
+                    throw e;
+                }
+            }
+            if (rnd.nextBoolean())
+            {
+                b.isDone();  // polled once, or never
+            }
+            final NativeResource[] objects = {b, seg, a0, f.transports[0], f.engines[0]};
+            final List<Integer> order = new ArrayList<>(List.of(0, 1, 2, 3, 4));
+            java.util.Collections.shuffle(order, rnd);
+            final int closes = 1 + rnd.nextInt(order.size());
+            final Runnable closeSome = () ->
+            {
+                for (int i = 0; i < closes; i++)
+                {
+                    objects[order.get(i)].close();
+                }
+            };
+            final int how = rnd.nextInt(3);
+            final StringBuilder what = new StringBuilder();
+            for (int i = 0; i < closes; i++)
+            {
+                what.append(i == 0 ? "" : ",").append(BATCH_OBJECTS[order.get(i)]);
+            }
+            v.set(racing ? Expect.EITHER : Expect.SUCCEED, "batch submit(" + n + ", " + t + ") then close " + what
+                + (how == 0 ? " here" : how == 1 ? " on another thread" : " in the completion callback"));
+            if (how == 0)
+            {
+                closeSome.run();
+            }
+            else
+            {
+                final java.util.concurrent.CompletableFuture<Void> done = how == 1
+                    ? java.util.concurrent.CompletableFuture.runAsync(closeSome) : b.future().handle((x, e) -> null)
+                        .thenRun(closeSome);
+                try
+                {
+                    done.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                }
+                catch (final java.util.concurrent.TimeoutException e)
+                {
+                    throw new AssertionError("closing " + what + " did not return in 30 s");
+                }
+                catch (final InterruptedException | java.util.concurrent.ExecutionException e)
+                {
+                    throw new AssertionError("closing " + what + " failed: " + e, e);
+                }
+            }
+        }
+        finally
+        {
+            a1.close();
+            a0.close();
         }
     }
 

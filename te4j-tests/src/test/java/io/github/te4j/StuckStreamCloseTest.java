@@ -49,4 +49,28 @@ public class StuckStreamCloseTest
             Assert.assertTrue(closeMs <= SLACK_MS, "the stuck stream's close took " + closeMs + " ms");
         }
     }
+
+    /**
+     * Issue 32, finding 4 for close: an engine whose two streams are stuck on two windows closes
+     * within one close bound ({@link NativeResource#CLOSE_NANOS}) as a whole, not one bound per
+     * stream in turn (each child's wait gets what is left of the outermost close's).
+     */
+    @Test(groups = "host", timeOut = 120_000)
+    public void anEngineCloseKeepsOneBoundAcrossItsStuckStreams()
+    {
+        final TransferEngine engine = TransferEngine.builder().platform(Platform.HOST).build();
+        final P2pTransport p2p = engine.getOrCreateP2pTransport(1);
+        for (int i = 0; i < 2; i++)
+        {
+            final CommContext w = p2p.importPeerHandles(p2p.allocateBuffer(1 << 16), 0,
+                Arrays.asList(new IpcHandle[1]), 1, 1);
+            engine.createStream().waitSignal(w, 0, 1, Duration.ofHours(1));  // nobody signals
+        }
+        final long t0 = System.nanoTime();
+        engine.close();
+        final long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+        final long bound = TimeUnit.NANOSECONDS.toMillis(NativeResource.CLOSE_NANOS);
+        System.out.println("two stuck streams: TransferEngine.close() took " + ms + " ms (close bound " + bound + " ms)");
+        Assert.assertTrue(ms <= bound + SLACK_MS, "close took " + ms + " ms, more than one close bound");
+    }
 }

@@ -45,6 +45,12 @@ final class BatchWatcher
         BatchWatcher.class.notifyAll();
     }
 
+    /** Whether {@code b} is polled now (tests: a batch with nothing to wait for is not). */
+    static boolean isWatched(final TransferBatch b)
+    {
+        return WATCHED.contains(b);
+    }
+
     private static void run()
     {
         long pause = MIN_PAUSE_NANOS;

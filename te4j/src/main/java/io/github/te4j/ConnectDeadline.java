@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import java.time.Duration;
 
 /**
@@ -19,7 +20,7 @@ final class ConnectDeadline
     /** @return the deadline {@code timeout} from now; an absurdly long timeout saturates instead of overflowing */
     static ConnectDeadline after(final Duration timeout)
     {
-        return new ConnectDeadline(System.nanoTime() + Math.min(saturatedNanos(timeout), Long.MAX_VALUE / 4));
+        return new ConnectDeadline(Deadline.after(timeout).nanoTime());
     }
 
     /** Time left for the step {@code before}; the timeout exception once none is left. */
@@ -31,17 +32,5 @@ final class ConnectDeadline
             throw new Te4jTimeoutException("RdmaTransport.connect: the timeout passed before " + before);
         }
         return Duration.ofNanos(nanos);
-    }
-
-    static long saturatedNanos(final Duration d)
-    {
-        try
-        {
-            return d.toNanos();
-        }
-        catch (final ArithmeticException e)
-        {
-            return Long.MAX_VALUE;
-        }
     }
 }

@@ -63,7 +63,7 @@ final class InFlightWork
      */
     static boolean drainBatchesUsing(final Object m)
     {
-        final long deadline = System.nanoTime() + DRAIN_NANOS;
+        final long deadline = System.nanoTime() + NativeResource.closeBudget(DRAIN_NANOS);
         boolean idle = true;
         for (final TransferBatch b : BATCHES)
         {
@@ -105,7 +105,7 @@ final class InFlightWork
     {
         // One deadline for all the streams: they run independently, so waiting for each in turn
         // with what is left of it is as long as waiting for all of them at once.
-        final long deadline = System.nanoTime() + DRAIN_NANOS;
+        final long deadline = System.nanoTime() + NativeResource.closeBudget(DRAIN_NANOS);
         boolean idle = true;
         for (final OpStream s : OPEN)
         {

@@ -23,6 +23,12 @@ abstract class NativeResource implements AutoCloseable
     private static final int RELEASED = 1 << 28;
     private static final int CALLS = RELEASED - 1;
     private static final VarHandle STATE;
+    /**
+     * How long one close may wait, however many children it closes and drains: the outermost
+     * close on a thread sets the deadline, every wait inside takes only what is left of it.
+     */
+    static final long CLOSE_NANOS = 10_000_000_000L;
+    private static final ThreadLocal<long[]> CLOSE_DEADLINE = new ThreadLocal<>();
 
     static
     {
@@ -40,6 +46,11 @@ abstract class NativeResource implements AutoCloseable
     private final Lock entered = new Entered();
     @SuppressWarnings("unused")  // accessed through STATE
     private volatile int state;
+    /**
+     * The thread running {@link #release()}: what it reaches from inside (a child's close, a
+     * drain, a completion callback) must not wait for this release to end, which waits for it.
+     */
+    private volatile Thread releasing;
 
     NativeResource(final String name)
     {
@@ -230,7 +241,8 @@ abstract class NativeResource implements AutoCloseable
 
     /**
      * Idempotent: the first call waits for the calls inside to leave, then releases; a later or
-     * concurrent call returns once that release has finished.
+     * concurrent call returns once that release has finished, except on the thread running the
+     * release (a child's close or a callback reached from inside it), where it returns at once.
      */
     @Override
     public final void close()
@@ -257,18 +269,50 @@ abstract class NativeResource implements AutoCloseable
             backOff(spins);
             s = state;
         }
+        releasing = Thread.currentThread();
+        final boolean outermost = CLOSE_DEADLINE.get() == null;
+        if (outermost)
+        {
+            CLOSE_DEADLINE.set(new long[] {System.nanoTime() + CLOSE_NANOS});
+        }
         try
         {
             release();
         }
         finally
         {
+            if (outermost)
+            {
+                CLOSE_DEADLINE.remove();
+            }
             STATE.getAndBitwiseOr(this, RELEASED);
+            releasing = null;
         }
     }
 
+    /**
+     * The time a wait may take: {@code budgetNanos}, and inside a close no more than what is left
+     * of the outermost close's deadline (a wait that gets none keeps its native memory, logged,
+     * as when its own bound runs out).
+     */
+    static long closeBudget(final long budgetNanos)
+    {
+        final long[] deadline = CLOSE_DEADLINE.get();
+        return deadline == null ? budgetNanos : Math.max(0, Math.min(budgetNanos, deadline[0] - System.nanoTime()));
+    }
+
+    /**
+     * Waits until release() has finished, except on the thread running it: that thread reaches
+     * here only from inside its own release (a close or drain of this resource from a child or a
+     * callback), and waiting would never end. It goes on as if the release were done, which is
+     * what the caller asked for: no new call gets in.
+     */
     private void awaitReleased()
     {
+        if (releasing == Thread.currentThread())
+        {
+            return;
+        }
         for (int spins = 0; (state & RELEASED) == 0; spins++)
         {
             backOff(spins);

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.telemetry.NotificationSentEvent;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -106,7 +107,7 @@ final class NotificationOutbox
     {
         final NotificationSentEvent event = new NotificationSentEvent();
         event.begin();
-        final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final long deadline = Deadline.after(timeout).nanoTime();
         final NotificationTarget t = target(segment.descriptor(), deadline);
         final long[] position = {-1};
         final int first;
@@ -161,7 +162,7 @@ final class NotificationOutbox
     {
         final NotificationSentEvent event = new NotificationSentEvent();
         event.begin();
-        final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final long deadline = Deadline.after(timeout).nanoTime();
         final NotificationTarget t = target(d, deadline);
         final long position = t.reserve(deadline);
         if (!t.publish(position, message, false))

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.telemetry.NotificationReceivedEvent;
 import java.time.Duration;
 import java.util.Optional;
@@ -97,7 +98,7 @@ public final class Notifications
     public Notification take(final Duration timeout)
     {
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final long end = Deadline.after(timeout).nanoTime();
         long park = 1_000;
         for (;;)
         {

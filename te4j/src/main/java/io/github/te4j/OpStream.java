@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeOpStream;
 import java.time.Duration;
@@ -452,14 +453,7 @@ public final class OpStream extends NativeResource
         {
             throw new IllegalArgumentException("timeout " + timeout + " must be positive");
         }
-        try
-        {
-            return timeout.toNanos();
-        }
-        catch (final ArithmeticException e)
-        {
-            return Long.MAX_VALUE;
-        }
+        return Deadline.toNanos(timeout);
     }
 
     /** Wraps a CUDA stream made elsewhere (e.g. a JavaCPP Presets {@code CUstream_st}); not owned. */
@@ -612,8 +606,10 @@ public final class OpStream extends NativeResource
         // Drain first so that no kernel still reads tables that the transport frees next.
         try
         {
-            // A stuck stream already cost one drain bound: closing it does not wait another.
-            SlicedWait.run(peer, stuck ? 1 : InFlightWork.DRAIN_NANOS, () -> checkPeers("close"), new String[1]);
+            // A stuck stream already cost one drain bound: closing it does not wait another; inside
+            // a larger close (the engine's) it waits only what is left of that close's bound.
+            final long bound = stuck ? 1 : Math.max(1, closeBudget(InFlightWork.DRAIN_NANOS));
+            SlicedWait.run(peer, bound, () -> checkPeers("close"), new String[1]);
         }
         catch (final PeerLostException e)
         {

@@ -2,6 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeP2pTransport;
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.exchange.HandleExchange;
 import java.io.ByteArrayOutputStream;
 import java.time.Duration;
@@ -271,34 +272,62 @@ public final class P2pTransport extends NativeResource
     }
 
     /**
-     * Export, all-gather through {@code exchange}, import: the whole handshake for one buffer.
-     * Every rank must call this with a buffer of the same size.
+     * Export, all-gather through {@code exchange}, import, barrier: the whole handshake for one
+     * buffer, within {@code timeout} as a whole. Every rank must call this with a buffer of the
+     * same size.
      */
     public CommContext connect(final DeviceBuffer local, final int numActive, final HandleExchange exchange,
         final Duration timeout)
     {
-        final List<IpcHandle> handles = exchangeHandles(local, exchange, timeout);
+        Errors.checkArgument(numActive >= 1 && numActive <= numRanks, "numActive=" + numActive + " must be in [1, "
+            + numRanks + "]");
+        final Deadline deadline = Deadline.after(checkTimeout(timeout));
+        final List<IpcHandle> handles = exchangeHandles(local, exchange, deadline);
         final long mask = numActive >= 64 ? -1L : (1L << numActive) - 1;
         final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask);
-        // Nobody may free its buffer before every peer has mapped it.
-        exchange.barrier(timeout);
+        barrierOrClose(ctx, exchange, deadline);
         return ctx;
     }
 
     /** Exports {@code local} and all-gathers every rank's handle through {@code exchange}. */
     private List<IpcHandle> exchangeHandles(final DeviceBuffer local, final HandleExchange exchange,
-        final Duration timeout)
+        final Deadline deadline)
     {
+        checkOwn(local);
         Errors.checkArgument(exchange != null, "exchange is null");
         Errors.checkArgument(exchange.worldSize() == numRanks,
             "exchange has " + exchange.worldSize() + " ranks, this transport " + numRanks);
         final IpcHandle mine = exportHandle(local);
         final List<IpcHandle> handles = new ArrayList<>();
-        for (final byte[] bytes : exchange.allGather(mine.toBytes(), timeout))
+        for (final byte[] bytes : exchange.allGather(mine.toBytes(), deadline.left()))
         {
             handles.add(IpcHandle.fromBytes(bytes));
         }
         return handles;
+    }
+
+    /**
+     * Nobody may free its buffer before every peer has mapped it: the barrier, with what is left
+     * of the call's deadline. A rank that fails it keeps no half-made context.
+     */
+    private static void barrierOrClose(final CommContext ctx, final HandleExchange exchange, final Deadline deadline)
+    {
+        try
+        {
+            exchange.barrier(deadline.left());
+        }
+        catch (final RuntimeException e)
+        {
+            ctx.close();
+            throw e;
+        }
+    }
+
+    private static Duration checkTimeout(final Duration timeout)
+    {
+        Errors.checkArgument(timeout != null, "timeout is null");
+        Errors.checkArgument(!timeout.isNegative() && !timeout.isZero(), "timeout must be positive: " + timeout);
+        return timeout;
     }
 
     /**
@@ -309,10 +338,11 @@ public final class P2pTransport extends NativeResource
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout,
         final long p2pRanksMask)
     {
-        final List<IpcHandle> handles = exchangeHandles(local, exchange, timeout);
+        final Deadline deadline = Deadline.after(checkTimeout(timeout));
+        final List<IpcHandle> handles = exchangeHandles(local, exchange, deadline);
         final long mask = numRanks == 64 ? -1L : (1L << numRanks) - 1;
         final CommContext ctx = importPeerHandles(local, exchange.rank(), handles, mask, p2pRanksMask & mask);
-        exchange.barrier(timeout);
+        barrierOrClose(ctx, exchange, deadline);
         return ctx;
     }
 

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeRdmaTransport;
@@ -466,7 +467,7 @@ public final class RdmaTransport extends NativeResource
             }
         }
         final int timeoutMs = (int)Math.max(1, Math.min(Integer.MAX_VALUE,
-            ConnectDeadline.saturatedNanos(timeout) / 1_000_000));
+            Deadline.toMillis(timeout)));
         final Lock l = enter();
         try
         {
@@ -524,10 +525,10 @@ public final class RdmaTransport extends NativeResource
         {
             if (numRanks != 0)
             {
-                Errors.check(peer.setPeerTimeoutMs((int)timeout.toMillis()), "RdmaTransport.setPeerTimeoutMs",
+                Errors.check(peer.setPeerTimeoutMs((int)Deadline.toMillis(timeout)), "RdmaTransport.setPeerTimeoutMs",
                     peer::lastError);
             }
-            peerTimeoutMillis = timeout.toMillis();
+            peerTimeoutMillis = Deadline.toMillis(timeout);
         }
         finally
         {
@@ -641,7 +642,7 @@ public final class RdmaTransport extends NativeResource
         final Lock l = enter();
         try
         {
-            Errors.check(peer.setDeviceTimeoutNs(ConnectDeadline.saturatedNanos(timeout)), "RdmaTransport.setDeviceTimeoutNs",
+            Errors.check(peer.setDeviceTimeoutNs(Deadline.toNanos(timeout)), "RdmaTransport.setDeviceTimeoutNs",
                 peer::lastError);
         }
         finally

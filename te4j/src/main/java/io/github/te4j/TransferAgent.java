@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.exchange.HandleExchange;
 import io.github.te4j.exchange.SegmentDirectory;
 import java.time.Duration;
@@ -334,18 +335,19 @@ public final class TransferAgent extends NativeResource
     /**
      * Publishes this rank's segment and learns every other rank's: an all-gather of descriptors
      * through {@code exchange}, then a barrier (nobody frees a buffer before every peer could map
-     * it). Every rank of the exchange calls it.
+     * it), both within {@code timeout} as a whole. Every rank of the exchange calls it.
      */
     public void publishSegment(final HandleExchange exchange, final Duration timeout)
     {
         Errors.checkArgument(exchange != null, "exchange is null");
         checkTimeout(timeout);
+        final Deadline deadline = Deadline.after(timeout);
         synchronized (this)
         {
             rank = exchange.rank();
         }
         final byte[] mine = segmentDescriptor();
-        final List<byte[]> all = exchange.allGather(mine, timeout);
+        final List<byte[]> all = exchange.allGather(mine, deadline.left());
         final Map<String, byte[]> byName = new HashMap<>();
         for (int r = 0; r < all.size(); r++)
         {
@@ -363,7 +365,7 @@ public final class TransferAgent extends NativeResource
         {
             gathered.putAll(byName);
         }
-        exchange.barrier(timeout);
+        exchange.barrier(deadline.left());
     }
 
     /**
@@ -534,16 +536,21 @@ public final class TransferAgent extends NativeResource
         return base[0];
     }
 
-    /** Unmaps one mapping; when the transport is already closed its native side unmapped everything. */
+    /** Unmaps one mapping of this agent's transport. */
     void unmap(final long base)
     {
         unmap(p2p, base);
     }
 
-    /** Unmaps a mapping {@code p2p} made. */
+    /**
+     * Unmaps a mapping {@code p2p} made. Never waits for the transport's close: that close may be
+     * the caller's own (a batch it drains releases the segment's last use) or another thread's
+     * that waits for the caller's batch, and a closing transport's native side unmaps everything
+     * itself.
+     */
     void unmap(final P2pTransport p2p, final long base)
     {
-        final Lock l = p2p.enterForDrain();
+        final Lock l = p2p.tryEnter();
         if (l == null)
         {
             return;

@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeTransferBatch;
@@ -93,6 +94,8 @@ public final class TransferBatch extends NativeResource
     private boolean cancelledByUser;
     private boolean keepNative;
     private CompletableFuture<List<TransferStatus>> future;
+    /** Its completion is decided (it may still be on its way, {@link #settle}); under the monitor. */
+    private boolean futureSettled;
 
     TransferBatch(final TransferAgent agent, final Platform platform, final int device, final int capacity)
     {
@@ -291,7 +294,8 @@ public final class TransferBatch extends NativeResource
      * Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks.
      * {@code gate}, when not null, runs once every request passed its checks and before anything
      * of the part is handed to native code (a notification's ring position, which may wait for
-     * room); it returns the part's timeout from then on.
+     * room); it returns the part's timeout from then on. Every conversion that could fail (the
+     * timeout's) is done before native code takes the part.
      */
     private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
         final Duration timeout, final Supplier<Duration> gate)
@@ -508,7 +512,9 @@ public final class TransferBatch extends NativeResource
         }
         // Held while native code takes the addresses (and before this batch's monitor, which a
         // closing buffer's drain takes): a buffer or segment closed meanwhile waits for them.
-        final Duration timeout = gate == null ? checkedTimeout : gate.get();
+        // The part's timeout in saturated nanoseconds, before native code takes anything: from
+        // then on nothing may throw before Java's state records the part.
+        final long timeoutNanos = Deadline.toNanos(gate == null ? checkedTimeout : gate.get());
         final List<Lock> held = new ArrayList<>();
         final List<SegmentHandle> acquired = new ArrayList<>();
         try
@@ -562,7 +568,8 @@ public final class TransferBatch extends NativeResource
                     lost.put(s, l);
                     anyLost |= l;
                 }
-                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeout);
+                final long end = System.nanoTime() + timeoutNanos;  // saturated: cannot overflow
+                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeoutNanos);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -572,6 +579,10 @@ public final class TransferBatch extends NativeResource
                     throw Errors.toException(status, "TransferBatch.submit(requests " + first + ".." + (first + n - 1)
                         + ")", peer.lastError());
                 }
+                // Native code runs the part: Java's count and deadline first, then the bookkeeping,
+                // none of which can throw.
+                deadline = firstPart ? end : Math.max(deadline, end);
+                submitted += n;
                 for (final SegmentHandle s : segments)
                 {
                     if (segmentsInUse.putIfAbsent(s, Boolean.TRUE) == null)
@@ -596,9 +607,6 @@ public final class TransferBatch extends NativeResource
                             + ": " + s.ownerLostMessage()));
                     }
                 }
-                final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-                deadline = firstPart ? end : Math.max(deadline, end);
-                submitted += n;
                 telemetryOfSubmit(event, firstPart, first, n);
                 return first;
             }
@@ -623,7 +631,7 @@ public final class TransferBatch extends NativeResource
      */
     private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
         final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
-        final Duration timeout)
+        final long timeoutNanos)
     {
         if (nr == 0)
         {
@@ -710,8 +718,7 @@ public final class TransferBatch extends NativeResource
             rn[k] = staging.lengthView.get(first + i);
             rk[k] = ranks[i];
         }
-        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk,
-            Math.min(timeout.toNanos(), Long.MAX_VALUE / 4));
+        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk, timeoutNanos);
         for (int k = 0; k < np; k++)
         {
             final int i = posted.get(k);
@@ -903,14 +910,14 @@ public final class TransferBatch extends NativeResource
     public boolean awaitDone(final Duration timeout)
     {
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final Deadline end = Deadline.after(timeout);
         for (;;)
         {
             if (isDone())
             {
                 return true;
             }
-            final long left = end - System.nanoTime();
+            final long left = end.nanosLeft();
             if (left <= 0)
             {
                 return false;
@@ -955,16 +962,21 @@ public final class TransferBatch extends NativeResource
     /**
      * A future completed with the states once every request submitted so far is final (it
      * completes even when some failed or timed out; it is never completed exceptionally except by
-     * closing the batch first).
+     * closing the batch first). With nothing submitted it is complete at once, with no states.
+     *
+     * <p>Dependent actions run on a thread of their own when the requests finish, and on the
+     * closing thread, after the batch is released, when a close completes it exceptionally;
+     * never inside a te4j lock or drain. They may close this batch, its agent, transport or engine.
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {
         if (future == null)
         {
             future = new CompletableFuture<>();
-            if (finished == submitted && submitted > 0)
+            if (finished == submitted)
             {
-                future.complete(snapshot());
+                futureSettled = true;
+                future.complete(snapshot());  // nothing depends on it yet: no action runs here
             }
             else
             {
@@ -1027,8 +1039,9 @@ public final class TransferBatch extends NativeResource
                 if (finished == submitted)
                 {
                     release = finishLocked();
-                    if (future != null && !future.isDone())
+                    if (future != null && !futureSettled)
                     {
+                        futureSettled = true;
                         done = future;
                         result = snapshot();
                     }
@@ -1042,9 +1055,30 @@ public final class TransferBatch extends NativeResource
         release.forEach(SegmentHandle::releaseUse);
         if (done != null)
         {
-            done.complete(result);
+            settle(done, result, null);
         }
         return true;
+    }
+
+    /**
+     * Completes this batch's future off the calling thread: the caller may be the watcher (whose
+     * other batches must not wait for an action), or inside a close or a drain holding another
+     * resource's call, and an action that closed that resource on this thread would wait for itself.
+     */
+    private static void settle(final CompletableFuture<List<TransferStatus>> f, final List<TransferStatus> result,
+        final RuntimeException failure)
+    {
+        CompletableFuture.runAsync(() ->
+        {
+            if (failure == null)
+            {
+                f.complete(result);
+            }
+            else
+            {
+                f.completeExceptionally(failure);
+            }
+        });
     }
 
     /**
@@ -1241,7 +1275,7 @@ public final class TransferBatch extends NativeResource
                 cancelNative();
             }
         }
-        final long end = System.nanoTime() + GRACE_NANOS;
+        final long end = System.nanoTime() + closeBudget(GRACE_NANOS);
         boolean done;
         List<SegmentHandle> segments = List.of();
         for (;;)
@@ -1277,6 +1311,7 @@ public final class TransferBatch extends NativeResource
         }
         idle = done;
         segments.forEach(SegmentHandle::releaseUse);
+        CompletableFuture<List<TransferStatus>> unfinished = null;
         synchronized (this)
         {
             if (!idle)
@@ -1287,9 +1322,10 @@ public final class TransferBatch extends NativeResource
                     "TransferBatch closed with {} requests still running: its native memory and mappings are kept",
                     submitted - finished);
             }
-            if (future != null && !future.isDone())
+            if (future != null && !futureSettled)
             {
-                future.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
+                futureSettled = true;
+                unfinished = future;
             }
         }
         staging.close();  // native code copied every part's descriptors at submit
@@ -1302,18 +1338,25 @@ public final class TransferBatch extends NativeResource
             }
         }
         agent.batchClosed(this);
+        if (unfinished != null)
+        {
+            // Done when close returns. Its actions run here, outside every lock; a close they
+            // make of this batch or of what is closing it returns at once (NativeResource).
+            unfinished.completeExceptionally(new ClosedException("TransferBatch (closed before it finished)"));
+        }
     }
 
     synchronized boolean isFutureDone()
     {
-        return future == null || future.isDone();
+        return future == null || futureSettled;
     }
 
     synchronized void failFuture(final RuntimeException e)
     {
-        if (future != null)
+        if (future != null && !futureSettled)
         {
-            future.completeExceptionally(e);
+            futureSettled = true;
+            settle(future, null, e);
         }
     }
 

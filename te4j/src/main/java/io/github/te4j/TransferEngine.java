@@ -125,6 +125,7 @@ public final class TransferEngine extends NativeResource
     {
         Errors.checkArgument(p2p != null, "p2p is null");
         Errors.checkArgument(p2p.engine() == this, "p2p belongs to another engine");
+        Errors.checkArgument(segmentName != null, "segmentName is null");
         io.github.te4j.exchange.SegmentDirectory.checkName(segmentName);
         final Lock l = enter();
         try

@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.exchange.Deadline;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
@@ -25,7 +26,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -114,7 +114,10 @@ public final class EtcdHandleExchange implements HandleExchange
      */
     public static EtcdHandleExchange join(final EtcdSettings settings, final int rank, final int worldSize)
     {
-        Objects.requireNonNull(settings, "settings");
+        if (settings == null)
+        {
+            throw new IllegalArgumentException("settings is null");
+        }
         if (worldSize < 1 || worldSize > Rendezvous.MAX_WORLD_SIZE)
         {
             throw new IllegalArgumentException("worldSize must be 1.." + Rendezvous.MAX_WORLD_SIZE + ": " + worldSize);
@@ -123,7 +126,7 @@ public final class EtcdHandleExchange implements HandleExchange
         {
             throw new IllegalArgumentException("rank " + rank + " out of range 0.." + (worldSize - 1));
         }
-        final long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
+        final long deadline = Deadline.after(settings.connectTimeout()).nanoTime();
         while (true)
         {
             final EtcdSession session = EtcdSession.open(settings);
@@ -187,7 +190,10 @@ public final class EtcdHandleExchange implements HandleExchange
     @Override
     public List<byte[]> allGather(final byte[] mine, final Duration timeout)
     {
-        Objects.requireNonNull(mine, "mine");
+        if (mine == null)
+        {
+            throw new IllegalArgumentException("mine is null");
+        }
         if (mine.length > settings.maxBlobBytes())
         {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the limit of "
@@ -427,7 +433,7 @@ public final class EtcdHandleExchange implements HandleExchange
         final String what)
     {
         long pause = TimeUnit.MILLISECONDS.toNanos(1);
-        final long maxPause = settings.pollInterval().toNanos();
+        final long maxPause = Deadline.toNanos(settings.pollInterval());
         while (true)
         {
             // counted before the look: a change that lands while it runs still cuts the next wait short
@@ -710,12 +716,15 @@ public final class EtcdHandleExchange implements HandleExchange
 
     private static long nanos(final Duration timeout)
     {
-        Objects.requireNonNull(timeout, "timeout");
+        if (timeout == null)
+        {
+            throw new IllegalArgumentException("timeout is null");
+        }
         if (timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        return timeout.compareTo(Duration.ofDays(10_000)) > 0 ? TimeUnit.DAYS.toNanos(10_000) : timeout.toNanos();
+        return Deadline.toNanos(timeout);
     }
 
     private static void sleepMillis(final long ms)

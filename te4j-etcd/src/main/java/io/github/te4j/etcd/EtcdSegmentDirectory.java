@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.exchange.Deadline;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
 import io.etcd.jetcd.Watch;
@@ -21,7 +22,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
@@ -62,14 +62,21 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
      */
     public static EtcdSegmentDirectory open(final EtcdSettings settings)
     {
-        return new EtcdSegmentDirectory(settings, EtcdSession.open(Objects.requireNonNull(settings, "settings")));
+        if (settings == null)
+        {
+            throw new IllegalArgumentException("settings is null");
+        }
+        return new EtcdSegmentDirectory(settings, EtcdSession.open(settings));
     }
 
     @Override
     public void publish(final String name, final byte[] descriptor)
     {
         SegmentDirectory.checkName(name);
-        Objects.requireNonNull(descriptor, "descriptor");
+        if (descriptor == null)
+        {
+            throw new IllegalArgumentException("descriptor is null");
+        }
         if (descriptor.length > settings.maxBlobBytes())
         {
             throw new IllegalArgumentException("descriptor of " + descriptor.length + " bytes exceeds the limit of "
@@ -145,12 +152,15 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
     public byte[] await(final String name, final Duration timeout)
     {
         SegmentDirectory.checkName(name);
-        Objects.requireNonNull(timeout, "timeout");
+        if (timeout == null)
+        {
+            throw new IllegalArgumentException("timeout is null");
+        }
         if (timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(10_000));
+        final long deadline = Deadline.after(timeout).nanoTime();
         final ByteSequence key = EtcdSession.bytes(base + name);
         long pause = TimeUnit.MILLISECONDS.toNanos(1);
         while (true)
@@ -168,7 +178,7 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
                 throw new RendezvousTimeoutException("etcd job " + settings.job(), "segment " + name, List.of(), timeout);
             }
             TimeUnitSleep.nanos(Math.min(pause, left));
-            pause = Math.min(pause * 2, settings.pollInterval().toNanos());
+            pause = Math.min(pause * 2, Deadline.toNanos(settings.pollInterval()));
         }
     }
 
@@ -189,7 +199,10 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
     @Override
     public Registration watch(final Listener listener)
     {
-        Objects.requireNonNull(listener, "listener");
+        if (listener == null)
+        {
+            throw new IllegalArgumentException("listener is null");
+        }
         usable();
         final GetResponse g = session.call("listing segments", () -> session.client().getKVClient().get(
             EtcdSession.bytes(base), GetOption.builder().isPrefix(true).build()), deadline());
@@ -315,7 +328,7 @@ public final class EtcdSegmentDirectory implements SegmentDirectory
 
     private long deadline()
     {
-        return System.nanoTime() + settings.connectTimeout().toNanos();
+        return Deadline.after(settings.connectTimeout()).nanoTime();
     }
 
     private void usable()

@@ -1,5 +1,6 @@
 package io.github.te4j.etcd;
 
+import io.github.te4j.exchange.Deadline;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -87,7 +88,7 @@ final class EtcdSession implements AutoCloseable
             }
         }
         final Client client = b.build();
-        final long deadline = System.nanoTime() + settings.connectTimeout().toNanos();
+        final long deadline = Deadline.after(settings.connectTimeout()).nanoTime();
         try
         {
             final long id = call(settings, client, "granting a lease of " + settings.ttl().toSeconds() + " s",

@@ -5,7 +5,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.regex.Pattern;
 
 /**
@@ -64,7 +63,10 @@ public record EtcdSettings(List<String> endpoints, String job, Duration ttl, Dur
         {
             throw new IllegalArgumentException("at least one etcd endpoint is required");
         }
-        Objects.requireNonNull(job, "job");
+        if (job == null)
+        {
+            throw new IllegalArgumentException("job is null");
+        }
         if (!JOB.matcher(job).matches())
         {
             throw new IllegalArgumentException("etcd job name must match " + JOB + ": '" + job + "'");
@@ -125,7 +127,7 @@ public record EtcdSettings(List<String> endpoints, String job, Duration ttl, Dur
         return new EtcdSettings(a.endpoints(), a.path(), a.duration("ttl", Duration.ofSeconds(10)),
             a.duration("timeout", Duration.ofSeconds(60)), a.duration("connectTimeout", Duration.ofSeconds(30)),
             a.number("generation", 0), a.duration("poll", Duration.ofMillis(20)),
-            Math.toIntExact(a.number("maxBlobBytes", 1 << 20)), a.options().get("user"), a.options().get("password"),
+            a.intNumber("maxBlobBytes", 1 << 20, 0), a.options().get("user"), a.options().get("password"),
             tls.equals("true"), path(a, "cacert"), path(a, "cert"), path(a, "key"), a.options().get("authority"));
     }
 
@@ -157,7 +159,10 @@ public record EtcdSettings(List<String> endpoints, String job, Duration ttl, Dur
 
     private static void positive(final Duration d, final String what)
     {
-        Objects.requireNonNull(d, what);
+        if (d == null)
+        {
+            throw new IllegalArgumentException(what + " is null");
+        }
         if (d.isNegative() || d.isZero())
         {
             throw new IllegalArgumentException(what + " must be positive: " + d);

@@ -522,7 +522,7 @@ public class RendezvousTest
         assertNotNull(v6);
         Rendezvous rv = builder(0, 1, 0).build();
         assertTrue(rv.endpoint().startsWith("127.0.0.1:"), rv.endpoint());
-        assertThrows(NullPointerException.class, () -> rv.allGather(null, LONG));
+        assertThrows(IllegalArgumentException.class, () -> rv.allGather(null, LONG));  // the package's null rule
         assertThrows(IllegalArgumentException.class, () -> rv.barrier(Duration.ofSeconds(-1)));
         assertThrows(IllegalArgumentException.class, () -> rv.broadcast(3, new byte[0], LONG));
         rv.close();

@@ -5,11 +5,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -41,10 +41,10 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     /** Copies the lists and maps. */
     public ExchangeAddress
     {
-        Objects.requireNonNull(scheme, "scheme");
-        endpoints = List.copyOf(endpoints);
+        Checks.notNull(scheme, "scheme");
+        endpoints = List.copyOf(checkNoNulls(Checks.notNull(endpoints, "endpoints"), "endpoints"));
         path = path == null ? "" : path;
-        options = Collections.unmodifiableMap(new TreeMap<>(options));
+        options = Collections.unmodifiableMap(new TreeMap<>(checkNoNulls(Checks.notNull(options, "options"))));
     }
 
     /**
@@ -56,7 +56,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      */
     public static ExchangeAddress parse(final String uri)
     {
-        Objects.requireNonNull(uri, "uri");
+        Checks.notNull(uri, "uri");
         final Matcher m = FORM.matcher(uri.trim());
         if (!m.matches())
         {
@@ -129,7 +129,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     public ExchangeAddress withOptions(final Map<String, String> extra)
     {
         final Map<String, String> merged = new TreeMap<>(options);
-        merged.putAll(extra);
+        merged.putAll(checkNoNulls(Checks.notNull(extra, "options")));
         return new ExchangeAddress(scheme, endpoints, path, merged);
     }
 
@@ -141,6 +141,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      */
     public void checkOptions(final String... known)
     {
+        checkNoNulls(Arrays.asList(Checks.notNull(known, "known")), "known");
         final List<String> unknown = new ArrayList<>(options.keySet());
         unknown.removeAll(List.of(known));
         if (!unknown.isEmpty())
@@ -157,6 +158,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      */
     public Duration duration(final String key, final Duration fallback)
     {
+        Checks.notNull(key, "key");
         final String v = options.get(key);
         if (v == null)
         {
@@ -195,6 +197,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      */
     public long number(final String key, final long fallback)
     {
+        Checks.notNull(key, "key");
         final String v = options.get(key);
         if (v == null)
         {
@@ -208,6 +211,27 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
         {
             throw new IllegalArgumentException("option " + key + " is not a number: '" + v + "'", e);
         }
+    }
+
+    /**
+     * An option that sizes something in memory or counts: refused, not wrapped, when it is outside
+     * what the int it configures can hold.
+     *
+     * @param key an option name
+     * @param fallback the value when the option is absent
+     * @param min the smallest value accepted
+     * @return the option as an int in [min, Integer.MAX_VALUE]
+     * @throws IllegalArgumentException when it is not a number or outside that range
+     */
+    public int intNumber(final String key, final int fallback, final int min)
+    {
+        final long n = number(key, fallback);
+        if (n < min || n > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("option " + key + "=" + n + " is outside [" + min + ", "
+                + Integer.MAX_VALUE + "]");
+        }
+        return (int) n;
     }
 
     @Override
@@ -225,6 +249,25 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
             default:
                 return scheme + "://" + path;
         }
+    }
+
+    private static Map<String, String> checkNoNulls(final Map<String, String> options)
+    {
+        for (final Map.Entry<String, String> e : options.entrySet())
+        {
+            Checks.notNull(e.getKey(), "an option's key");
+            Checks.notNull(e.getValue(), "option " + e.getKey() + "'s value");
+        }
+        return options;
+    }
+
+    private static <T> List<T> checkNoNulls(final List<T> xs, final String name)
+    {
+        for (final T x : xs)
+        {
+            Checks.notNull(x, "an element of " + name);
+        }
+        return xs;
     }
 
     private static String checkHostPort(final String hostPort, final String uri)

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.ServiceLoader;
 
 /**
@@ -64,7 +63,7 @@ public final class Exchanges
     public static HandleExchange open(final String uri, final int rank, final int worldSize,
         final Map<String, String> options)
     {
-        final ExchangeAddress a = ExchangeAddress.parse(uri).withOptions(Objects.requireNonNull(options, "options"));
+        final ExchangeAddress a = ExchangeAddress.parse(uri).withOptions(options);
         switch (a.scheme())
         {
             case "tcp":
@@ -88,6 +87,7 @@ public final class Exchanges
      */
     public static HandleExchange open(final LaunchEnvironment env)
     {
+        Checks.notNull(env, "env");
         final String uri = env.rendezvous().orElseThrow(() -> new IllegalArgumentException(
             "the environment names no rendezvous (launcher " + env.launcher() + "): set "
                 + LaunchEnvironment.TE4J_RENDEZVOUS + " to tcp://host:port, etcd://host:2379/job or file:///dir"));
@@ -103,13 +103,13 @@ public final class Exchanges
      */
     public static SegmentDirectory openDirectory(final String uri, final Map<String, String> options)
     {
-        final ExchangeAddress a = ExchangeAddress.parse(uri).withOptions(Objects.requireNonNull(options, "options"));
+        final ExchangeAddress a = ExchangeAddress.parse(uri).withOptions(options);
         switch (a.scheme())
         {
             case "mem":
                 a.checkOptions("maxDescriptorBytes");
                 return InMemorySegmentDirectory.open(a.path(),
-                    Math.toIntExact(a.number("maxDescriptorBytes", InMemorySegmentDirectory.DEFAULT_MAX_DESCRIPTOR_BYTES)));
+                    a.intNumber("maxDescriptorBytes", InMemorySegmentDirectory.DEFAULT_MAX_DESCRIPTOR_BYTES, 0));
             case "tcp":
             case "file":
                 throw new IllegalArgumentException(a.scheme() + ":// has no segment directory; use etcd://host:2379/job "

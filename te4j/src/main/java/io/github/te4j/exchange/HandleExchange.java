@@ -2,7 +2,6 @@ package io.github.te4j.exchange;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * Collective exchange of small byte blobs (IPC handles, RDMA metadata) between the ranks of one
@@ -68,7 +67,8 @@ public interface HandleExchange extends AutoCloseable
      * ranks contribute empty blobs, so it costs one allGather.
      *
      * @param root the rank whose data is sent
-     * @param data the data on {@code root} (required there); ignored, may be null, elsewhere
+     * @param data the data on {@code root} (required there: null is an IllegalArgumentException); ignored, may
+     *             be null, elsewhere
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
      */
@@ -78,7 +78,11 @@ public interface HandleExchange extends AutoCloseable
         {
             throw new IllegalArgumentException("root " + root + " out of range 0.." + (worldSize() - 1));
         }
-        byte[] mine = rank() == root ? Objects.requireNonNull(data, "data on the root rank") : new byte[0];
+        if (rank() == root && data == null)
+        {
+            throw new IllegalArgumentException("data is null on the root rank " + root);
+        }
+        final byte[] mine = rank() == root ? data : new byte[0];
         return allGather(mine, timeout).get(root);
     }
 

@@ -8,7 +8,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
@@ -64,7 +63,7 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
      */
     public static InMemorySegmentDirectory open(final String space, final int maxDescriptorBytes)
     {
-        SegmentDirectory.checkName(space);
+        SegmentDirectory.checkName(Checks.notNull(space, "space"));
         if (maxDescriptorBytes < 0)
         {
             throw new IllegalArgumentException("maxDescriptorBytes must not be negative: " + maxDescriptorBytes);
@@ -79,7 +78,7 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
     public void publish(final String name, final byte[] descriptor)
     {
         SegmentDirectory.checkName(name);
-        Objects.requireNonNull(descriptor, "descriptor");
+        Checks.notNull(descriptor, "descriptor");
         if (descriptor.length > maxDescriptorBytes)
         {
             throw new IllegalArgumentException("descriptor of " + descriptor.length + " bytes exceeds the limit of "
@@ -177,7 +176,7 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
     @Override
     public Registration watch(final Listener listener)
     {
-        Objects.requireNonNull(listener, "listener");
+        Checks.notNull(listener, "listener");
         checkOpen();
         final Reg reg = new Reg(listener, space.name);
         synchronized (space)
@@ -266,12 +265,12 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
 
     static long positiveNanos(final Duration timeout)
     {
-        Objects.requireNonNull(timeout, "timeout");
+        Checks.notNull(timeout, "timeout");
         if (timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        return timeout.compareTo(Duration.ofDays(10_000)) > 0 ? TimeUnit.DAYS.toNanos(10_000) : timeout.toNanos();
+        return Deadline.toNanos(timeout);
     }
 
     /** One named directory: the entries and who watches them; its monitor guards both. */

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 
 /**
@@ -51,9 +50,9 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     /** Copies the map. */
     public LaunchEnvironment
     {
-        Objects.requireNonNull(launcher, "launcher");
-        Objects.requireNonNull(rendezvous, "rendezvous");
-        found = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(found));
+        Checks.notNull(launcher, "launcher");
+        Checks.notNull(rendezvous, "rendezvous");
+        found = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Checks.notNull(found, "found")));
     }
 
     /** @return the GPU ordinal this rank uses: its local rank */
@@ -78,7 +77,7 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
      */
     public static LaunchEnvironment fromEnvironment(final Map<String, String> env)
     {
-        Objects.requireNonNull(env, "env");
+        Checks.notNull(env, "env");
         final Map<String, String> found = new LinkedHashMap<>();
         for (final String[] c : CONVENTIONS)
         {

@@ -2,7 +2,6 @@ package io.github.te4j.exchange;
 
 import java.time.Duration;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -113,7 +112,7 @@ public interface SegmentDirectory extends AutoCloseable
      */
     static String checkName(final String name)
     {
-        Objects.requireNonNull(name, "name");
+        Checks.notNull(name, "name");
         if (!NAME.matcher(name).matches())
         {
             throw new IllegalArgumentException("segment name must match " + NAME + ": '" + name + "'");

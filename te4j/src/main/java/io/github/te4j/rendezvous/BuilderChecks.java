@@ -1,9 +1,8 @@
 package io.github.te4j.rendezvous;
 
 import java.time.Duration;
-import java.util.Objects;
 
-/** The argument checks the builders of this package share, with the same messages in each. */
+/** The argument checks the classes of this package share, with the same messages in each. */
 final class BuilderChecks
 {
     private BuilderChecks()
@@ -17,12 +16,26 @@ final class BuilderChecks
      */
     static Duration positive(final Duration d, final String what)
     {
-        Objects.requireNonNull(d, what);
+        notNull(d, what);
         if (d.isNegative() || d.isZero())
         {
             throw new IllegalArgumentException(what + " must be positive: " + d);
         }
         return d;
+    }
+
+    /**
+     * The null rule of this package (package-info): a null argument is an IllegalArgumentException naming it.
+     *
+     * @return {@code value}, when it is not null
+     */
+    static <T> T notNull(final T value, final String name)
+    {
+        if (value == null)
+        {
+            throw new IllegalArgumentException(name + " is null");
+        }
+        return value;
     }
 
     /**

@@ -1,7 +1,7 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.Deadline;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -17,15 +17,12 @@ final class Deadlines
     /** @return the deadline on System.nanoTime() of a call given {@code timeout} */
     static long deadlineOf(final Duration timeout)
     {
-        Objects.requireNonNull(timeout, "timeout");
+        BuilderChecks.notNull(timeout, "timeout");
         if (timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        // Saturate so an absurdly long timeout cannot overflow nanoTime arithmetic.
-        final long nanos = timeout.compareTo(Duration.ofDays(10_000)) > 0
-                ? TimeUnit.DAYS.toNanos(10_000) : timeout.toNanos();
-        return System.nanoTime() + nanos;
+        return Deadline.after(timeout).nanoTime();
     }
 
     /**

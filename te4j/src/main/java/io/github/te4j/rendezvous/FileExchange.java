@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.exchange.HandleExchange;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Pattern;
@@ -88,7 +88,7 @@ public final class FileExchange implements HandleExchange
         this.worldSize = b.worldSize;
         this.base = b.session == null ? b.directory : b.directory.resolve(b.session);
         this.defaultTimeout = b.defaultTimeout;
-        this.maxPollNanos = b.pollInterval.toNanos();
+        this.maxPollNanos = Deadline.toNanos(b.pollInterval);
         this.maxBlobBytes = b.maxBlobBytes;
         try
         {
@@ -134,7 +134,7 @@ public final class FileExchange implements HandleExchange
     @Override
     public List<byte[]> allGather(final byte[] mine, final Duration timeout)
     {
-        Objects.requireNonNull(mine, "mine");
+        BuilderChecks.notNull(mine, "mine");
         if (mine.length > maxBlobBytes)
         {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the limit of "
@@ -174,13 +174,12 @@ public final class FileExchange implements HandleExchange
 
     private List<byte[]> collective(final byte kind, final byte[] mine, final Duration timeout)
     {
-        Objects.requireNonNull(timeout, "timeout");
+        BuilderChecks.notNull(timeout, "timeout");
         if (timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout must be positive: " + timeout);
         }
-        long nanos = timeout.compareTo(Duration.ofDays(10_000)) > 0 ? TimeUnit.DAYS.toNanos(10_000) : timeout.toNanos();
-        long deadline = System.nanoTime() + nanos;
+        long deadline = Deadline.after(timeout).nanoTime();
         synchronized (opLock)
         {
             if (closed.get())
@@ -406,7 +405,7 @@ public final class FileExchange implements HandleExchange
          */
         public Builder directory(final Path directory)
         {
-            this.directory = Objects.requireNonNull(directory, "directory");
+            this.directory = BuilderChecks.notNull(directory, "directory");
             return this;
         }
 
@@ -462,8 +461,8 @@ public final class FileExchange implements HandleExchange
          */
         public Builder pollInterval(final Duration interval)
         {
-            Objects.requireNonNull(interval, "interval");
-            if (interval.toMillis() < 1 || interval.compareTo(Duration.ofSeconds(10)) > 0)
+            BuilderChecks.notNull(interval, "interval");
+            if (interval.compareTo(Duration.ofMillis(1)) < 0 || interval.compareTo(Duration.ofSeconds(10)) > 0)
             {
                 throw new IllegalArgumentException("pollInterval must be 1 ms..10 s: " + interval);
             }

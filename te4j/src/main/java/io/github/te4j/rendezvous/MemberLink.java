@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.PeerLostException;
 import io.github.te4j.Te4jException;
 import java.io.BufferedInputStream;
@@ -57,7 +58,7 @@ final class MemberLink implements StarRole
     private void connect()
     {
         final Handshake handshake = new Handshake(settings);
-        final long deadline = System.nanoTime() + settings.connectTimeout.toNanos();
+        final long deadline = Deadline.after(settings.connectTimeout).nanoTime();
         long backoffMs = 20;
         int attempts = 0;
         IOException last = null;
@@ -79,7 +80,7 @@ final class MemberLink implements StarRole
                 final DeadlineInput r = new DeadlineInput(s);
                 // The handshake ends by the connect deadline whatever rank 0 (or a stranger
                 // on its port) sends, and takes at most handshakeTimeout of it.
-                r.deadline(Math.min(deadline, System.nanoTime() + settings.handshakeTimeout.toNanos()));
+                r.deadline(Math.min(deadline, Deadline.after(settings.handshakeTimeout).nanoTime()));
                 final DataInputStream i = new DataInputStream(new BufferedInputStream(r));
                 final DataOutputStream o = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
                 handshake.join(i, o, name);
@@ -232,7 +233,7 @@ final class MemberLink implements StarRole
 
     /** Rank 0 learns of failures itself and tells the others; a member has no one to tell. */
     @Override
-    public void abort(final RendezvousException e)
+    public void abort(final Te4jException e)
     {
     }
 

@@ -1,10 +1,10 @@
 package io.github.te4j.rendezvous;
 
 import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -163,7 +163,7 @@ public final class Rendezvous implements HandleExchange
     @Override
     public List<byte[]> allGather(final byte[] mine, final Duration timeout)
     {
-        Objects.requireNonNull(mine, "mine");
+        BuilderChecks.notNull(mine, "mine");
         if (mine.length > settings.maxFrameBytes)
         {
             throw new IllegalArgumentException("blob of " + mine.length + " bytes exceeds the frame limit of "
@@ -209,7 +209,7 @@ public final class Rendezvous implements HandleExchange
             {
                 throw new IllegalStateException("rendezvous is closed");
             }
-            final RendezvousException earlier = state.failure();
+            final Te4jException earlier = state.failure();
             if (earlier != null)
             {
                 throw new RendezvousException(null, "rendezvous is unusable after an earlier failure: "
@@ -221,8 +221,10 @@ public final class Rendezvous implements HandleExchange
             {
                 return role.collect(type, s, mine, deadline, timeout, what);
             }
-            catch (RendezvousException e)
+            catch (RendezvousException | PeerLostException e)
             {
+                // Either ends the session: the ranks no longer agree on where they are. Rank 0
+                // tells every member (the ERROR frame) so that none waits out its timeout.
                 state.fail(e);
                 if (!state.closed())
                 {
@@ -294,7 +296,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder endpoint(final String hostPort)
         {
-            Objects.requireNonNull(hostPort, "hostPort");
+            BuilderChecks.notNull(hostPort, "hostPort");
             int colon = hostPort.lastIndexOf(':');
             if (colon <= 0 || colon == hostPort.length() - 1)
             {
@@ -324,7 +326,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder endpoint(final String host, final int port)
         {
-            Objects.requireNonNull(host, "host");
+            BuilderChecks.notNull(host, "host");
             if (host.isEmpty())
             {
                 throw new IllegalArgumentException("empty endpoint host");
@@ -345,7 +347,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder bindAddress(final String address)
         {
-            this.bindAddress = Objects.requireNonNull(address, "address");
+            this.bindAddress = BuilderChecks.notNull(address, "address");
             return this;
         }
 
@@ -380,7 +382,7 @@ public final class Rendezvous implements HandleExchange
          */
         public Builder session(final String session)
         {
-            Objects.requireNonNull(session, "session");
+            BuilderChecks.notNull(session, "session");
             if (Sockets.utf8(session).length > Handshake.MAX_SESSION_BYTES)
             {
                 throw new IllegalArgumentException("session name longer than " + Handshake.MAX_SESSION_BYTES + " bytes");

@@ -1,6 +1,8 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.PeerLostException;
+import io.github.te4j.Te4jException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -154,7 +156,7 @@ final class RootHub implements StarRole
             s.setKeepAlive(true);
             final DeadlineInput raw = new DeadlineInput(s);
             // One deadline for the whole handshake: a stranger dripping bytes cannot stretch it.
-            raw.deadline(System.nanoTime() + settings.handshakeTimeout.toNanos());
+            raw.deadline(Deadline.after(settings.handshakeTimeout).nanoTime());
             final DataInputStream in = new DataInputStream(new BufferedInputStream(raw));
             out = new DataOutputStream(new BufferedOutputStream(s.getOutputStream()));
             conn = join(s, in, out, remote);
@@ -250,7 +252,7 @@ final class RootHub implements StarRole
             {
                 throw new RendezvousException(who, "rank 0 is closing");
             }
-            final RendezvousException failed = state.failure();
+            final Te4jException failed = state.failure();
             if (failed != null)
             {
                 throw new RendezvousException(who, "the session already failed: " + failed.getMessage());
@@ -436,7 +438,7 @@ final class RootHub implements StarRole
 
     /** Tells every joined rank why the session failed, so they do not wait out their timeouts. */
     @Override
-    public void abort(final RendezvousException e)
+    public void abort(final Te4jException e)
     {
         final PeerConn[] targets;
         synchronized (lock)

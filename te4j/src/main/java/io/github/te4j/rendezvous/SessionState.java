@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.Te4jException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -10,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class SessionState
 {
     private final AtomicBoolean closed = new AtomicBoolean();
-    private volatile RendezvousException failure;
+    private volatile Te4jException failure;
 
     boolean closed()
     {
@@ -24,12 +25,12 @@ final class SessionState
     }
 
     /** @return the failure that ended the session, or null while it is usable */
-    RendezvousException failure()
+    Te4jException failure()
     {
         return failure;
     }
 
-    void fail(final RendezvousException e)
+    void fail(final Te4jException e)
     {
         failure = e;
     }

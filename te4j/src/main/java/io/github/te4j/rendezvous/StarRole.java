@@ -1,5 +1,6 @@
 package io.github.te4j.rendezvous;
 
+import io.github.te4j.Te4jException;
 import java.time.Duration;
 import java.util.List;
 
@@ -21,7 +22,7 @@ interface StarRole
     List<byte[]> collect(byte type, int seq, byte[] mine, long deadline, Duration timeout, String what);
 
     /** Tells the other ranks, where this role can, that the session failed with {@code e}. */
-    void abort(RendezvousException e);
+    void abort(Te4jException e);
 
     /** Closes the sockets and stops this role's threads. */
     void close();

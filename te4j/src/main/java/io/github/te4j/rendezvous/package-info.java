@@ -10,5 +10,11 @@
  * Failures are {@link io.github.te4j.rendezvous.RendezvousException}s:
  * {@link io.github.te4j.rendezvous.RendezvousTimeoutException} names the ranks that did not arrive,
  * {@link io.github.te4j.PeerLostException} the rank whose connection ended.
+ *
+ * <p><b>Arguments.</b> A null argument throws {@link java.lang.IllegalArgumentException} naming the
+ * parameter ({@code "mine is null"}), unless a method says that null is allowed (a builder's
+ * {@code secret}, {@code FileExchange}'s {@code session}, a non-root rank's {@code broadcast} data).
+ * Timeouts follow {@link io.github.te4j.exchange.Deadline}: one bounds the whole call, and any length
+ * is accepted (longer than {@link io.github.te4j.exchange.Deadline#FOREVER} means that).
  */
 package io.github.te4j.rendezvous;
