@@ -86,17 +86,17 @@ public final class KvCacheHandoff
                 final String v = args[++i];
                 switch (a)
                 {
-                    case "--rank": o.rank = Integer.parseInt(v); break;
+                    case "--rank": o.rank = number(a, v); break;
                     case "--rendezvous": o.rendezvous = v.contains("://") ? v : "tcp://" + v; break;
                     case "--platform": o.platformName = v.toLowerCase(Locale.ROOT); break;
-                    case "--device": o.device = Integer.parseInt(v); break;
+                    case "--device": o.device = number(a, v); break;
                     case "--nic": o.nic = v; break;
-                    case "--layers": o.layers = Integer.parseInt(v); break;
-                    case "--blocks": o.blocks = Integer.parseInt(v); break;
+                    case "--layers": o.layers = number(a, v); break;
+                    case "--blocks": o.blocks = number(a, v); break;
                     case "--block-size": o.blockBytes = parseSize(v); break;
-                    case "--pool-blocks": o.poolBlocks = Integer.parseInt(v); break;
-                    case "--seed": o.seed = Long.parseLong(v); break;
-                    case "--corrupt-for-test": o.corruptLayer = Integer.parseInt(v); break;
+                    case "--pool-blocks": o.poolBlocks = number(a, v); break;
+                    case "--seed": o.seed = number(a, v); break;
+                    case "--corrupt-for-test": o.corruptLayer = number(a, v); break;
                     default: throw new IllegalArgumentException("unknown argument " + a);
                 }
             }
@@ -128,6 +128,18 @@ public final class KvCacheHandoff
             }
             o.layout();  // checks the shape
             return o;
+        }
+
+        private static int number(final String option, final String text)
+        {
+            try
+            {
+                return Integer.parseInt(text.trim());
+            }
+            catch (final NumberFormatException e)
+            {
+                throw new IllegalArgumentException(option + ": '" + text + "' is not a number", e);
+            }
         }
 
         KvCacheLayout layout()
