@@ -55,6 +55,7 @@ final class KvCacheBench
     private static final int WARM_UP_REQUESTS = 100_000;
     private static final String TE4J_LAYER = "te4j layer (send..landed)";
     private static final String TE4J_HANDOFF = "te4j handoff (all layers)";
+    private static final String TE4J_DATA = "te4j layer data (send..done)";
 
     private final BenchConfig config;
     private final KvCacheLayout layout;
@@ -141,6 +142,7 @@ final class KvCacheBench
                 final String why = e.getClass().getSimpleName() + ": " + e.getMessage();
                 add(Role.TE4J, TE4J_LAYER, false, new double[] {Double.NaN}, why, "");
                 add(Role.TE4J, TE4J_HANDOFF, true, new double[] {Double.NaN}, why, "");
+                add(Role.TE4J, TE4J_DATA, false, new double[] {Double.NaN}, why, "");
             }
             finally
             {
@@ -164,8 +166,10 @@ final class KvCacheBench
         final int layers = layout.layers();
         final Sender sender = new Sender(prefill, local, target);
         final double[] perLayer = new double[layers * iterations];
+        final double[] dataOnly = new double[layers * iterations];
         final double[] whole = new double[iterations];
         final long[] sentAt = new long[layers];
+        final long[] dataDoneAt = new long[layers];
         for (int it = -warmUps; it < iterations; it++)
         {
             if (it == iterations - 1)
@@ -177,7 +181,7 @@ final class KvCacheBench
             for (int l = 0; l < layers; l++)
             {
                 sentAt[l] = System.nanoTime();
-                sender.send(l);
+                dataDoneAt[l] = sender.send(l);
             }
             final long[] landedAt = landed(seen);
             if (it >= 0)
@@ -185,6 +189,7 @@ final class KvCacheBench
                 for (int l = 0; l < layers; l++)
                 {
                     perLayer[it * layers + l] = landedAt[l] - sentAt[l];
+                    dataOnly[it * layers + l] = dataDoneAt[l] - sentAt[l];
                 }
                 whole[it] = landedAt[layers - 1] - sentAt[0];
             }
@@ -195,6 +200,7 @@ final class KvCacheBench
             decodePool.fill(at, 1, (byte) ~decodePool.read(at, 1)[0]);
         }
         final String bad = verify(decodePool);
+        add(Role.TE4J, TE4J_DATA, false, dataOnly, bad, "the layer's batch alone, as the prefill side sees it end");
         add(Role.TE4J, TE4J_LAYER, false, perLayer, bad,
             "one batch of the layer's WRITEs, then the layer's 8-byte word; the decode side polls the word");
         add(Role.TE4J, TE4J_HANDOFF, true, whole, bad, "");
@@ -291,12 +297,15 @@ final class KvCacheBench
             }
         }
 
-        void send(final int layer)
+        /** Sends layer {@code layer} and its word; returns when (System.nanoTime) the layer's data was done. */
+        long send(final int layer)
         {
+            final long dataDone;
             try (TransferBatch data = agent.allocateBatch(layout.blocksPerLayer()))
             {
                 data.submit(layers[layer], timeout);
                 requireCompleted(data, "layer " + layer);
+                dataDone = System.nanoTime();
             }
             try (TransferBatch word = agent.allocateBatch(1))
             {
@@ -304,6 +313,7 @@ final class KvCacheBench
                 word.submit(List.of(TransferRequest.write(local, at, target, at, 8)), timeout);
                 requireCompleted(word, "layer " + layer + "'s word");
             }
+            return dataDone;
         }
 
         private void requireCompleted(final TransferBatch batch, final String what)

@@ -41,7 +41,7 @@ public class KvCacheBenchTest
         final List<String[]> rows = BenchRunTest.csvRows(csv);
         final Set<String> series = BenchRunTest.checkRows(rows);
         Assert.assertEquals(series, Set.of("te4j layer (send..landed)", "te4j handoff (all layers)",
-            "memcpy loop: layer", "memcpy loop: handoff"));
+            "te4j layer data (send..done)", "memcpy loop: layer", "memcpy loop: handoff"));
         for (final String[] r : rows)
         {
             Assert.assertEquals(r[0], "kvcache", String.join(",", r));
@@ -74,7 +74,7 @@ public class KvCacheBenchTest
         Assert.assertEquals(code, 0, text);
         final Map<String, Object> doc = (Map<String, Object>) JsonCheck.parse(text);
         final List<Object> rows = (List<Object>) doc.get("rows");
-        Assert.assertEquals(rows.size(), 4, text);
+        Assert.assertEquals(rows.size(), 5, text);
         for (final Object o : rows)
         {
             Assert.assertEquals(((Map<String, Object>) o).get("ok"), Boolean.TRUE, text);
@@ -121,8 +121,9 @@ public class KvCacheBenchTest
         }
         final Path csv = Files.createTempFile("te4j-bench-kvcache", ".csv");
         Assert.assertEquals(BenchMain.run(args("cuda", "--format", "csv", "--output", csv.toString())), 0);
-        Assert.assertEquals(BenchRunTest.checkRows(BenchRunTest.csvRows(csv)), Set.of("te4j layer (send..landed)",
-            "te4j handoff (all layers)", "cudaMemcpyAsync per block: layer", "cudaMemcpyAsync per block: handoff",
+        Assert.assertEquals(BenchRunTest.checkRows(BenchRunTest.csvRows(csv)), Set.of(
+            "te4j layer (send..landed)", "te4j handoff (all layers)", "te4j layer data (send..done)",
+            "cudaMemcpyAsync per block: layer", "cudaMemcpyAsync per block: handoff",
             "cudaMemcpyBatchAsync: layer", "cudaMemcpyBatchAsync: handoff", "one contiguous copy: layer",
             "one contiguous copy: handoff"));
     }
