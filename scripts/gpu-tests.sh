@@ -18,7 +18,9 @@
 #              native drivers; e.g. PARTS=tests, then PARTS=bench,example,native, to stay under a
 #              per-command time limit
 #   NATIVE     0 skips the native drivers (default 1: test_cuda_ops, test_rdma_cuda_softnic in
-#              both modes, test_ll_cuda, test_batch_kernel_cuda, each where it was built); same as
+#              both modes, test_ll_cuda, test_batch_kernel_cuda, test_transfer_batch_cuda_with_lib,
+#              test_upstream_api_cuda, test_upstream_rdma_with_lib, test_mlx5_gpu_support, each
+#              where it was built); same as
 #              leaving native out of PARTS
 #   TESTNG_EXCLUDE  TestNG groups to leave out
 #   SANITIZE   when 1, also runs compute-sanitizer memcheck (--leak-check full), synccheck,
@@ -36,8 +38,12 @@
 #   SANITIZE_JVM when 1, also the CUDA in-process TestNG group under memcheck, synccheck and
 #              initcheck (--target-processes all around the JVM)
 #   SANITIZE_ONLY when 1, runs only the compute-sanitizer part (no Java needed unless SANITIZE_JVM)
-#   OUT        when set, the TestNG results and sanitizer logs are copied there
-# Exit status 0 only when everything ran and passed: a skip on a GPU host counts as a failure.
+#   OUT        when set, everything the run wrote (its console, TestNG results, driver and
+#              sanitizer logs, bench output) goes to ONE archive there: OUT/te4j-gpu-results.tar.gz
+# It names first the host tools it lacks (ip, etcd, compute-sanitizer, python3) and what each
+# absence skips. Exit status 0 only when everything ran and passed: a skip on a GPU host counts
+# as a failure. scripts/gpu-bundle.sh packs this script with everything it needs for a GPU host
+# that has no Java (its run.sh calls it).
 set -uo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 groups=${2:-cuda,host}
@@ -46,6 +52,57 @@ export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAS
 
 rc=0
 out=$(mktemp -d)
+
+# With OUT the console goes to $out/console.log as well, and at exit all of $out becomes one
+# archive in OUT: a caller that brings back only a few files still gets every log.
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT" || exit 1
+  exec 3>&1 4>&2 > >(tee "$out/console.log") 2>&1
+  tee_pid=$!
+  pack() {
+    local st=$?
+    exec 1>&3 2>&4 3>&- 4>&-
+    # tee ends once every writer is gone; a rank process left behind must not hold the run.
+    for _ in $(seq 50); do kill -0 "$tee_pid" 2>/dev/null || break; sleep 0.2; done
+    tar -czf "$OUT/te4j-gpu-results.tar.gz" -C "$out" . && echo "results: $OUT/te4j-gpu-results.tar.gz"
+    exit "$st"
+  }
+  trap pack EXIT
+fi
+
+# The host tools some checks need: without one, those checks skip (and a skip fails this run).
+host_tools() {
+  local cs=${COMPUTE_SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+  echo "== host tools"
+  if ! command -v ip >/dev/null; then
+    echo "ip: MISSING (iproute2): the host-group tests that put ranks in two network namespaces over a" \
+      "veth pair (RdmaMultiProcessTest, RdmaPeerFailureTest, TransferBatchMultiProcessTest) skip"
+  elif [ "$(id -u)" != 0 ]; then
+    echo "ip: $(command -v ip), but not root: the veth-pair tests (network namespaces) skip"
+  else
+    echo "ip: $(command -v ip)"
+  fi
+  if [ -n "${TE4J_ETCD:-}" ] && [ -x "$TE4J_ETCD" ]; then
+    echo "etcd: $TE4J_ETCD (TE4J_ETCD)"
+  elif command -v etcd >/dev/null; then
+    echo "etcd: $(command -v etcd)"
+  else
+    echo "etcd: MISSING: te4j-bench's real-etcd rendezvous tests (BenchRendezvousTest) skip;" \
+      "TE4J_ETCD=/path/to/etcd points at a binary"
+  fi
+  if [ -x "$cs" ]; then
+    echo "compute-sanitizer: $cs"
+  else
+    echo "compute-sanitizer: MISSING ($cs; COMPUTE_SANITIZER names another): SANITIZE=1 and" \
+      "SANITIZE_JVM=1 cannot run (neither is part of the default run)"
+  fi
+  if command -v python3 >/dev/null; then
+    echo "python3: $(command -v python3)"
+  else
+    echo "python3: MISSING: the bench's JSON output is not checked (the bench still runs), and" \
+      "te4j-bench --mode alltoall has no NCCL peer to compare with"
+  fi
+}
 native_dir="$root/te4j/target/cmake/tests"
 
 # The one file matching a pattern, or nothing (a missing artifact is reported where it is needed).
@@ -56,6 +113,9 @@ lib="$root/te4j-tests/target/lib"
 bench_jar=$(one "$root/te4j-bench/target/te4j-bench-*[0-9T].jar")
 bench_tests=$(one "$root/te4j-bench/target/te4j-bench-*-tests.jar")
 examples_jar=$(one "$root/te4j-examples/target/te4j-examples-*[0-9T].jar")
+# The bench's own dependencies: in a checkout its jar is shaded and this folder repeats them; the
+# bundle carries the plain jar and here only what lib/ lacks (so te4j's natives travel once).
+bench_lib="$root/te4j-bench/target/lib"
 jopts=(--enable-native-access=ALL-UNNAMED -Xmx8g -Dorg.slf4j.simpleLogger.defaultLogLevel=info)
 parts=",${PARTS:-tests,bench,example,native},"
 part() { [[ "$parts" == *",$1,"* ]]; }
@@ -67,9 +127,9 @@ testng() {
   "$java" "${jopts[@]}" -cp "$cp" org.testng.TestNG -verbose 2 -d "$out/$name" -groups "$groups" \
     ${TESTNG_EXCLUDE:+-excludegroups "$TESTNG_EXCLUDE"} -testjar "$jar"
   local st=$?
+  bash "$(dirname "$0")/testng-report.sh" "$out/$name/testng-results.xml" "$name"
   echo "TestNG $name exit $st (0 = all passed; 2 = some skipped; other = failures)"
   [ "$st" = 0 ] || rc=1
-  [ -n "${OUT:-}" ] && cp "$out/$name/testng-results.xml" "$OUT/testng-results-$name.xml" 2>/dev/null
 }
 
 # One native driver; a SKIP on a GPU host is a failure (nothing was checked).
@@ -86,10 +146,10 @@ native() {
   tail -25 "$log"
   grep -q "SKIP" "$log" && { echo "$(basename "$drv") skipped on a GPU host: nothing was checked"; st=1; }
   echo "$(basename "$drv") $* exit $st"
-  [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
   [ "$st" = 0 ] || rc=1
 }
 
+host_tools
 if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
   [ -n "${TESTNG_EXCLUDE:-}" ] && echo "(excluding groups $TESTNG_EXCLUDE)"
   command -v nvidia-smi >/dev/null && nvidia-smi -L
@@ -108,11 +168,12 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
   if ! part bench; then
     :
   elif [ -n "$bench_jar" ] && [ -n "$bench_tests" ]; then
-    # The bench jar carries te4j and its natives itself; lib/ adds TestNG.
-    testng te4j-bench "$bench_jar:$bench_tests:$lib/*" "$bench_tests"
+    bcp="$bench_jar:$bench_lib/*:$lib/*"
+    bench=("$java" --enable-native-access=ALL-UNNAMED -cp "$bcp" io.github.te4j.bench.BenchMain)
+    testng te4j-bench "$bench_tests:$bcp" "$bench_tests"
     echo "== te4j-bench: both ranks on GPU 0 (--gpus 0,0), json on stdout"
     json="$out/bench.json"
-    "$java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" --platform cuda --gpus 0,0 --mode bandwidth,latency \
+    "${bench[@]}" --platform cuda --gpus 0,0 --mode bandwidth,latency \
       --sizes 4K,1M --latency-sizes 8 --warmup 1 --iterations 3 --batch 10 --timeout 60s --format json >"$json"
     st=$?
     echo "te4j-bench exit $st"
@@ -121,18 +182,17 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
       python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("te4j-bench json: %d rows, all ok: %s" % (len(d["rows"]), all(r["ok"] for r in d["rows"])))' "$json" || rc=1
     fi
     echo "== te4j-bench --mode batch: KV-cache shapes on GPU 0 (te4j batch kernel vs cudaMemcpyAsync loop, cudaMemcpyBatchAsync, contiguous copy)"
-    "$java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" --platform cuda --mode batch --iterations 20
+    "${bench[@]}" --platform cuda --mode batch --iterations 20
     st=$?
     echo "te4j-bench --mode batch exit $st"
     [ "$st" = 0 ] || rc=1
     echo "== te4j-bench --mode kvcache: 32 layers x 256 blocks x 16 KiB handed over on GPU 0 (time-to-notify per layer and"
     echo "   the whole handoff vs cudaMemcpyAsync loop, cudaMemcpyBatchAsync, contiguous copy)"
-    "$java" --enable-native-access=ALL-UNNAMED -jar "$bench_jar" --platform cuda --mode kvcache --kv-layers 32 \
-      --kv-blocks 256 --kv-block-size 16K --iterations 20
+    "${bench[@]}" --platform cuda --mode kvcache --kv-layers 32 --kv-blocks 256 --kv-block-size 16K --iterations 20
     st=$?
     echo "te4j-bench --mode kvcache exit $st"
     [ "$st" = 0 ] || rc=1
-    "$java" -jar "$bench_jar" -V
+    "${bench[@]}" -V
   else
     echo "== te4j-bench: no te4j-bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
     rc=1
@@ -165,6 +225,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     native "$native_dir/test_rdma_cuda_softnic" --threads
     native "$native_dir/test_ll_cuda"
     native "$native_dir/test_batch_kernel_cuda"
+    native "$native_dir/test_transfer_batch_cuda_with_lib"
     native "$native_dir/test_upstream_api_cuda"
     native "$native_dir/test_upstream_rdma_with_lib"
     native "$native_dir/test_mlx5_gpu_support"
@@ -207,7 +268,6 @@ if [ "${SANITIZE:-0}" = 1 ]; then
       grep -v -E "ERROR SUMMARY|LEAK SUMMARY" "$log" | grep -E "^=========" | head -40
       grep -q "^SKIP" "$log" && { echo "the driver skipped: nothing was checked"; st=1; }
       echo "compute-sanitizer $tool exit $st (0 = clean; 86 = errors found; 124 = timed out)"
-      [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
       [ "$st" = 0 ] || rc=1
     done
   fi
@@ -229,7 +289,6 @@ if [ "${SANITIZE:-0}" = 1 ]; then
       grep -E "^(round|shape|PASS|FAIL|SKIP)|ERROR SUMMARY" "$log" | tail -20
       grep -q "^SKIP" "$log" && { echo "the driver skipped: nothing was checked"; st=1; }
       echo "compute-sanitizer $tool exit $st (0 = clean; 86 = errors found; 124 = timed out)"
-      [ -n "${OUT:-}" ] && cp "$log" "$OUT/" 2>/dev/null
       [ "$st" = 0 ] || rc=1
     done
   fi
@@ -249,4 +308,12 @@ if [ "${SANITIZE_JVM:-0}" = 1 ]; then
     [ "$st" = 0 ] || rc=1
   done
 fi
+
+# Again at the end, where a caller that keeps only the last lines of the output looks.
+echo "== summary"
+host_tools
+for r in "$out"/*/testng-results.xml; do
+  [ -e "$r" ] && bash "$(dirname "$0")/testng-report.sh" "$r" "$(basename "$(dirname "$r")")"
+done
+echo "gpu-tests.sh exit $rc (0 = everything ran and passed)"
 exit $rc

@@ -8,7 +8,7 @@
 #   JAVA       java executable (default: java on PATH, else .carry/jre.tgz unpacked to /tmp/jre)
 #   BENCH_JAR  the shaded bench jar (default: the newer of .carry/art/ and te4j-bench/target/
 #              te4j-bench-<version>.jar)
-#   PEERS      folder with run-peers.sh (default: .carry/peers, else ../shared/peers); PEERS=none skips
+#   PEERS      folder with run-peers.sh (default: .carry/peers, else shared/peers); PEERS=none skips
 #   OUT        where logs and results go (default: /tmp/te4j-perf): perf-gpu.log (everything),
 #              perf-issue5.csv (every row), perf-rows.txt (rows, RowCodec: rerun the report with
 #              java -jar BENCH_JAR --report perf-rows.txt)
@@ -39,7 +39,7 @@ if [ -z "$jar" ] || [ ! -f "$jar" ]; then
 fi
 peers=${PEERS:-}
 if [ -z "$peers" ]; then
-  for d in .carry/peers ../shared/peers; do [ -f "$d/run-peers.sh" ] && { peers=$d; break; }; done
+  for d in .carry/peers shared/peers; do [ -f "$d/run-peers.sh" ] && { peers=$d; break; }; done
 fi
 it=${QUICK:+3}; it=${it:-10}
 bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME.rows

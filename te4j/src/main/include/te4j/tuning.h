@@ -7,11 +7,19 @@
 //
 // knob      values                                        affects
 // put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
-//           | tma3 | tmah | tmaq | ce | cesm | cluster    (auto, the default: the lean kernel
-//                                                         below 32 MiB; from 32 MiB the copy
-//                                                         engine on P2P routes, else tma8;
-//                                                         ce: the copy engine at every size,
-//                                                         cesm: copy engine and SM kernel at once)
+//           | tma3 | tmah | tmaq | ce | cesm | cluster    (auto, the default: by route and size,
+//                                                         stream/body_path.h: the copy engine
+//                                                         from 32 MiB between two GPUs and from
+//                                                         samedevce within one device, else the
+//                                                         lean kernel below 32 MiB and tma8 from
+//                                                         there; ce: the copy engine at every
+//                                                         size, cesm: copy engine and SM kernel
+//                                                         at once)
+// samedevce auto | 0 | 64k | 256k | 1m | 2m | 4m | 8m     put=auto between ranks of one device:
+//           | 16m | 32m                                   the size from which the copy engine
+//                                                         moves the body (auto: te4j's choice,
+//                                                         stream/body_path.h; 32m: the policy
+//                                                         between two GPUs)
 // cesplit   50 | 55 | ... | 95                            put=cesm: the copy engine's percent
 // signal    atom | red | set                              CUDA signal atomic of putWithSignal and
 //                                                         the ping-pong bench (red = no return;
@@ -60,6 +68,7 @@ enum Knob : int {
   kHostThreads,
   kHostSpin,
   kBatchThreads,
+  kSameDeviceCopyEngine,
   kKnobCount
 };
 
@@ -74,8 +83,9 @@ enum PutKernel : int {
   kPutTma,           // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
   kPutTma8,          // 8 stages x 16 KiB
   kPutTma3,          // 3 stages x 64 KiB
-  kPutAuto,          // by size: the lean kernel < 32 MiB; from 32 MiB the copy engine (P2P routes
-                     // the host tables map), else the 8 x 16 KiB bulk kernel (stream/put_launch.cu)
+  kPutAuto,          // by route and size (stream/body_path.h): the copy engine on routes the host
+                     // tables map from their threshold, else the lean kernel < 32 MiB and the
+                     // 8 x 16 KiB bulk kernel from there (stream/put_launch.cu)
   kPutTmaHalf,       // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
   kPutTmaQuarter,    // a quarter through the bulk pipeline, three quarters by LSU stores
   kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
@@ -104,6 +114,10 @@ long long hostSpinNs();
 
 /// batchthreads: how many threads copy one large part of a host-platform transfer batch.
 int batchThreads();
+
+/// samedevce: the size from which put=auto moves a body within one device by the copy engine,
+/// or -1 for auto (te4j's choice, stream/body_path.h).
+long long sameDeviceCopyEngineBytes();
 
 /// put=cesm: the copy engine's share of the body in percent (knob cesplit: 50 + 5 x value).
 inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }

@@ -15,6 +15,7 @@
 #include "transport/device/comm_device.cuh"
 #include "core/cuda_bridge.h"
 #include "core/unavailable.h"
+#include "rdma/mlx5_probe.h"
 #include "te4j/tuning.h"
 
 namespace te4j {
@@ -61,6 +62,7 @@ std::string availabilityReport() {
     }
     report += cuda_bridge::built() ? "cuda.built=true\n" : "cuda.built=false\n";
     cuda_bridge::appendAvailability(&report);
+    report += rdma::kBuiltWithRdmaCore ? "rdma.mlx5.built=true\n" : "rdma.mlx5.built=false\n";
   } catch (...) {
     // Only std::bad_alloc can get here; the contract says this never fails.
     report = "host.available=false\ncuda.built=false\n";

@@ -153,6 +153,8 @@ int importCudaPeer(const CudaImporter& importer, int r, const int32_t* b, std::s
     }
   }
   out->atomics_ok = atomics != 0 ? 1 : 0;
+  // A device whose UUID is not visible here is never the importer's own (that one is visible).
+  out->same_device = peer_device == importer.device;
   return kOk;
 }
 

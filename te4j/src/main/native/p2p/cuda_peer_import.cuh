@@ -26,6 +26,7 @@ struct CudaPeerMapping {
   void* ptr = nullptr;       // the peer's buffer as this process addresses it
   void* ipc_base = nullptr;  // what cudaIpcOpenMemHandle returned; nullptr when not opened
   int atomics_ok = 0;        // native P2P atomics from the importer's device to that memory
+  bool same_device = false;  // the memory is on the importer's own device
   int32_t pid = 0;           // the owner process
 };
 

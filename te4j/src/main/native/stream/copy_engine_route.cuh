@@ -9,7 +9,8 @@
 // putWithSignal signals with the ordinary signal kernel after the copy: stream order makes the
 // copy complete before the kernel's release add starts.
 //
-// put=auto takes this route from 32 MiB on P2P routes (cuda_op_stream.cu says why).
+// put=auto takes this route by the rank's route and the size (body_path.h says from where, and
+// why).
 //
 // Difference from the kernels: a kernel skips its work once the stream recorded a device error
 // (an earlier wait that timed out); a copy cannot look at that word. The op stream therefore

@@ -30,6 +30,7 @@
 #include "core/cuda_bridge.h"
 #include "core/cuda_errors.cuh"
 #include "copy_engine_route.cuh"
+#include "body_path.h"
 #include "core/device_scope.cuh"
 #include "p2p/peer_table_mirror.h"
 #include "rdma/device_error_records.h"
@@ -557,30 +558,27 @@ class CudaOpStream final : public OpStream {
                      send_ptr, nbytes,  sig_ptr,      value,         scratch_, status_dev_};
   }
 
-  // put=auto (te4j's policy) from kBulkPutBytes, and the knobs put=ce / cesm at every size
-  // (copy_engine_route.cuh): enqueues the put on the copy engine and returns its status, or
-  // kNotTaken (other knob, a smaller auto put, or a route the host tables do not map: RDMA or
-  // unknown, which the kernel then resolves on the device and reports). Why from that size: on
-  // 2xH200 the engine moved 1 GiB at 395.4 GB/s vs 350 on 16 SMs, 64 MiB at 380 vs 332; but a
-  // kernel queued right after a copy (the signal of putWithSignal, the next op) waits ~10 us for
-  // the engine switch, which only vanishes against bodies this large.
+  // The copy-engine paths of body_path.h (te4j's policy by route and size, or the knobs put=ce /
+  // cesm at every size; copy_engine_route.cuh): enqueues the put on the copy engine and returns
+  // its status, or kNotTaken (a kernel's size or knob, or a route the host tables do not map:
+  // RDMA or unknown, which the kernel then resolves on the device and reports).
   int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx, int dst_rank,
                        void* recv_ptr, const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
                        uint32_t value) {
-    int knob = tuning::get(tuning::kPut);
-    if (knob == tuning::kPutAuto && nbytes >= kBulkPutBytes) knob = tuning::kPutCopyEngine;
-    if (knob != tuning::kPutCopyEngine && knob != tuning::kPutCopyEngineSm) return kNotTaken;
+    if (!body_path::mayLeaveKernel(nbytes)) return kNotTaken;  // no route lookup for small puts
     // A copy cannot skip itself once the stream has failed the way kernels do; when a failure is
     // already recorded, the kernel (which will skip) takes the put instead.
     if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) != 0) return kNotTaken;
     void* dst = nullptr;
-    if (nbytes > 0 &&
-        !peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, recv_ptr, nbytes, &dst)) {
+    peer_tables::Route route = peer_tables::kRouteUnmapped;
+    if (!peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, recv_ptr, nbytes, &dst, &route)) {
       return kNotTaken;
     }
+    const body_path::Path path = body_path::choose(route, nbytes);
+    if (path == body_path::kKernel) return kNotTaken;
     const std::string name(what);
     cudaError_t e = cudaSuccess;
-    const size_t ce_bytes = knob == tuning::kPutCopyEngine
+    const size_t ce_bytes = path == body_path::kCopyEngine
                                 ? nbytes
                                 : CopyEngineRoute::ceShare(nbytes, tuning::copyEnginePercent());
     if (ce_bytes == nbytes) {

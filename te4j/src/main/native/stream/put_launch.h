@@ -2,9 +2,9 @@
 // (RDMA routes take kernels/put_kernels.cuh instead, which post RDMA ops).
 //
 // te4j's policy (put_launch.cu), the one that measured best (docs/PERFORMANCE.md): the lean
-// kernel below kBulkPutBytes, the 8 x 16 KiB bulk kernel from there on; the op stream hands
-// bodies of that size to the copy engine first where the host tables map the route
-// (copy_engine_route.cuh). Experiment variants (knob `put` of te4j/tuning.h) are compiled only
+// kernel below kBulkPutBytes, the 8 x 16 KiB bulk kernel from there on; the op stream first hands
+// bodies to the copy engine where the host tables map the route, from a size that depends on
+// the route (body_path.h). Experiment variants (knob `put` of te4j/tuning.h) are compiled only
 // into a libte4j configured with TE4J_PUT_VARIANTS=ON (variants/put_variants.cu), for te4j-bench.
 #pragma once
 
@@ -19,7 +19,7 @@ namespace te4j {
 namespace cuda {
 
 // From this size on a put leaves the lean kernel (the bulk kernel won at 1 GiB on 16 SMs and
-// tied at 64 MiB) and, where the host tables map the route, goes to the copy engine.
+// tied at 64 MiB); where the host tables map the route, body_path.h sends it to the copy engine.
 constexpr size_t kBulkPutBytes = 32u << 20;
 
 /// One put / putWithSignal (sig_ptr nullptr: put) on `stream`, the current device `device`.

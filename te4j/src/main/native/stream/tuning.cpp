@@ -36,6 +36,7 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"hostthreads", 0, {"4", "1", "2", "8", nullptr}},
     {"hostspin", 0, {"auto", "0", "2", "5", "20", "50", "200", nullptr}},
     {"batchthreads", 0, {"auto", "1", "2", "4", "8", nullptr}},
+    {"samedevce", 0, {"auto", "0", "64k", "256k", "1m", "2m", "4m", "8m", "16m", "32m", nullptr}},
 };
 
 // The experiment variants of the knob `put` (variants/put_variants.cu) are compiled only into a
@@ -183,6 +184,15 @@ int batchThreads() {
     return cpus < 1 ? 1 : cpus > 4 ? 4 : static_cast<int>(cpus);
   }();
   return automatic;
+}
+
+long long sameDeviceCopyEngineBytes() {
+  const int v = get(kSameDeviceCopyEngine);
+  if (v == 0) return -1;  // auto: stream/body_path.h decides
+  const char* text = kKnobs[kSameDeviceCopyEngine].values[v];
+  char* unit = nullptr;
+  const long long n = strtoll(text, &unit, 10);
+  return *unit == 'k' ? n << 10 : *unit == 'm' ? n << 20 : n;
 }
 
 int apply(const char* spec, const char** error) {

@@ -20,7 +20,7 @@ public class IpcHandleTest
     private TransferEngine engine;
     private IpcHandle real;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void export()
     {
         engine = TransferEngine.builder().build();

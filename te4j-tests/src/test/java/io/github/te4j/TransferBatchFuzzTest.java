@@ -49,7 +49,7 @@ public class TransferBatchFuzzTest
     private InMemorySegmentDirectory dir0;
     private InMemorySegmentDirectory dir1;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void setUp()
     {
         final String space = "batchfuzz" + System.nanoTime();

@@ -36,7 +36,7 @@ public class TransferBatchTest
     private InMemorySegmentDirectory dir0;
     private InMemorySegmentDirectory dir1;
 
-    @BeforeMethod
+    @BeforeMethod(alwaysRun = true)
     public void setUp()
     {
         final String space = "batch" + System.nanoTime();

@@ -63,10 +63,11 @@ final class BatchBench
     {
     }
 
-    static int run(final BenchConfig config, final long regionBytes, final PrintStream out, final PrintStream err)
+    static int run(final BenchConfig config, final long regionBytes, final PrintStream stdout, final PrintStream err)
     {
         final Platform platform = config.resolvePlatform();
         final int iterations = Math.max(3, config.iterations);
+        final BatchOutput out = new BatchOutput(config, config.rowPlatform(platform), iterations, stdout, err);
         final String space = "te4j-bench-batch-" + ProcessHandle.current().pid();
         boolean failed = false;
         try (TransferEngine initiator = TransferEngine.builder().platform(platform).device(0).build();
@@ -180,6 +181,7 @@ final class BatchBench
             out.println("vs base: the row's speed over the " + (platform == Platform.HOST ? "memcpy loop"
                 : "per-block cudaMemcpyAsync loop") + " of the same blocks (above 1 = faster)");
         }
+        out.finish();
         return failed ? BenchMain.EXIT_FAILED : 0;
     }
 
@@ -240,16 +242,10 @@ final class BatchBench
         return h;
     }
 
-    private static void row(final PrintStream out, final String shape, final String op, final String series,
+    private static void row(final BatchOutput out, final String shape, final String op, final String series,
         final double ns, final long bytes, final double baseNs, final String failure)
     {
-        if (failure != null)
-        {
-            out.printf(Locale.ROOT, "%-14s %-5s %-28s FAILED: %s%n", shape, op, series, failure);
-            return;
-        }
-        out.printf(Locale.ROOT, "%-14s %-5s %-28s %12.1f %9.2f %8.2f%n", shape, op, series, ns / 1000.0,
-            bytes / ns, baseNs / ns);
+        out.row(shape, op, series, ns, bytes, baseNs, failure);
     }
 
     /**

@@ -22,8 +22,14 @@ import java.util.Set;
  */
 public final class BenchConfig
 {
-    /** Default bandwidth sweep on CUDA: every power of two from 8 B to 1 GiB. */
+    /** Default bandwidth sweep on CUDA between GPUs: every power of two from 8 B to 1 GiB. */
     static final List<Long> CUDA_SWEEP = Sizes.parseSweep("8:1G");
+    /**
+     * Default bandwidth sweep on CUDA when ranks 0 and 1 share one GPU: a copy within one device
+     * reaches its full rate by 256 MiB, and the two largest sizes of the GPU-to-GPU sweep would
+     * spend most of the run in verifying their bytes from Java (the one-GPU run has 3 minutes).
+     */
+    static final List<Long> CUDA_ONE_GPU_SWEEP = Sizes.parseSweep("8:256M");
     /** Default bandwidth sweep on the host platform: small enough for a laptop or a CI box. */
     static final List<Long> HOST_SWEEP = Sizes.parseSweep("8:64M");
     static final List<Long> DEFAULT_LATENCY_SIZES = List.of(8L);
@@ -53,7 +59,10 @@ public final class BenchConfig
     Path output;
     Path chart;
     boolean peers;
-    Path peersDir = Path.of("..", "shared", "peers");
+    /** Inside the repository (the working directory of scripts/bench.sh): where a GPU host's shared/ is carried. */
+    Path peersDir = Path.of("shared", "peers");
+    /** How the launcher starts the ranks. */
+    Launch launch = Launch.AUTO;
     /** The python that runs the NCCL all-to-all (torch) beside te4j's; null = {@link #ncclPython()}'s default. */
     String ncclPython;
     boolean targets;
@@ -126,8 +135,86 @@ public final class BenchConfig
             case ALLTOALL:
                 return allToAllSizes != null ? allToAllSizes : DEFAULT_ALLTOALL_SIZES;
             default:
-                return bandwidthSizes != null ? bandwidthSizes : platform == Platform.CUDA ? CUDA_SWEEP : HOST_SWEEP;
+                if (bandwidthSizes != null)
+                {
+                    return bandwidthSizes;
+                }
+                if (platform != Platform.CUDA)
+                {
+                    return HOST_SWEEP;
+                }
+                // Ranks that compute their own plan (started by hand, by a launcher) all see one
+                // --gpus list, or none: then they keep the one sweep every host agrees on.
+                final boolean sameView = rank < 0 || gpus != null;
+                return sameView && deviceOf(0) == deviceOf(1) ? CUDA_ONE_GPU_SWEEP : CUDA_SWEEP;
         }
+    }
+
+    /**
+     * How the launcher starts the ranks: {@code auto} runs them as threads of this JVM (one
+     * engine each) when they are CUDA ranks that all share one GPU, else one child JVM per rank.
+     */
+    enum Launch
+    {
+        AUTO, IN_PROCESS, PROCESSES;
+
+        static Launch parse(final String text)
+        {
+            switch (text.trim().toLowerCase(Locale.ROOT))
+            {
+                case "auto":
+                    return AUTO;
+                case "in-process":
+                    return IN_PROCESS;
+                case "processes":
+                    return PROCESSES;
+                default:
+                    throw new IllegalArgumentException("--launch: '" + text + "' (expected auto, in-process or processes)");
+            }
+        }
+
+        String label()
+        {
+            return name().toLowerCase(Locale.ROOT).replace('_', '-');
+        }
+    }
+
+    /**
+     * Whether the launcher runs every rank in this JVM. Ranks that share a GPU from separate
+     * processes take turns on it (the GPU time-slices between their contexts, ~4.5 ms a put+signal
+     * round trip on one H200), so their latency and rate rows would time the GPU's scheduler; in
+     * one process they share one context and the rows time te4j. Ranks on several GPUs, and the
+     * host platform, keep a process each: that is how they are deployed (CUDA IPC between
+     * processes, shared-memory segments on the host), and no time slicing skews those figures.
+     */
+    boolean ranksInProcess(final Platform platform)
+    {
+        switch (launch)
+        {
+            case IN_PROCESS:
+                return true;
+            case PROCESSES:
+                return false;
+            default:
+                return platform == Platform.CUDA && allOnOneDevice();
+        }
+    }
+
+    /** Whether every rank is on the same CUDA device. */
+    boolean allOnOneDevice()
+    {
+        final int[] d = devices();
+        return Arrays.stream(d).allMatch(x -> x == d[0]);
+    }
+
+    /**
+     * Whether ranks 0 and 1 are separate processes on one GPU (this rank's view: ranks started
+     * by hand or as child JVMs are processes of their own): their rows then include the GPU's
+     * time slicing between the processes, and say so.
+     */
+    boolean pairTimeSlicesGpu(final Platform platform)
+    {
+        return platform == Platform.CUDA && launch != Launch.IN_PROCESS && deviceOf(0) == deviceOf(1);
     }
 
     /** The python for the NCCL all-to-all: --nccl-python, else torch's venv where it exists, else python3. */
@@ -260,6 +347,13 @@ public final class BenchConfig
      */
     List<String> childArgs(final Platform platform, final int r, final String endpoint, final Path rows)
     {
+        return childArgs(platform, r, endpoint, rows, false);
+    }
+
+    /** {@link #childArgs(Platform, int, String, Path)} of a rank run as a child JVM or ({@code inProcess}) a thread. */
+    List<String> childArgs(final Platform platform, final int r, final String endpoint, final Path rows,
+        final boolean inProcess)
+    {
         final List<String> a = new ArrayList<>();
         a.add("--transport=" + transport.label());
         if (softNic != null)
@@ -300,6 +394,7 @@ public final class BenchConfig
             a.add("--variant=" + (v.isEmpty() ? "default" : v));
         }
         a.add("--timeout=" + timeout.toMillis() + "ms");
+        a.add("--launch=" + (inProcess ? Launch.IN_PROCESS : Launch.PROCESSES).label());
         a.add("--rank=" + r);
         a.add("--rendezvous=tcp://" + endpoint);
         if (rows != null)

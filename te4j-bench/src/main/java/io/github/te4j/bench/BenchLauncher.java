@@ -14,9 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The no-argument path: picks the platform, starts every rank as a child JVM (same java, same
- * class path; NVLink multicast kept off by {@link RankProcesses}), follows rank 0's result file
- * for progress, and prints the report once the ranks are done.
+ * The no-argument path: picks the platform, starts every rank (as threads of this JVM where CUDA
+ * ranks share one GPU, else as child JVMs: {@link BenchConfig#ranksInProcess}), follows rank 0's
+ * result file for progress, and prints the report once the ranks are done.
  */
 final class BenchLauncher
 {
@@ -40,37 +40,40 @@ final class BenchLauncher
             System.err.println("te4j-bench: " + unavailable);
             return BenchMain.EXIT_UNAVAILABLE;
         }
-        warn(platform);
+        final boolean inProcess = config.ranksInProcess(platform);
+        warn(platform, inProcess);
         final List<BenchCase> plan = BenchPlan.of(config, platform);
         final Path rowsFile = Files.createTempFile("te4j-bench-", ".rows");
         final String endpoint = "127.0.0.1:" + RankProcesses.freePort();
-        out.println("te4j-bench: " + BenchMain.platformName(platform) + " platform, " + config.ranks
-            + " ranks as child JVMs, " + plan.size() + " cases");
-        out.flush();
         final List<Row> rows = new ArrayList<>();
         final List<String> infos = new ArrayList<>();
-        final Progress progress = Progress.forTerminal(plan.size(), out);
         boolean ranksFailed = false;
-        try (RankProcesses ranks = new RankProcesses(); RandomAccessFile follow = new RandomAccessFile(rowsFile.toFile(), "r"))
+        try (LaunchedRanks ranks = inProcess
+                ? new InProcessRanks(config.ranks, r -> config.childArgs(platform, r, endpoint, r == 0 ? rowsFile : null, true))
+                : new ChildJvmRanks(config.ranks, childJvmArgs(),
+                    r -> config.childArgs(platform, r, endpoint, r == 0 ? rowsFile : null, false));
+            RandomAccessFile follow = new RandomAccessFile(rowsFile.toFile(), "r"))
         {
-            ranks.start(config.ranks, BenchMain.class.getName(), childJvmArgs(),
-                r -> config.childArgs(platform, r, endpoint, r == 0 ? rowsFile : null));
+            out.println("te4j-bench: " + BenchMain.platformName(platform) + " platform, " + ranks.describe(config.ranks)
+                + ", " + plan.size() + " cases");
+            out.flush();
+            final Progress progress = Progress.forTerminal(plan.size(), out);
             // Every wait inside a case is bounded by --timeout; this bounds the whole run.
             final long deadline = System.nanoTime() + config.timeout.toNanos() * (plan.size() + 4L);
             final StringBuilder partial = new StringBuilder();
-            while (System.nanoTime() < deadline && ranks.processes().stream().anyMatch(Process::isAlive))
+            while (System.nanoTime() < deadline && ranks.anyAlive())
             {
                 readLines(follow, partial, rows, infos, progress);
-                if (crashed(ranks))
+                if (ranks.crashed())
                 {
                     break;  // a rank died: the others would only wait for it until their timeouts
                 }
                 Thread.sleep(POLL_MS);
             }
-            final List<RankProcesses.Result> results = ranks.await(Duration.ofSeconds(30));
+            final List<LaunchedRanks.Result> results = ranks.await(Duration.ofSeconds(30));
             readLines(follow, partial, rows, infos, progress);
             progress.finish();
-            for (final RankProcesses.Result r : results)
+            for (final LaunchedRanks.Result r : results)
             {
                 // Rank 0 exits 1 when a row failed its check: that is in the rows, not a crash.
                 final boolean ok = r.exitCode == 0 || r.rank == 0 && r.exitCode == BenchMain.EXIT_FAILED
@@ -136,7 +139,7 @@ final class BenchLauncher
     }
 
     /** What makes this run's figures other than they look: oversubscribed CPUs, a shared GPU. */
-    private void warn(final Platform platform)
+    private void warn(final Platform platform, final boolean inProcess)
     {
         final int cpus = Runtime.getRuntime().availableProcessors();
         if (config.ranks > cpus)
@@ -150,7 +153,9 @@ final class BenchLauncher
             if (d[0] == d[1])
             {
                 out.println("te4j-bench: note: ranks 0 and 1 share CUDA device " + d[0] + ": bandwidth is a copy within"
-                    + " one GPU, and latency includes the GPU's time slicing between the two processes");
+                    + " one GPU" + (inProcess ? " (both ranks in this JVM, one CUDA context)"
+                        : ", and latency and rate include the GPU's time slicing between the two processes (their rows"
+                        + " say so; --launch in-process times te4j alone)"));
             }
         }
     }
@@ -166,21 +171,6 @@ final class BenchLauncher
             a.add("-Dorg.bytedeco.javacpp.cachedir=" + cache);
         }
         return a;
-    }
-
-    /** Whether a rank exited with an error while the run goes on. */
-    private static boolean crashed(final RankProcesses ranks)
-    {
-        final List<Process> ps = ranks.processes();
-        for (int r = 0; r < ps.size(); r++)
-        {
-            final Process p = ps.get(r);
-            if (!p.isAlive() && p.exitValue() != 0 && !(r == 0 && p.exitValue() == BenchMain.EXIT_FAILED))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Reads the complete lines rank 0 has appended since the last call. */

@@ -24,8 +24,8 @@ import picocli.CommandLine.Spec;
  * te4j-bench: how fast te4j moves data here, and against what. With no arguments it picks the
  * platform (CUDA P2P where there is a GPU, the ranks placed round-robin on the GPUs present, else
  * the host platform), starts the
- * ranks as child JVMs, and prints bandwidth, latency and message-rate tables with the baselines
- * measured in the same run.
+ * ranks (threads of this JVM where they share one GPU, else child JVMs: --launch), and prints
+ * bandwidth, latency and message-rate tables with the baselines measured in the same run.
  *
  * <pre>
  * java -jar te4j-bench-&lt;version&gt;.jar
@@ -125,6 +125,12 @@ public final class BenchMain implements Callable<Integer>
         + " share one); default: rank r uses GPU r modulo the GPUs present.")
     String gpus;
 
+    @Option(names = "--launch", paramLabel = "auto|in-process|processes",
+        description = {"How the ranks start: in-process = threads of this JVM, an engine each; processes = a child JVM"
+            + " per rank (CUDA ranks that share a GPU then time-slice it: their rows say so); auto = in-process when"
+            + " every rank is on one GPU, else processes (default: auto)."})
+    String launch = "auto";
+
     @Option(names = "--blocks", paramLabel = "LIST",
         description = "Blocks (SMs) per put and SM-copy launch, e.g. 16,32,132; 0 = te4j's choice (default: 16).")
     String blocks = "16";
@@ -147,7 +153,8 @@ public final class BenchMain implements Callable<Integer>
 
     @Option(names = "--variant", paramLabel = "KNOBS",
         description = {"Run every te4j series under this variant too (repeatable): default, or knob=value[,...]"
-            + " with put=auto|base|ce|cesm, signal=atom|red, pdl=0|1, wait=sleep|spin,"
+            + " with put=auto|base|ce|cesm, samedevce=auto|0|64k|256k|1m|2m|4m|8m|16m|32m (put=auto within one GPU: the"
+            + " copy engine from this size), signal=atom|red, pdl=0|1, wait=sleep|spin,"
             + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, hostspin=auto|0|2|5|20|50|200 (us),"
             + " batchthreads=auto|1|2|4|8, threads=N;"
             + " the put kernel's experiment variants (put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster) need"
@@ -165,7 +172,8 @@ public final class BenchMain implements Callable<Integer>
         + " with alltoall, NCCL's all-to-all through torch.")
     boolean peers;
 
-    @Option(names = "--peers-dir", paramLabel = "DIR", description = "Where run-peers.sh is (default: ../shared/peers).")
+    @Option(names = "--peers-dir", paramLabel = "DIR",
+        description = "Where run-peers.sh is (default: shared/peers, in the repository when run by scripts/bench.sh).")
     Path peersDir;
 
     @Option(names = "--nccl-python", paramLabel = "PYTHON",
@@ -257,6 +265,22 @@ public final class BenchMain implements Callable<Integer>
         return config.isRank() ? new BenchRank(config).run() : new BenchLauncher(config).run();
     }
 
+    /** The settings of a command line (a rank the launcher runs in this JVM); IllegalArgumentException names a bad option. */
+    static BenchConfig configOf(final List<String> args)
+    {
+        final CommandLine cl = new CommandLine(new BenchMain());
+        try
+        {
+            cl.parseArgs(args.toArray(new String[0]));
+        }
+        catch (final CommandLine.ParameterException e)
+        {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        final BenchMain m = cl.getCommand();
+        return m.toConfig();
+    }
+
     /** Checks every option and builds the run's settings; IllegalArgumentException names the bad one. */
     BenchConfig toConfig()
     {
@@ -272,6 +296,8 @@ public final class BenchMain implements Callable<Integer>
         check(batchRegion >= 64L << 20, "--batch-region must be at least 64M, got " + batchRegionText);
         kvLayout = kvCacheLayout();
         check(!c.modes.contains(Mode.KVCACHE) || c.modes.size() == 1, "--mode kvcache runs alone (not with other modes)");
+        check(!c.modes.contains(Mode.KVCACHE) || c.transport == TransportKind.P2P, "--mode kvcache runs on the p2p"
+            + " transport (the KvCacheHandoff example covers the software NIC)");
         if (sizes != null && sweep != null)
         {
             throw new IllegalArgumentException("--sizes and --sweep exclude each other");
@@ -360,6 +386,7 @@ public final class BenchMain implements Callable<Integer>
             check(g.stream().allMatch(d -> d >= 0), "--gpus: device numbers must be >= 0");
             c.gpus = g.stream().mapToInt(Integer::intValue).toArray();
         }
+        c.launch = BenchConfig.Launch.parse(launch);
         c.blocks = BenchConfig.parseInts("--blocks", blocks);
         check(c.blocks.stream().allMatch(b -> b <= 65535), "--blocks: at most 65535 blocks");
         check(threads >= 32 && threads <= 1024 && threads % 32 == 0,

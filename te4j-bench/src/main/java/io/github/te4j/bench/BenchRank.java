@@ -162,7 +162,10 @@ final class BenchRank
             final int d0 = config.deviceOf(0);
             final int d1 = config.deviceOf(1);
             out.add("GPUs: rank 0 on device " + d0 + ", rank 1 on device " + d1
-                + (d0 == d1 ? " (one GPU: CUDA IPC within the device)" : "; peer access " + Availability.cudaCanAccessPeer(d0, d1)));
+                + (d0 != d1 ? "; peer access " + Availability.cudaCanAccessPeer(d0, d1)
+                    : config.pairTimeSlicesGpu(platform) ? " (one GPU, two processes: CUDA IPC within the device; the GPU"
+                        + " time-slices their kernels, so round trips include its switches)"
+                    : " (one GPU, both ranks in one process: one CUDA context, direct pointers)"));
         }
         else
         {

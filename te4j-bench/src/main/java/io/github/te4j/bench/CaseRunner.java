@@ -179,6 +179,14 @@ final class CaseRunner
 
     private String note(final BenchCase k, final int batch)
     {
+        final String how = timing(k, batch);
+        // Only the ping-pongs run kernels on both ranks at once: the other series run on rank 0 alone.
+        final boolean bothOnGpu = k.series().mode() == Mode.LATENCY && !k.series().isTcp();
+        return bothOnGpu && config.pairTimeSlicesGpu(platform) ? how + "; " + Row.TIME_SLICED : how;
+    }
+
+    private String timing(final BenchCase k, final int batch)
+    {
         final String clock = platform == Platform.CUDA ? "CUDA events" : "monotonic clock";
         switch (k.series())
         {

@@ -9,6 +9,12 @@ import java.util.Locale;
  */
 public final class Row
 {
+    /**
+     * In the note of a row that two processes measured on one GPU while both ran kernels (the
+     * ping-pongs): the GPU time-slices between their contexts, so the figure includes its switches.
+     */
+    static final String TIME_SLICED = "two processes time-slice one GPU";
+
     private final Mode mode;
     private final String series;
     private final Role role;
@@ -140,6 +146,12 @@ public final class Row
     public String note()
     {
         return note;
+    }
+
+    /** Whether two processes sharing one GPU measured this row ({@link #TIME_SLICED}). */
+    public boolean timeSliced()
+    {
+        return note.contains(TIME_SLICED);
     }
 
     /** Ranks taking part: 2 for the pair modes, N for an all-to-all among N. */

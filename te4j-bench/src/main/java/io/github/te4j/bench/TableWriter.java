@@ -80,7 +80,8 @@ final class TableWriter
         return new String[] {r.series(), Sizes.format(r.bytes()), shape(r), Integer.toString(r.batch()),
             Integer.toString(r.samples()), num(r.medianNs() / 1000, 3), num(r.p99Ns() / 1000, 3), num(r.gbps(), 2),
             num(r.gbpsP99(), 2), num(r.opsPerSecond() / 1e6, 3),
-            r.ok() ? (r.role() == Role.PEER ? "peer's own" : "ok") : "FAILED: " + r.failure()};
+            r.ok() ? (r.role() == Role.PEER ? "peer's own" : r.timeSliced() ? "ok, " + Row.TIME_SLICED : "ok")
+                : "FAILED: " + r.failure()};
     }
 
     /** The launch shape; an all-to-all's leads with its ranks (its shape only where a grid is launched). */

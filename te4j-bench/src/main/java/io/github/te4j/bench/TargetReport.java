@@ -37,6 +37,7 @@ final class TargetReport
         llLatency(t, rows, "host", "7L", 1.2);
         floor(t, rows, "host", "7f");
         rdma(t, rows);
+        batch(t, rows);
         final StringBuilder sb = new StringBuilder("\n== performance targets (ratios within this run)\n");
         final int[] w = new int[6];
         for (final String[] r : t)
@@ -55,6 +56,56 @@ final class TargetReport
             sb.append('\n');
         }
         return sb.toString();
+    }
+
+    /** The series of --mode batch that targets compare: te4j's batch, and the per-block copy loop it replaces. */
+    static final String BATCH_TE4J = "te4j batch (submit..done)";
+    static final List<String> BATCH_BASELINES = List.of("memcpy loop", "cudaMemcpyAsync per block");
+
+    /**
+     * Target B (report only, with --mode batch): each verified transfer batch against the
+     * per-block copy loop of the same blocks in the same run, as the range over the shapes.
+     */
+    private static void batch(final List<String[]> t, final List<Row> rows)
+    {
+        double lo = Double.POSITIVE_INFINITY;
+        double hi = Double.NEGATIVE_INFINITY;
+        String loShape = "";
+        String hiShape = "";
+        int n = 0;
+        for (final Row r : rows)
+        {
+            final int colon = r.series().indexOf(": ");
+            if (r.mode() != Mode.BATCH || !r.ok() || colon < 0 || !r.series().endsWith(": " + BATCH_TE4J))
+            {
+                continue;
+            }
+            final String shape = r.series().substring(0, colon);
+            for (final Row b : rows)
+            {
+                if (b.mode() == Mode.BATCH && BATCH_BASELINES.stream().anyMatch(x -> b.series().equals(shape + ": " + x)))
+                {
+                    final double q = b.medianNs() / r.medianNs();
+                    n++;
+                    if (q < lo)
+                    {
+                        lo = q;
+                        loShape = shape;
+                    }
+                    if (q > hi)
+                    {
+                        hi = q;
+                        hiShape = shape;
+                    }
+                }
+            }
+        }
+        if (n > 0)
+        {
+            t.add(new String[] {"B", "transfer batch (submit..done) vs the per-block copy loop of the same blocks",
+                String.format(Locale.ROOT, "%d shapes: %.2fx (%s) .. %.2fx (%s)", n, lo, loShape, hi, hiShape),
+                ratio(lo) + " .. " + ratio(hi), "report only", "-"});
+        }
     }
 
     /**

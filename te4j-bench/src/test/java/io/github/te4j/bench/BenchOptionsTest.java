@@ -26,7 +26,7 @@ public class BenchOptionsTest
         final BenchConfig c = parse();
         Assert.assertEquals(c.transport(), TransportKind.P2P);
         Assert.assertEquals(c.modes(), EnumSet.of(Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE));
-        Assert.assertEquals(c.sizes(Mode.BANDWIDTH, Platform.CUDA), Sizes.parseSweep("8:1G"));
+        Assert.assertEquals(parse("--gpus", "0,1").sizes(Mode.BANDWIDTH, Platform.CUDA), Sizes.parseSweep("8:1G"));
         Assert.assertEquals(c.sizes(Mode.BANDWIDTH, Platform.HOST), Sizes.parseSweep("8:64M"));
         Assert.assertEquals(c.sizes(Mode.LATENCY, Platform.CUDA), List.of(8L));
         Assert.assertEquals(c.sizes(Mode.RATE, Platform.CUDA), List.of(65536L));

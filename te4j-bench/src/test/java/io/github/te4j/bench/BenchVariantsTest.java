@@ -34,6 +34,36 @@ public class BenchVariantsTest
         Assert.assertEquals(BenchPlan.of(child, Platform.CUDA), plan);
     }
 
+    /**
+     * The same-device body path before and after in one run: te4j's put under the NVLink threshold
+     * (samedevce=32m, the old policy) and under te4j's choice, beside the copy engine of each size;
+     * the native knob parser takes the variant (host platform: the natives load anywhere).
+     */
+    @Test(groups = "host")
+    public void sameDeviceThresholdBeforeAndAfter()
+    {
+        final BenchConfig c = BenchOptionsTest.parse("--platform", "cuda", "--gpus", "0,0", "--mode", "bandwidth",
+            "--sweep", "64K:64M", "--variant", "samedevce=32m", "--variant", "default");
+        final List<BenchCase> plan = BenchPlan.of(c, Platform.CUDA);
+        Assert.assertEquals(plan.size(), 11 * 4, plan.toString());
+        Assert.assertEquals(plan.get(0).seriesLabel(), "te4j put [samedevce=32m]");
+        Assert.assertEquals(plan.get(0).tuning(), "samedevce=32m");
+        Assert.assertEquals(plan.get(1).seriesLabel(), "te4j put");
+        Assert.assertEquals(plan.get(2).series(), Series.COPY_ENGINE);
+        io.github.te4j.Availability.ensureAvailability(Platform.HOST);
+        try
+        {
+            Assert.assertEquals(io.github.te4j.bench.internal.NativeBench.applyTuning("samedevce=32m"), 0,
+                io.github.te4j.bench.internal.NativeBench.tuningText());
+            Assert.assertTrue(io.github.te4j.bench.internal.NativeBench.tuningText().contains("samedevce=32m"),
+                io.github.te4j.bench.internal.NativeBench.tuningText());
+        }
+        finally
+        {
+            io.github.te4j.bench.internal.NativeBench.applyTuning("");
+        }
+    }
+
     @Test
     public void badVariantsAreRefused()
     {

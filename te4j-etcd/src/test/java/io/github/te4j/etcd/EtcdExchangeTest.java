@@ -38,7 +38,7 @@ public class EtcdExchangeTest
     private EtcdServer etcd;
     private Client raw;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void startEtcd() throws Exception
     {
         etcd = EtcdServer.start();

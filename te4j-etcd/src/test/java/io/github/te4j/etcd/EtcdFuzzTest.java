@@ -44,7 +44,7 @@ public class EtcdFuzzTest
     private EtcdServer etcd;
     private Client raw;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void startEtcd() throws Exception
     {
         etcd = EtcdServer.start();

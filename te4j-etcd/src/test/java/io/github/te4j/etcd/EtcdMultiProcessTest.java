@@ -31,7 +31,7 @@ public class EtcdMultiProcessTest
     private static final Pattern LOST = Pattern.compile("LOST rank=(\\d+) at=(\\d+)");
     private EtcdServer etcd;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void startEtcd() throws Exception
     {
         etcd = EtcdServer.start();

@@ -26,7 +26,7 @@ public class EtcdSegmentDirectoryTest
 {
     private EtcdServer etcd;
 
-    @BeforeClass
+    @BeforeClass(alwaysRun = true)
     public void startEtcd() throws Exception
     {
         etcd = EtcdServer.start();

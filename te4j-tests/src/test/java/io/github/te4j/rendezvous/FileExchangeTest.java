@@ -26,7 +26,7 @@ public class FileExchangeTest
 
     private Path dir;
 
-    @BeforeMethod
+    @BeforeMethod(alwaysRun = true)
     public void createDirectory() throws IOException
     {
         dir = Files.createTempDirectory("te4j-file-exchange");

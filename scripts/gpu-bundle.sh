@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Makes the GPU bundle: one archive that runs te4j's GPU checks on a GPU host with no Java, Maven
+# or network. On that host:
+#
+#   tar -xJf te4j-gpu.tar.xz && ./te4j-gpu/run.sh [OUTDIR]
+#
+# (scripts/gpu-bundle-run.sh, which runs scripts/gpu-tests.sh over the bundle and writes
+# OUTDIR/te4j-gpu-results.tar.gz). The archive holds te4j-gpu/ with
+#   java/                      a jlink runtime of this JDK with the modules jdeps finds in the jars
+#   te4j-tests/target/         the tests jar and lib/ (TestNG, te4j and its natives, test support)
+#   te4j-bench/target/         the plain bench jar, its tests jar, and lib/ with only the bench's
+#                              dependencies that te4j-tests' lib/ lacks (each jar, and so each
+#                              native library, once: checked below)
+#   te4j-examples/target/      the examples jar
+#   te4j/target/cmake/tests/   the native test drivers, RUNPATH $ORIGIN:$ORIGIN/.. only (checked
+#                              below); run.sh puts libte4j.so beside tests/ from te4j's jar
+#   scripts/gpu-tests.sh, scripts/testng-report.sh, run.sh
+#
+#   scripts/gpu-bundle.sh [ARCHIVE]    (default target/te4j-gpu.tar.xz)
+#   NO_BUILD=1  uses the build outputs as they are (default: mvn package -DskipTests first)
+#   FORMAT=gz   a .tar.gz instead of .tar.xz (for a host without xz; larger)
+# Fails when the archive exceeds 60 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+format=${FORMAT:-xz}
+archive=${1:-target/te4j-gpu.tar.$format}
+max_bytes=$((60 << 20))
+
+if [ "${NO_BUILD:-0}" != 1 ]; then
+  [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
+  mvn -B -ntp -q package -DskipTests -pl te4j-tests,te4j-bench,te4j-examples -am
+fi
+
+# The one build output matching a pattern; a missing one stops the bundle.
+one() {
+  local f
+  f=$(ls $1 2>/dev/null | grep -v -- '-sources.jar\|-javadoc.jar' | head -1 || true)
+  [ -n "$f" ] || { echo "gpu-bundle: no $1 (build with mvn package first)" >&2; exit 1; }
+  echo "$f"
+}
+tests_jar=$(one "te4j-tests/target/te4j-tests-*-tests.jar")
+plain_bench=$(one "te4j-bench/target/original-te4j-bench-*.jar")
+bench_tests=$(one "te4j-bench/target/te4j-bench-*-tests.jar")
+examples_jar=$(one "te4j-examples/target/te4j-examples-*[0-9T].jar")
+for d in te4j-tests/target/lib te4j-bench/target/lib te4j/target/cmake/tests; do
+  [ -d "$d" ] || { echo "gpu-bundle: no $d (build with mvn package first)" >&2; exit 1; }
+done
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+b="$stage/te4j-gpu"
+mkdir -p "$b/te4j-tests/target/lib" "$b/te4j-bench/target/lib" "$b/te4j-examples/target" \
+  "$b/te4j/target/cmake/tests" "$b/scripts"
+
+cp "$tests_jar" "$b/te4j-tests/target/"
+cp te4j-tests/target/lib/*.jar "$b/te4j-tests/target/lib/"
+# The plain jar under the shaded one's name (scripts/gpu-tests.sh finds it so).
+cp "$plain_bench" "$b/te4j-bench/target/$(basename "$plain_bench" | sed 's/^original-//')"
+cp "$bench_tests" "$b/te4j-bench/target/"
+for j in te4j-bench/target/lib/*.jar; do
+  [ -e "te4j-tests/target/lib/$(basename "$j")" ] || cp "$j" "$b/te4j-bench/target/lib/"
+done
+cp "$examples_jar" "$b/te4j-examples/target/"
+cp scripts/gpu-tests.sh scripts/testng-report.sh "$b/scripts/"
+cp scripts/gpu-bundle-run.sh "$b/run.sh"
+chmod +x "$b/run.sh" "$b/scripts/gpu-tests.sh"
+
+# Every native library once, across all the jars (a second copy is dead weight, and two
+# different ones under one name would load whichever comes first).
+dups=$(for j in $(find "$b" -name '*.jar'); do unzip -Z1 "$j" | { grep '\.so[.0-9]*$' || true; }; done |
+  sed 's|.*/||' | sort | uniq -d)
+if [ -n "$dups" ]; then
+  echo "gpu-bundle: native libraries carried more than once: $dups" >&2
+  exit 1
+fi
+
+# The native drivers, each with a RUNPATH of $ORIGIN entries only (else it names a folder of
+# this machine, and on the GPU host a library there or nothing).
+for t in te4j/target/cmake/tests/*; do
+  [ -f "$t" ] && [ -x "$t" ] || continue
+  runpath=$(readelf -d "$t" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+  if [ -n "$runpath" ] && tr ':' '\n' <<<"$runpath" | grep -qv '^\$ORIGIN'; then
+    echo "gpu-bundle: $t has RUNPATH $runpath (rebuild: te4j/CMakeLists.txt gives drivers \$ORIGIN only)" >&2
+    exit 1
+  fi
+  cp "$t" "$b/te4j/target/cmake/tests/"
+done
+
+# A Java runtime with exactly the modules the carried jars use, as jdeps finds them. jdeps reads
+# their classes unpacked: given the jars, it resolves the module-info of those that have one
+# and stops at a module they name but nobody ships (vert.x's optional netty proxy handler).
+# A multi-release jar's classes for Java 17 and below count too.
+classes="$stage/jdeps"
+mkdir -p "$classes/base" "$classes/mr"
+for j in $(find "$b" -name '*.jar'); do
+  unzip -q -o "$j" '*.class' -x '*module-info.class' 'META-INF/*' -d "$classes/base" 2>/dev/null || true
+  for v in $(unzip -Z1 "$j" 'META-INF/versions/*.class' 2>/dev/null | cut -d/ -f3 | sort -u); do
+    [ "$v" -le 17 ] || continue
+    unzip -q -o "$j" "META-INF/versions/$v/*.class" -x '*module-info.class' -d "$classes/mr" 2>/dev/null || true
+  done
+done
+modules=$(jdeps --ignore-missing-deps --print-module-deps "$classes/base" \
+  $(ls -d "$classes"/mr/META-INF/versions/* 2>/dev/null))
+if ! [[ "$modules" =~ ^[a-z][a-z0-9.,]*$ ]]; then
+  echo "gpu-bundle: jdeps did not name the modules: $modules" >&2
+  exit 1
+fi
+echo "gpu-bundle: Java modules (jdeps): $modules"
+jlink --add-modules "$modules" --strip-debug --no-man-pages --no-header-files --output "$b/java"
+"$b/java/bin/java" -version 2>&1 | head -1
+
+mkdir -p "$(dirname "$archive")"
+case "$format" in
+  xz) tar -C "$stage" -cf - te4j-gpu | xz -9 -T2 >"$archive" ;;
+  gz) tar -C "$stage" -czf "$archive" te4j-gpu ;;
+  *) echo "gpu-bundle: FORMAT is xz or gz" >&2; exit 1 ;;
+esac
+bytes=$(stat -c %s "$archive")
+echo "gpu-bundle: $archive, $((bytes >> 20)) MiB ($bytes bytes; unpacked $(du -sm "$b" | cut -f1) MiB)"
+if [ "$bytes" -gt "$max_bytes" ]; then
+  echo "gpu-bundle: larger than 60 MiB" >&2
+  exit 1
+fi
+flag=$([ "$format" = xz ] && echo J || echo z)
+echo "on the GPU host: tar -x${flag}f $(basename "$archive") && ./te4j-gpu/run.sh OUTDIR"
