@@ -109,6 +109,7 @@ public class KvCacheBenchTest
             Assert.assertEquals(BenchMain.run(a), BenchMain.EXIT_USAGE, String.join(" ", a));
         }
         Assert.assertEquals(BenchMain.run("--mode", "kvcache,bandwidth"), BenchMain.EXIT_USAGE);
+        Assert.assertEquals(BenchMain.run("--mode", "kvcache", "--transport", "rdma-soft"), BenchMain.EXIT_USAGE);
     }
 
     /** GPU host: both engines on GPU 0, with the CUDA baselines. */
