@@ -10,10 +10,12 @@ module io.github.te4j
 {
     requires org.bytedeco.javacpp;
     requires org.slf4j;
+    requires jdk.jfr;
 
     exports io.github.te4j;
     exports io.github.te4j.exchange;
     exports io.github.te4j.rendezvous;
+    exports io.github.te4j.telemetry;
 
     uses io.github.te4j.exchange.ExchangeProvider;
 

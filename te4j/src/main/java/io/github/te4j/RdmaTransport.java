@@ -721,6 +721,46 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /**
+     * Registers {@code buffer} for remote access without making it the symmetric buffer (a
+     * registration replaces that one: the earlier symmetric buffer is registered again after it,
+     * so the windows of contexts and peers' metadata stay as they were); registered once. Returns
+     * its key. For te4j's own memory that peers reach by address and key (a notification area).
+     */
+    long registerAside(final DeviceBuffer buffer)
+    {
+        synchronized (this)
+        {
+            final long have = tryRegionKey(buffer.address(), buffer.size());
+            if (have > 0)
+            {
+                return have;
+            }
+            final long symmetric = registeredAddress;
+            final long symmetricBytes = registeredBytes;
+            register(buffer);
+            if (symmetric != 0)
+            {
+                register(symmetric, symmetricBytes);
+            }
+        }
+        return regionKey(buffer.address(), buffer.size(), buffer.toString());
+    }
+
+    /** The key of a registration starting at {@code address} and holding {@code bytes}, or 0. */
+    private long tryRegionKey(final long address, final long bytes)
+    {
+        final Lock l = enter();
+        try
+        {
+            return Math.max(0, peer.regionKey(address, bytes));
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
     /** A native batch posting on this transport's queue pairs; the caller owns it. */
     NativeRdmaTransferBatch newTransferBatch(final int capacity)
     {

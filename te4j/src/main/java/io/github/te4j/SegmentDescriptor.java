@@ -24,14 +24,38 @@ import java.util.List;
 final class SegmentDescriptor
 {
     static final int MAGIC = 0x54453453;
-    static final int VERSION = 2;
+    static final int VERSION = 3;
     static final int MAX_PARTS = 4096;
     private static final int MAX_HANDLE_BYTES = 64 * 1024;
+    private static final int MAX_NOTIFY_DEPTH = NotificationArea.MAX_DEPTH;
 
     private final String name;
     private final int rank;
     private final List<Part> parts;
     private final Rdma rdma;
+    private final Notify notify;
+
+    /**
+     * Where senders put notifications for the owner: its area's handle and geometry, and where
+     * the owner routes over RDMA, the area's registered address and key there (else 0).
+     */
+    static final class Notify
+    {
+        final IpcHandle handle;
+        final int rings;
+        final int depth;
+        final long rdmaAddress;
+        final int rdmaKey;
+
+        Notify(final IpcHandle handle, final int rings, final int depth, final long rdmaAddress, final int rdmaKey)
+        {
+            this.handle = handle;
+            this.rings = rings;
+            this.depth = depth;
+            this.rdmaAddress = rdmaAddress;
+            this.rdmaKey = rdmaKey;
+        }
+    }
 
     /**
      * Where an RDMA peer reaches the parts: the owner's rank on its RdmaTransport, and each part's
@@ -71,15 +95,32 @@ final class SegmentDescriptor
 
     SegmentDescriptor(final String name, final int rank, final List<Part> parts, final Rdma rdma)
     {
+        this(name, rank, parts, rdma, null);
+    }
+
+    SegmentDescriptor(final String name, final int rank, final List<Part> parts, final Rdma rdma, final Notify notify)
+    {
         this.name = name;
         this.rank = rank;
         this.parts = Collections.unmodifiableList(new ArrayList<>(parts));
+        if (notify != null && (rdma != null) != (notify.rdmaAddress != 0))
+        {
+            throw new IllegalArgumentException("the notification area has an RDMA address exactly when the segment has"
+                + " an RDMA route");
+        }
         if (rdma != null && (rdma.addresses.length != parts.size() || rdma.rkeys.length != parts.size()))
         {
             throw new IllegalArgumentException("RDMA part of the descriptor has " + rdma.addresses.length
                 + " addresses for " + parts.size() + " parts");
         }
         this.rdma = rdma;
+        this.notify = notify;
+    }
+
+    /** The owner's notification area, or null when it has none. */
+    Notify notificationArea()
+    {
+        return notify;
     }
 
     /** The RDMA route to the parts, or null when the owner publishes none. */
@@ -116,6 +157,8 @@ final class SegmentDescriptor
             total += 8 + 4 + h.length;
         }
         total += 1 + (rdma == null ? 0 : 4 + parts.size() * (8 + 4));
+        final byte[] notifyHandle = notify == null ? null : notify.handle.toBytes();
+        total += 1 + (notify == null ? 0 : 4 + notifyHandle.length + 2 + 4 + (rdma == null ? 0 : 8 + 4));
         final ByteBuffer b = ByteBuffer.allocate(total);
         b.putInt(MAGIC).putShort((short) VERSION).putInt(rank).putShort((short) nameBytes.length).put(nameBytes);
         b.putInt(parts.size());
@@ -130,6 +173,15 @@ final class SegmentDescriptor
             for (int i = 0; i < parts.size(); i++)
             {
                 b.putLong(rdma.addresses[i]).putInt(rdma.rkeys[i]);
+            }
+        }
+        b.put((byte) (notify == null ? 0 : 1));
+        if (notify != null)
+        {
+            b.putInt(notifyHandle.length).put(notifyHandle).putShort((short) notify.rings).putInt(notify.depth);
+            if (rdma != null)
+            {
+                b.putLong(notify.rdmaAddress).putInt(notify.rdmaKey);
             }
         }
         return b.array();
@@ -202,11 +254,12 @@ final class SegmentDescriptor
                 parts.add(new Part(offset, handle));
             }
             final Rdma rdma = readRdma(b, parts);
+            final Notify notify = readNotify(b, rdma != null);
             if (b.hasRemaining())
             {
                 throw new BadHandleException("segment descriptor: " + b.remaining() + " bytes after the last part");
             }
-            return new SegmentDescriptor(name, rank, parts, rdma);
+            return new SegmentDescriptor(name, rank, parts, rdma, notify);
         }
         catch (final BufferUnderflowException e)
         {
@@ -245,5 +298,50 @@ final class SegmentDescriptor
             }
         }
         return new Rdma(rdmaRank, addresses, rkeys);
+    }
+
+    private static Notify readNotify(final ByteBuffer b, final boolean overRdma)
+    {
+        final int present = b.get();
+        if (present == 0)
+        {
+            return null;
+        }
+        if (present != 1)
+        {
+            throw new BadHandleException("segment descriptor: notification flag " + present + ", expected 0 or 1");
+        }
+        final int length = b.getInt();
+        if (length <= 0 || length > MAX_HANDLE_BYTES || length > b.remaining())
+        {
+            throw new BadHandleException("segment descriptor: notification area handle of " + length + " bytes, "
+                + b.remaining() + " left");
+        }
+        final byte[] h = new byte[length];
+        b.get(h);
+        final IpcHandle handle = IpcHandle.fromBytes(h);
+        final int rings = b.getShort() & 0xffff;
+        final int depth = b.getInt();
+        if (rings != NotificationArea.RINGS || depth < 1 || depth > MAX_NOTIFY_DEPTH
+            || Integer.bitCount(depth) != 1 || handle.bufferSize() < NotificationArea.bytes(rings, depth))
+        {
+            throw new BadHandleException("segment descriptor: notification area of " + rings + " rings x " + depth
+                + " slots in " + handle.bufferSize() + " B: rings must be " + NotificationArea.RINGS
+                + ", depth a power of two in [1, " + MAX_NOTIFY_DEPTH + "], and the area large enough");
+        }
+        if (!overRdma)
+        {
+            return new Notify(handle, rings, depth, 0, 0);
+        }
+        final long address = b.getLong();
+        final int key = b.getInt();
+        final long size = handle.bufferSize();
+        if (address <= 0 || size > Long.MAX_VALUE - address || key == 0)
+        {
+            throw new BadHandleException("segment descriptor: notification area at RDMA address 0x"
+                + Long.toHexString(address) + " of " + size + " B and rkey 0x" + Integer.toHexString(key)
+                + ": a null or wrapping address, or a null key");
+        }
+        return new Notify(handle, rings, depth, address, key);
     }
 }

@@ -25,6 +25,7 @@ public final class SegmentHandle extends NativeResource
     private final int[] rkeys;
     private final int ownerPid;
     private final ProcessWatch owner;  // null: this process, or an RDMA segment
+    private final SegmentDescriptor descriptor;
     private int users;              // batches in flight that address this segment, guarded by this
     private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
 
@@ -55,6 +56,7 @@ public final class SegmentHandle extends NativeResource
     {
         super("SegmentHandle '" + d.name() + "'");
         this.agent = agent;
+        this.descriptor = d;
         this.name = d.name();
         this.rank = d.rank();
         this.offsets = offsetsOf(d);
@@ -74,6 +76,7 @@ public final class SegmentHandle extends NativeResource
     {
         super("SegmentHandle '" + d.name() + "' over RDMA");
         this.agent = agent;
+        this.descriptor = d;
         this.name = d.name();
         this.rank = d.rank();
         this.offsets = offsetsOf(d);
@@ -84,6 +87,12 @@ public final class SegmentHandle extends NativeResource
         this.rkeys = d.rdma().rkeys.clone();
         this.ownerPid = 0;
         this.owner = null;
+    }
+
+    /** The descriptor it was opened from (its notification area, for a submit's notification). */
+    SegmentDescriptor descriptor()
+    {
+        return descriptor;
     }
 
     /** The segment's name. */

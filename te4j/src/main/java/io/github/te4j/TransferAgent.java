@@ -50,6 +50,9 @@ public final class TransferAgent extends NativeResource
     private int rank = -1;
     private SegmentDirectory directory;
     private RdmaTransport rdma;
+    private Notifications notifications;   // created with the first descriptor or notifications() call
+    private final NotificationOutbox outbox = new NotificationOutbox(this);
+    private TransferEngine notificationEngine;  // CUDA: the host engine of notification areas, guarded by this
 
     TransferAgent(final TransferEngine engine, final P2pTransport p2p, final String segmentName)
     {
@@ -238,7 +241,11 @@ public final class TransferAgent extends NativeResource
                 Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
                 route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
             }
-            return new SegmentDescriptor(segmentName, rank, parts, route).toBytes();
+            final Notifications n = notificationsLocked();
+            final SegmentDescriptor.Notify notify = n == null ? null
+                : new SegmentDescriptor.Notify(notificationTransport().exportHandle(n.memory()), n.rings(), n.depth(),
+                    route == null ? 0 : n.memory().address(), route == null ? 0 : (int) r.registerAside(n.memory()));
+            return new SegmentDescriptor(segmentName, rank, parts, route, notify).toBytes();
         }
         finally
         {
@@ -416,7 +423,18 @@ public final class TransferAgent extends NativeResource
 
     private long map(final SegmentDescriptor d, final int part)
     {
-        final IpcHandle h = d.parts().get(part).handle;
+        return mapHandle(d.parts().get(part).handle, "segment '" + d.name() + "' buffer " + part);
+    }
+
+    /** Maps the buffer of handle {@code h} here (its size checked against the handle's); unmap with {@link #unmap}. */
+    long mapHandle(final IpcHandle h, final String what)
+    {
+        return mapHandle(p2p, h, what);
+    }
+
+    /** {@link #mapHandle(IpcHandle, String)} through {@code p2p}, this agent's transport or its notification one. */
+    long mapHandle(final P2pTransport p2p, final IpcHandle h, final String what)
+    {
         final byte[] handleBytes = h.toBytes();
         final long[] base = new long[1];
         final long[] bytes = new long[1];
@@ -424,7 +442,7 @@ public final class TransferAgent extends NativeResource
         try
         {
             Errors.check(p2p.nativePeer().mapSegmentBytes(handleBytes, handleBytes.length, base, bytes),
-                "openSegment('" + d.name() + "') buffer " + part, p2p.nativePeer()::lastError);
+                "map " + what, p2p.nativePeer()::lastError);
         }
         finally
         {
@@ -432,15 +450,20 @@ public final class TransferAgent extends NativeResource
         }
         if (bytes[0] != h.bufferSize())
         {
-            unmap(base[0]);
-            throw new BadHandleException("segment '" + d.name() + "' buffer " + part + ": mapped " + bytes[0]
-                + " B, its handle says " + h.bufferSize() + " B");
+            unmap(p2p, base[0]);
+            throw new BadHandleException(what + ": mapped " + bytes[0] + " B, its handle says " + h.bufferSize() + " B");
         }
         return base[0];
     }
 
     /** Unmaps one mapping; when the transport is already closed its native side unmapped everything. */
     void unmap(final long base)
+    {
+        unmap(p2p, base);
+    }
+
+    /** Unmaps a mapping {@code p2p} made. */
+    void unmap(final P2pTransport p2p, final long base)
     {
         final Lock l = p2p.enterForDrain();
         if (l == null)
@@ -455,6 +478,124 @@ public final class TransferAgent extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * The notifications other agents send to this one: the receiving side. Senders find this
+     * agent's notification area (host memory, on every platform) in its segment descriptor, so
+     * publish after the first call (every publish includes it).
+     */
+    public Notifications notifications()
+    {
+        final Lock l = enter();
+        try
+        {
+            return notificationsLocked();
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The receiver, its area allocated on first use; the caller entered this agent. */
+    private Notifications notificationsLocked()
+    {
+        synchronized (this)
+        {
+            if (notifications != null)
+            {
+                return notifications;
+            }
+        }
+        final DeviceBuffer area = notificationTransport().allocateBuffer(Notifications.areaBytes());
+        final Notifications existing;
+        synchronized (this)
+        {
+            if (notifications == null)
+            {
+                notifications = new Notifications(this, area);
+                return notifications;
+            }
+            existing = notifications;
+        }
+        area.close();
+        return existing;
+    }
+
+    /**
+     * The host-platform transport of notification areas: this agent's own on the host platform;
+     * elsewhere (CUDA) one of a host engine of this agent's, so that areas are host memory that
+     * the receiving thread reads and senders on this host map, whatever memory the data is in.
+     */
+    P2pTransport notificationTransport()
+    {
+        if (p2p.platform() == Platform.HOST)
+        {
+            return p2p;
+        }
+        synchronized (this)
+        {
+            if (notificationEngine == null)
+            {
+                notificationEngine = TransferEngine.builder().platform(Platform.HOST).build();
+            }
+            return notificationEngine.getOrCreateP2pTransport(2);
+        }
+    }
+
+    /**
+     * Sends {@code message} on its own to the agent of segment {@code segmentName} (known here as
+     * for {@link #openSegment(String)}), after this agent's earlier notifications to it. Waits up
+     * to {@code timeout} for room when that agent's queue from this one is full, then throws
+     * {@link Te4jTimeoutException}. The receiver delivers it only once it knows this agent's
+     * segment by name: publish this agent's segment where the receiver looks.
+     *
+     * @param message at most {@link Notification#MAX_BYTES} bytes (copied)
+     */
+    public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
+    {
+        Notification.check(message);
+        Errors.checkArgument(segmentName != null, "segmentName is null");
+        SegmentDirectory.checkName(segmentName);
+        checkTimeout(timeout);
+        final Lock l = enter();
+        try
+        {
+            final byte[] bytes = descriptorNamed(segmentName);
+            if (bytes == null)
+            {
+                throw new IllegalArgumentException("sendNotification: unknown segment '" + segmentName
+                    + "': no rank published it where this agent looks (handle exchange or directory)");
+            }
+            outbox.send(SegmentDescriptor.fromBytes(bytes), message, timeout);
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** The descriptor published under {@code name} where openSegment looks (exchange, then directory), or null. */
+    byte[] descriptorNamed(final String name)
+    {
+        final byte[] d;
+        final SegmentDirectory dir;
+        synchronized (this)
+        {
+            d = gathered.get(name);
+            dir = directory;
+        }
+        if (d != null)
+        {
+            return d;
+        }
+        return dir == null ? null : dir.lookup(name).orElse(null);
+    }
+
+    NotificationOutbox notificationOutbox()
+    {
+        return outbox;
     }
 
     /** A batch of at most {@code capacity} requests (1 to 2^20). */
@@ -513,7 +654,9 @@ public final class TransferAgent extends NativeResource
     @Override
     void release()
     {
-        // Batches first (they use the segments' mappings and the local memory), then segments.
+        // Notifications of submits that finish in time first (they need their batches), then
+        // batches (they use the segments' mappings and the local memory), then segments.
+        outbox.close(TransferBatch.GRACE_NANOS);
         final List<TransferBatch> bs;
         final List<SegmentHandle> ss;
         synchronized (this)
@@ -527,6 +670,26 @@ public final class TransferAgent extends NativeResource
         {
             registered.forEach(RegisteredMemory::unregistered);
             registered.clear();
+        }
+        final Notifications n;
+        synchronized (this)
+        {
+            n = notifications;
+        }
+        if (n != null)
+        {
+            n.close();
+            n.memory().close();
+        }
+        final TransferEngine hostEngine;
+        synchronized (this)
+        {
+            hostEngine = notificationEngine;
+            notificationEngine = null;
+        }
+        if (hostEngine != null)
+        {
+            hostEngine.close();
         }
         engine.agentClosed(this);
     }

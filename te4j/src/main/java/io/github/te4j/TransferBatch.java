@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * A batch of READ and WRITE requests ({@link TransferAgent#allocateBatch(int)}): submitted in
@@ -135,7 +136,7 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         final int n = part.size();
         Errors.checkArgument(n >= 1, "a submit needs at least one request");
-        return submitLocked(part, null, timeout);
+        return submitLocked(part, null, timeout, null);
     }
 
     /**
@@ -152,12 +153,94 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(part != null, "requests is null");
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
-        return submitLocked(null, part, timeout);
+        return submitLocked(null, part, timeout, null);
     }
 
-    /** Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks. */
+    /**
+     * {@link #submit(List, Duration)} with a notification for the agent of the segment every
+     * request names: delivered there after every byte of this part has landed, in submit order
+     * with this agent's other notifications to it (docs/BATCH.md, "Notifications"). When the
+     * receiver's queue from this agent is full, the submit waits for room until {@code timeout}
+     * and then fails with {@link Te4jTimeoutException}, nothing of the part submitted. A part
+     * that does not complete (a request failed or timed out, the batch closed before it finished)
+     * delivers nothing; closing the batch once it finished loses nothing.
+     *
+     * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     */
+    public int submit(final List<TransferRequest> part, final byte[] notification, final Duration timeout)
+    {
+        Notification.check(notification);
+        Errors.checkArgument(part != null, "requests is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        SegmentHandle target = null;
+        for (int i = 0; i < part.size(); i++)
+        {
+            final TransferRequest r = part.get(i);
+            Errors.checkArgument(r != null, at(i) + "is null");
+            if (target != null && r.segment() != target)
+            {
+                throw new IllegalArgumentException(at(i) + "names segment '" + r.segment().segmentName()
+                    + "', an earlier one '" + target.segmentName() + "': a part with a notification names one segment,"
+                    + " whose agent receives it");
+            }
+            target = r.segment();
+        }
+        return agent.notificationOutbox().submit(this, target, notification, timeout, part.size(),
+            (t, gate) -> submitLocked(part, null, t, gate));
+    }
+
+    /**
+     * {@link #submit(TransferDescriptors, Duration)} with a notification, as
+     * {@link #submit(List, byte[], Duration)}.
+     */
+    public int submit(final TransferDescriptors part, final byte[] notification, final Duration timeout)
+    {
+        Notification.check(notification);
+        Errors.checkArgument(part != null, "requests is null");
+        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
+        Errors.checkArgument(part.segmentCount() == 1, "the part names " + part.segmentCount() + " segments: a part"
+            + " with a notification names one segment, whose agent receives it");
+        return agent.notificationOutbox().submit(this, part.segment(0), notification, timeout, part.size(),
+            (t, gate) -> submitLocked(null, part, t, gate));
+    }
+
+    /**
+     * How requests [first, first + n) ended: 0 while one is still pending, 1 when every one
+     * completed, -1 when one did not (failed, timed out, or still pending when this batch
+     * closed). A batch closed after its requests were seen final keeps their outcome.
+     */
+    int partOutcome(final int first, final int n)
+    {
+        final boolean open = refresh();
+        synchronized (this)
+        {
+            int outcome = 1;
+            for (int i = first; i < first + n; i++)
+            {
+                final TransferState s = stateOf(i);
+                if (s == TransferState.PENDING)
+                {
+                    return open ? 0 : -1;
+                }
+                if (s != TransferState.COMPLETED)
+                {
+                    outcome = -1;
+                }
+            }
+            return outcome;
+        }
+    }
+
+    /**
+     * Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks.
+     * {@code gate}, when not null, runs once every request passed its checks and before anything
+     * of the part is handed to native code (a notification's ring position, which may wait for
+     * room); it returns the part's timeout from then on.
+     */
     private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
-        final Duration timeout)
+        final Duration timeout, final Supplier<Duration> gate)
     {
         final Lock la = agent.enterForSubmit();
         try
@@ -170,7 +253,7 @@ public final class TransferBatch extends NativeResource
                 {
                     if (descriptors != null)
                     {
-                        return submitChecked(descriptors, timeout);
+                        return submitChecked(descriptors, timeout, gate);
                     }
                     final int n = list.size();
                     // Checked before the list is copied, in submitChecked's order: the deadline, then capacity.
@@ -197,7 +280,7 @@ public final class TransferBatch extends NativeResource
                         {
                             d.add(list.get(i));
                         }
-                        return submitChecked(d, timeout);
+                        return submitChecked(d, timeout, gate);
                     }
                     finally
                     {
@@ -230,7 +313,8 @@ public final class TransferBatch extends NativeResource
         return null;
     }
 
-    private int submitChecked(final TransferDescriptors part, final Duration timeout)
+    private int submitChecked(final TransferDescriptors part, final Duration checkedTimeout,
+        final Supplier<Duration> gate)
     {
         final int first;
         final int n = part.size();
@@ -368,6 +452,7 @@ public final class TransferBatch extends NativeResource
         }
         // Held while native code takes the addresses (and before this batch's monitor, which a
         // closing buffer's drain takes): a buffer or segment closed meanwhile waits for them.
+        final Duration timeout = gate == null ? checkedTimeout : gate.get();
         final List<Lock> held = new ArrayList<>();
         final List<SegmentHandle> acquired = new ArrayList<>();
         try
