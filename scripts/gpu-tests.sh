@@ -226,6 +226,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     native "$native_dir/test_ll_cuda"
     native "$native_dir/test_batch_kernel_cuda"
     native "$native_dir/test_transfer_batch_cuda_with_lib"
+    native "$native_dir/test_transfer_list_cuda_with_lib"
     native "$native_dir/test_upstream_api_cuda"
     native "$native_dir/test_upstream_rdma_with_lib"
     native "$native_dir/test_mlx5_gpu_support"
@@ -273,17 +274,17 @@ if [ "${SANITIZE:-0}" = 1 ]; then
   fi
 fi
 
-# The transfer-batch kernel's driver under compute-sanitizer memcheck and racecheck (one
-# process, no libte4j).
+# The transfer-batch kernel's driver (one process, no libte4j) and the transfer list's (libte4j's
+# list on one GPU) under compute-sanitizer memcheck and racecheck.
 if [ "${SANITIZE:-0}" = 1 ]; then
-  bdrv="$native_dir/test_batch_kernel_cuda"
+  for bdrv in "$native_dir/test_batch_kernel_cuda" "$native_dir/test_transfer_list_cuda_with_lib"; do
   if [ ! -x "$bdrv" ]; then
-    echo "no test_batch_kernel_cuda driver found at $bdrv"
+    echo "no driver found at $bdrv"
     rc=1
   else
     for tool in memcheck racecheck; do
       echo "== compute-sanitizer $tool ($bdrv)"
-      log="$out/sanitize-batch-$tool.log"
+      log="$out/sanitize-$(basename "$bdrv")-$tool.log"
       timeout -k 10 "${SANITIZE_TIMEOUT:-600}" "$cs" --tool "$tool" --error-exitcode 86 "$bdrv" >"$log" 2>&1
       st=$?
       grep -E "^(round|shape|PASS|FAIL|SKIP)|ERROR SUMMARY" "$log" | tail -20
@@ -292,6 +293,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
       [ "$st" = 0 ] || rc=1
     done
   fi
+  done
 fi
 
 if [ "${SANITIZE_JVM:-0}" = 1 ]; then

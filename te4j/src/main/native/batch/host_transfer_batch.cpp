@@ -21,6 +21,8 @@
 // parts still queued only cancels them; its destructor waits until the part being run is done,
 // its slices included (helpers touch only the pool's own state after their last copy), because
 // the Java layer unmaps the segments right after.
+#include "batch/host_batch_worker.h"
+
 #include "batch/batch_descriptors.h"
 #include "batch/transfer_batches.h"
 
@@ -46,39 +48,9 @@ namespace {
 static_assert(batch::kOpRead == kBatchRead && batch::kOpWrite == kBatchWrite,
               "one set of opcode values");
 
-struct Request {
-  int32_t opcode;
-  uint64_t local;
-  uint64_t remote;
-  uint64_t length;
-};
-
-// Every request of the batch has its slot, allocated with the batch and left untouched until a
-// part fills it: a submit allocates nothing, and a large batch costs no page faults it does
-// not use.
-struct BatchState {
-  explicit BatchState(int capacity)
-      : states(static_cast<size_t>(capacity)),
-        requests(new Request[static_cast<size_t>(capacity)]) {
-    for (auto& s : states) s.store(kRequestPending, std::memory_order_relaxed);
-  }
-  std::vector<std::atomic<int32_t>> states;
-  std::unique_ptr<Request[]> requests;
-  std::atomic<bool> cancelled{false};
-  std::atomic<int> finished_now{0};  // finished, readable without mu (wait spins on it)
-  std::mutex mu;
-  std::condition_variable cv;
-  int submitted = 0;      // guarded by mu
-  int finished = 0;       // guarded by mu
-  int running_parts = 0;  // parts queued or being run, guarded by mu
-};
-
-struct Part {
-  std::shared_ptr<BatchState> batch;
-  int first = 0;
-  int count = 0;
-  uint64_t bytes = 0;  // the requests' lengths added (each <= 2^40, at most 2^20 of them)
-};
+using Request = HostRequest;
+using BatchState = HostBatchState;
+using Part = HostBatchPart;
 
 // A part below this runs on the worker alone: waking a helper costs microseconds, a copy of a
 // few hundred KiB is not much longer.
@@ -381,6 +353,14 @@ class Worker {
   std::atomic<int> pending_{0};  // claimable or claimed slices not yet copied
 };
 
+}  // namespace
+
+int enqueueHostBatchPart(HostBatchPart part, std::string* why) {
+  return Worker::instance()->enqueue(std::move(part), why);
+}
+
+namespace {
+
 class HostTransferBatch final : public TransferBatch {
   static constexpr int64_t kSpinNanos = 20000;
 
@@ -443,7 +423,7 @@ class HostTransferBatch final : public TransferBatch {
       ++state_->running_parts;
     }
     std::string why;
-    if (int st = Worker::instance()->enqueue(std::move(part), &why)) {
+    if (int st = enqueueHostBatchPart(std::move(part), &why)) {
       std::lock_guard<std::mutex> lock(state_->mu);
       state_->submitted -= count;
       --state_->running_parts;

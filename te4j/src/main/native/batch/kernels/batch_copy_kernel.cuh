@@ -26,47 +26,10 @@
 #include <stdint.h>
 
 #include "batch/batch_descriptors.h"
+#include "batch/kernels/block_copy.cuh"
 
 namespace te4j {
 namespace batch {
-
-constexpr int kBatchThreads = 256;
-
-// The state values of te4j/batch_api.h's RequestState.
-constexpr int32_t kStateCompleted = 1;
-constexpr int32_t kStateTimeout = 2;
-
-/// Copies n bytes with the threads of a block: 16-byte vectors where source and destination
-/// share their alignment (four loads in flight per thread), else bytes.
-__device__ inline void blockCopy(unsigned char* dst, const unsigned char* src, uint64_t n) {
-  const uint64_t tid = threadIdx.x;
-  const uint64_t threads = blockDim.x;
-  uint64_t head = 0;
-  if ((((uintptr_t)src ^ (uintptr_t)dst) & 15) == 0) {
-    head = (16 - ((uintptr_t)dst & 15)) & 15;
-    if (head > n) head = n;
-    for (uint64_t i = tid; i < head; i += threads) dst[i] = src[i];
-    const uint64_t vectors = (n - head) / 16;
-    const uint4* s = (const uint4*)(src + head);
-    uint4* d = (uint4*)(dst + head);
-    constexpr int kInFlight = 4;
-    for (uint64_t base = tid; base < vectors; base += kInFlight * threads) {
-      uint4 v[kInFlight];
-#pragma unroll
-      for (int k = 0; k < kInFlight; ++k) {
-        const uint64_t i = base + k * threads;
-        if (i < vectors) v[k] = s[i];
-      }
-#pragma unroll
-      for (int k = 0; k < kInFlight; ++k) {
-        const uint64_t i = base + k * threads;
-        if (i < vectors) d[i] = v[k];
-      }
-    }
-    head += vectors * 16;
-  }
-  for (uint64_t i = head + tid; i < n; i += threads) dst[i] = src[i];
-}
 
 /// The batch kernel: grid-stride over chunks, one block each. `copies`, `progress` and `states`
 /// start at the part's first request; chunk copy indices count from there. `states` and
@@ -101,13 +64,6 @@ __global__ void __launch_bounds__(kBatchThreads)
     // The shared decision word is not rewritten before every thread has read it.
     __syncthreads();
   }
-}
-
-/// A grid for `num_chunks` chunks: one block each, at most `max_blocks` blocks.
-inline int batchBlocks(uint64_t num_chunks, int max_blocks) {
-  uint64_t blocks = num_chunks < 1 ? 1 : num_chunks;
-  if (blocks > (uint64_t)max_blocks) blocks = (uint64_t)max_blocks;
-  return (int)blocks;
 }
 
 }  // namespace batch

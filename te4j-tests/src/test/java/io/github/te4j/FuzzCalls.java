@@ -56,6 +56,7 @@ final class FuzzCalls
         else if (k < 91) closeSome(v);
         else if (k < 94) closeWhileQueued(v);
         else if (k < 96) hostOnly(v);
+        else if (k < 98) new FuzzListCalls(this, f, rnd, racing).any(v);
         else validTransfer(v);
     }
 

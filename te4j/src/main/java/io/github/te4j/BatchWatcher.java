@@ -4,7 +4,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Completes {@link TransferBatch#future()}s: one daemon thread, started on first use, looks at
+ * Completes {@link TransferBatch#future()}s and {@link TransferPost#future()}s: one daemon thread, started on first use, looks at
  * the batches that have a future until each is done (or closed). It polls, because native
  * batches have no completion callback into Java: short pauses while batches are young, longer
  * ones while they run long, and none at all while no batch is watched.
@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class BatchWatcher
 {
     private static final Set<TransferBatch> WATCHED = ConcurrentHashMap.newKeySet();
+    private static final Set<TransferPost> POSTS = ConcurrentHashMap.newKeySet();
     private static final long MIN_PAUSE_NANOS = 20_000;
     private static final long MAX_PAUSE_NANOS = 1_000_000;
     private static Thread thread;
@@ -23,6 +24,18 @@ final class BatchWatcher
     static synchronized void watch(final TransferBatch b)
     {
         WATCHED.add(b);
+        start();
+    }
+
+    /** Completes {@link TransferPost#future()}s likewise. */
+    static synchronized void watch(final TransferPost p)
+    {
+        POSTS.add(p);
+        start();
+    }
+
+    private static void start()
+    {
         if (thread == null)
         {
             thread = new Thread(BatchWatcher::run, "te4j-batch-watcher");
@@ -39,7 +52,7 @@ final class BatchWatcher
         {
             synchronized (BatchWatcher.class)
             {
-                while (WATCHED.isEmpty())
+                while (WATCHED.isEmpty() && POSTS.isEmpty())
                 {
                     try
                     {
@@ -66,6 +79,21 @@ final class BatchWatcher
                 {
                     b.failFuture(e);
                     WATCHED.remove(b);
+                }
+            }
+            for (final TransferPost p : POSTS)
+            {
+                try
+                {
+                    if (!p.watch())
+                    {
+                        POSTS.remove(p);
+                    }
+                }
+                catch (final RuntimeException e)
+                {
+                    p.failFuture(e);
+                    POSTS.remove(p);
                 }
             }
             TransferBatch.pause(pause);

@@ -21,6 +21,7 @@ final class InFlightWork
     private static final Logger LOG = LoggerFactory.getLogger(InFlightWork.class);
     private static final Set<OpStream> OPEN = ConcurrentHashMap.newKeySet();
     private static final Set<TransferBatch> BATCHES = ConcurrentHashMap.newKeySet();
+    private static final Set<TransferList> LISTS = ConcurrentHashMap.newKeySet();
 
     private InFlightWork()
     {
@@ -46,7 +47,20 @@ final class InFlightWork
         BATCHES.remove(b);
     }
 
-    /** Cancels and waits (bounded) for the batches whose running requests use {@code m}; true when none runs. */
+    static void listPosted(final TransferList l)
+    {
+        LISTS.add(l);
+    }
+
+    static void listEnded(final TransferList l)
+    {
+        LISTS.remove(l);
+    }
+
+    /**
+     * Cancels and waits (bounded) for the batches and list posts whose running requests use
+     * {@code m}; true when none runs.
+     */
     static boolean drainBatchesUsing(final Object m)
     {
         final long deadline = System.nanoTime() + DRAIN_NANOS;
@@ -56,6 +70,13 @@ final class InFlightWork
             if (b.touches(m))
             {
                 idle &= b.drainFor(deadline - System.nanoTime());
+            }
+        }
+        for (final TransferList l : LISTS)
+        {
+            if (l.touches(m))
+            {
+                idle &= l.drainFor(deadline - System.nanoTime());
             }
         }
         if (!idle)

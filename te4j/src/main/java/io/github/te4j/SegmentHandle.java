@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.telemetry.PeerLostEvent;
 import java.util.Arrays;
 import java.util.concurrent.locks.Lock;
 
@@ -28,6 +29,7 @@ public final class SegmentHandle extends NativeResource
     private final SegmentDescriptor descriptor;
     private int users;              // batches in flight that address this segment, guarded by this
     private boolean unmapPending;   // closed while used: the last user unmaps, guarded by this
+    private volatile boolean lossReported;  // the owner's loss was seen (and its event emitted)
 
     /** Where each buffer of the descriptor starts in the segment. */
     private static long[] offsetsOf(final SegmentDescriptor d)
@@ -200,11 +202,35 @@ public final class SegmentHandle extends NativeResource
     /** Whether the process that published it is gone (never true for this process's own). */
     boolean ownerLost()
     {
-        if (rdma != null)
+        final boolean lost = rdma != null ? rdma.peerLost(rdmaRank) : owner != null && owner.exited();
+        if (lost && !lossReported)
         {
-            return rdma.peerLost(rdmaRank);
+            reportLoss();
         }
-        return owner != null && owner.exited();
+        return lost;
+    }
+
+    /** The first time the loss is seen: a JFR event (when recorded). */
+    private void reportLoss()
+    {
+        synchronized (this)
+        {
+            if (lossReported)
+            {
+                return;
+            }
+            lossReported = true;
+        }
+        final PeerLostEvent e = new PeerLostEvent();
+        if (e.shouldCommit())
+        {
+            e.agent = agent.segmentName();
+            e.segment = name;
+            e.rank = rank;
+            e.route = rdma != null ? "rdma" : "mapped";
+            e.detail = ownerLostMessage();
+            e.commit();
+        }
     }
 
     String ownerLostMessage()

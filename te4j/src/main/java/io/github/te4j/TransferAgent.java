@@ -45,6 +45,7 @@ public final class TransferAgent extends NativeResource
     private final List<RegisteredMemory> registered = new ArrayList<>();
     private final List<SegmentHandle> segments = new ArrayList<>();
     private final List<TransferBatch> batches = new ArrayList<>();
+    private final List<TransferList> lists = new ArrayList<>();
     private final Map<String, byte[]> gathered = new HashMap<>();
     private long nextSegmentOffset;
     private int rank = -1;
@@ -619,6 +620,57 @@ public final class TransferAgent extends NativeResource
         }
     }
 
+    /**
+     * Prepares {@code requests} as a reusable {@link TransferList}: every request checked as a
+     * batch submit checks it (errors name its index in the list), its addresses resolved and
+     * handed to native code once (CUDA: copied to device memory). {@code requests} may be
+     * cleared and reused once this returns. Segments reached over RDMA are refused.
+     */
+    public TransferList prepareList(final TransferDescriptors requests)
+    {
+        Errors.checkArgument(requests != null, "requests is null");
+        Errors.checkArgument(requests.size() >= 1, "a list needs at least one request");
+        final Lock l = enter();
+        try
+        {
+            final TransferList list = TransferList.prepare(this, requests);
+            synchronized (this)
+            {
+                lists.add(list);
+            }
+            return list;
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** {@link #prepareList(TransferDescriptors)} of a list of requests (a null one is refused by index). */
+    public TransferList prepareList(final List<TransferRequest> requests)
+    {
+        Errors.checkArgument(requests != null, "requests is null");
+        Errors.checkArgument(!requests.isEmpty(), "a list needs at least one request");
+        Errors.checkArgument(requests.size() <= TransferBatch.MAX_CAPACITY, "a list holds at most "
+            + TransferBatch.MAX_CAPACITY + " requests, not " + requests.size());
+        final TransferDescriptors d = new TransferDescriptors(requests.size());
+        for (final TransferRequest r : requests)
+        {
+            d.add(r);
+        }
+        return prepareList(d);
+    }
+
+    int device()
+    {
+        return engine.device();
+    }
+
+    synchronized void listClosed(final TransferList l)
+    {
+        lists.remove(l);
+    }
+
     P2pTransport transport()
     {
         return p2p;
@@ -655,16 +707,19 @@ public final class TransferAgent extends NativeResource
     void release()
     {
         // Notifications of submits that finish in time first (they need their batches), then
-        // batches (they use the segments' mappings and the local memory), then segments.
+        // batches and lists (they use the segments' mappings and the local memory), then segments.
         outbox.close(TransferBatch.GRACE_NANOS);
         final List<TransferBatch> bs;
+        final List<TransferList> ls;
         final List<SegmentHandle> ss;
         synchronized (this)
         {
             bs = new ArrayList<>(batches);
+            ls = new ArrayList<>(lists);
             ss = new ArrayList<>(segments);
         }
         bs.forEach(TransferBatch::close);
+        ls.forEach(TransferList::close);
         ss.forEach(SegmentHandle::close);
         synchronized (this)
         {

@@ -3,6 +3,8 @@ package io.github.te4j;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeTransferBatch;
+import io.github.te4j.telemetry.BatchCompleteEvent;
+import io.github.te4j.telemetry.BatchSubmitEvent;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -11,6 +13,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -28,7 +31,9 @@ import java.util.function.Supplier;
  * <p>Each submit carries a timeout; once the batch's deadline (the latest of its submits) has
  * passed, requests that have not started end as {@link TransferState#TIMEOUT} and never touch
  * memory. Requests to a segment whose owner process has exited end as {@link TransferState#FAILED}
- * with a {@link PeerLostException}, unless they completed before that was seen.
+ * with a {@link PeerLostException}, unless they completed before that was seen. {@link #cancel()}
+ * stops the requests that have not started ({@link TransferState#CANCELLED}). For the same
+ * requests moved again and again, prepare a {@link TransferList} instead.
  *
  * <p>Requests to segments opened over RDMA ({@link SegmentHandle#isRdma()}) become one RDMA WRITE
  * or READ work request each, posted by a thread of the batch (many in flight, up to the send
@@ -49,7 +54,12 @@ public final class TransferBatch extends NativeResource
     /** route[i] of a request made final in Java at submit (not posted). */
     private static final int ROUTE_NONE = Integer.MIN_VALUE;
 
+    private static final AtomicLong IDS = new AtomicLong();
+
     private final TransferAgent agent;
+    private final long id = IDS.incrementAndGet();
+    /** Begun at the first submit while a recording wants it, committed when every request is final. */
+    private BatchCompleteEvent completeEvent;
     private final NativeTransferBatch peer;
     private final DescriptorStaging staging;
     /** The list submit's descriptors, reused under submitLock. */
@@ -77,6 +87,8 @@ public final class TransferBatch extends NativeResource
     private int finished;
     private long deadline;
     private boolean cancelled;
+    /** {@link #cancel()} came before the deadline did: requests it stopped are CANCELLED, not TIMEOUT. */
+    private boolean cancelledByUser;
     private boolean keepNative;
     private CompletableFuture<List<TransferStatus>> future;
 
@@ -234,6 +246,46 @@ public final class TransferBatch extends NativeResource
     }
 
     /**
+     * Cancels the batch: requests that have not started end as {@link TransferState#CANCELLED}
+     * and never touch memory; requests already copying finish ({@link TransferState#COMPLETED},
+     * or {@link TransferState#FAILED} as they would have); requests already final keep their
+     * state. Returns at once (await the batch for the outcome); later submits are refused.
+     * Idempotent, and a no-op once every request is final; after the deadline has cancelled the
+     * batch, the requests it stopped stay {@link TransferState#TIMEOUT}.
+     */
+    public void cancel()
+    {
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                if (cancelled)
+                {
+                    return;
+                }
+                cancelled = true;
+                cancelledByUser = true;
+                if (finished < submitted)
+                {
+                    cancelNative();
+                }
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Why a submit is refused once the batch is cancelled; under the monitor. */
+    private String refusal()
+    {
+        return cancelledByUser ? "this batch was cancelled: allocate a new batch"
+            : "this batch's deadline has passed: allocate a new batch";
+    }
+
+    /**
      * Submits {@code list}, or else {@code descriptors}, under the agent's and this batch's locks.
      * {@code gate}, when not null, runs once every request passed its checks and before anything
      * of the part is handed to native code (a notification's ring position, which may wait for
@@ -260,7 +312,7 @@ public final class TransferBatch extends NativeResource
                     final int held;
                     synchronized (this)
                     {
-                        Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
+                        Errors.checkArgument(!cancelled, refusal());
                         held = submitted;
                     }
                     if (n > capacity - held)
@@ -316,12 +368,14 @@ public final class TransferBatch extends NativeResource
     private int submitChecked(final TransferDescriptors part, final Duration checkedTimeout,
         final Supplier<Duration> gate)
     {
+        final BatchSubmitEvent event = new BatchSubmitEvent();
+        event.begin();
         final int first;
         final int n = part.size();
         synchronized (this)
         {
             first = submitted;
-            Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
+            Errors.checkArgument(!cancelled, refusal());
             if (n > capacity - first)
             {
                 throw new IllegalArgumentException("the batch holds " + first + " of " + capacity + " requests: " + n
@@ -473,7 +527,7 @@ public final class TransferBatch extends NativeResource
             }
             synchronized (this)
             {
-                Errors.checkArgument(!cancelled, "this batch's deadline has passed: allocate a new batch");
+                Errors.checkArgument(!cancelled, refusal());
                 Errors.checkArgument(submitted == first, "another thread submitted to this batch at the same time");
                 Errors.checkArgument(n <= capacity - submitted, "the batch holds " + submitted + " of "
                     + capacity + " requests: " + n + " more are over its capacity");
@@ -543,6 +597,7 @@ public final class TransferBatch extends NativeResource
                 final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
                 deadline = firstPart ? end : Math.max(deadline, end);
                 submitted += n;
+                telemetryOfSubmit(event, firstPart, first, n);
                 return first;
             }
         }
@@ -995,8 +1050,63 @@ public final class TransferBatch extends NativeResource
      * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
      * takes the transport's lock, whose closer may be waiting for this monitor).
      */
+    /** The submit's JFR event, and the start of the completion's; each only while a recording wants it. */
+    private void telemetryOfSubmit(final BatchSubmitEvent event, final boolean firstPart, final int first, final int n)
+    {
+        if (firstPart)
+        {
+            final BatchCompleteEvent c = new BatchCompleteEvent();
+            if (c.isEnabled())
+            {
+                c.begin();
+                completeEvent = c;
+            }
+        }
+        if (event.shouldCommit())
+        {
+            long bytes = 0;
+            for (int i = first; i < first + n; i++)
+            {
+                bytes += staging.lengthView.get(i);
+            }
+            event.agent = agent.segmentName();
+            event.platform = agent.platform().name();
+            event.batchId = id;
+            event.first = first;
+            event.requests = n;
+            event.bytes = bytes;
+            event.commit();
+        }
+    }
+
+    /** Every request is final: the completion's JFR event, counted by state. Under the monitor. */
+    private void telemetryOfCompletion()
+    {
+        final BatchCompleteEvent c = completeEvent;
+        completeEvent = null;
+        if (c == null || !c.shouldCommit())
+        {
+            return;
+        }
+        final int[] by = new int[TransferState.values().length];
+        for (int i = 0; i < submitted; i++)
+        {
+            by[stateOf(i).ordinal()]++;
+        }
+        c.agent = agent.segmentName();
+        c.platform = agent.platform().name();
+        c.batchId = id;
+        c.requests = submitted;
+        c.completed = by[TransferState.COMPLETED.ordinal()];
+        c.failed = by[TransferState.FAILED.ordinal()];
+        c.timedOut = by[TransferState.TIMEOUT.ordinal()];
+        c.cancelled = by[TransferState.CANCELLED.ordinal()];
+        c.commit();
+    }
+
     private List<SegmentHandle> finishLocked()
     {
+        telemetryOfCompletion();
         final List<SegmentHandle> done = new ArrayList<>(segmentsInUse.keySet());
         segmentsInUse.clear();
         buffersInUse.clear();
@@ -1013,7 +1123,7 @@ public final class TransferBatch extends NativeResource
         }
         final int s = nativeStates[i];
         return s == PENDING ? TransferState.PENDING : s == COMPLETED ? TransferState.COMPLETED
-            : s == TIMED_OUT ? TransferState.TIMEOUT : TransferState.FAILED;
+            : s == TIMED_OUT ? (cancelledByUser ? TransferState.CANCELLED : TransferState.TIMEOUT) : TransferState.FAILED;
     }
 
     private TransferStatus current(final int i)
@@ -1029,7 +1139,7 @@ public final class TransferBatch extends NativeResource
             case COMPLETED:
                 return TransferStatus.completed();
             case TIMED_OUT:
-                return TransferStatus.timedOut();
+                return cancelledByUser ? TransferStatus.cancelled() : TransferStatus.timedOut();
             default:
                 return TransferStatus.failed(failure(i));
         }

@@ -2,12 +2,13 @@ package io.github.te4j;
 
 import java.util.Objects;
 
-/** The state of one request of a {@link TransferBatch}, with the cause of a failure. */
+/** The state of one request of a {@link TransferBatch} or a {@link TransferPost}, with the cause of a failure. */
 public final class TransferStatus
 {
     private static final TransferStatus PENDING = new TransferStatus(TransferState.PENDING, null);
     private static final TransferStatus COMPLETED = new TransferStatus(TransferState.COMPLETED, null);
     private static final TransferStatus TIMEOUT = new TransferStatus(TransferState.TIMEOUT, null);
+    private static final TransferStatus CANCELLED = new TransferStatus(TransferState.CANCELLED, null);
 
     private final TransferState state;
     private final RuntimeException cause;
@@ -31,6 +32,11 @@ public final class TransferStatus
     static TransferStatus timedOut()
     {
         return TIMEOUT;
+    }
+
+    static TransferStatus cancelled()
+    {
+        return CANCELLED;
     }
 
     static TransferStatus failed(final RuntimeException cause)

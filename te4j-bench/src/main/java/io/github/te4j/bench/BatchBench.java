@@ -38,7 +38,9 @@ import java.util.Random;
  * {@code --transport rdma-soft} (host platform) a second te4j row reaches the same segment over
  * the software NIC instead (one WRITE or READ work request per block, both engines' NICs in this
  * process, joined over loopback TCP). Every te4j run is checked byte for byte afterwards; a
- * mismatch is a FAILED row and exit code 1.
+ * mismatch is a FAILED row and exit code 1. Two rows time the same blocks as a reusable
+ * {@link io.github.te4j.TransferList} ({@link ListBench}): its first post (prepare included) and a
+ * repost of a list prepared before the timing.
  */
 final class BatchBench
 {
@@ -146,6 +148,12 @@ final class BatchBench
                     final String badBulk = verify(packed, region, n, size, offsets, write);
                     failed |= badBulk != null;
                     row(out, label, op, "te4j batch, descriptors", bulk, total, base, badBulk);
+                    fill(packed, region, n, size, offsets, rnd.nextLong());
+                    final double[] list = ListBench.medians(agent, rs, iterations);
+                    final String badList = verify(packed, region, n, size, offsets, write);
+                    failed |= badList != null;
+                    row(out, label, op, "te4j list, first post", list[0], total, base, badList);
+                    row(out, label, op, "te4j list, repost", list[1], total, base, badList);
                     if (rdmaSeg != null)
                     {
                         final List<TransferRequest> rr = new ArrayList<>();

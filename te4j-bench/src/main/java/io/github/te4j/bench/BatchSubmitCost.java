@@ -29,7 +29,9 @@ import java.util.Random;
  * timing) or as {@link TransferDescriptors} (filled inside it). Medians of the iterations after
  * the same warm-up as the batch bench's ({@code BatchBench.warmUpRuns}). A bench tool, not a
  * test: {@code java -cp te4j-bench.jar
- * io.github.te4j.bench.BatchSubmitCost [platform] [n] [bytes] [iterations] [list|descriptors]}.
+ * io.github.te4j.bench.BatchSubmitCost [platform] [n] [bytes] [iterations] [requests|descriptors|list]}; the
+ * mode {@code list} times a reusable transfer list instead ({@link ListBench#submitCost}): its
+ * prepare and first post per request, and a repost.
  */
 public final class BatchSubmitCost
 {
@@ -47,6 +49,7 @@ public final class BatchSubmitCost
         final long size = args.length > 2 ? Long.parseLong(args[2]) : 64;
         final int iterations = args.length > 3 ? Integer.parseInt(args[3]) : 1000;
         final boolean descriptors = args.length > 4 && args[4].equals("descriptors");
+        final boolean list = args.length > 4 && args[4].equals("list");
         final ThreadMXBean mx = ManagementFactory.getThreadMXBean();
         final String space = "te4j-batch-submit-cost-" + ProcessHandle.current().pid();
         try (TransferEngine e0 = TransferEngine.builder().platform(platform).device(0).build();
@@ -70,6 +73,12 @@ public final class BatchSubmitCost
             for (int i = 0; i < n; i++)
             {
                 rs.add(TransferRequest.write(local, i * size, seg, (long) (rnd.nextDouble() * slots) * size, size));
+            }
+            if (list)
+            {
+                System.out.printf(Locale.ROOT, "%s %d x %d B WRITE, %s%n", platform, n, size,
+                    ListBench.submitCost(agent, rs, iterations));
+                return;
             }
             final TransferDescriptors d = new TransferDescriptors(n);
             final TransferState[] states = new TransferState[n];
