@@ -1,16 +1,18 @@
 package io.github.te4j.bench;
 
 import io.github.te4j.DeviceBuffer;
+import io.github.te4j.Notification;
+import io.github.te4j.Notifications;
 import io.github.te4j.OpStream;
 import io.github.te4j.P2pTransport;
 import io.github.te4j.Platform;
 import io.github.te4j.RegisteredMemory;
 import io.github.te4j.SegmentHandle;
 import io.github.te4j.TransferAgent;
-import io.github.te4j.TransferBatch;
 import io.github.te4j.TransferDescriptors;
 import io.github.te4j.TransferEngine;
-import io.github.te4j.TransferRequest;
+import io.github.te4j.TransferList;
+import io.github.te4j.TransferPost;
 import io.github.te4j.TransferState;
 import io.github.te4j.TransferStatus;
 import io.github.te4j.bench.internal.NativeBench;
@@ -19,10 +21,10 @@ import io.github.te4j.exchange.InMemorySegmentDirectory;
 import io.github.te4j.workload.KvCacheLayout;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutionException;
@@ -36,13 +38,13 @@ import java.util.concurrent.TimeoutException;
  * {@code --mode kvcache}: disaggregated serving's KV-cache handoff, the shape of the
  * KvCacheHandoff example. A prefill engine holds L layers x B blocks scattered over its pool
  * ({@link KvCacheLayout}) and hands them, one layer at a time, to a decode engine's own
- * scattered slots; each layer is one te4j batch of B WRITEs followed, once they completed, by an
- * 8-byte WRITE of the layer's word into the decode side's memory. A thread of the decode side
- * watches those words. Both engines live in this process (on CUDA on device 0), the decode
- * segment opened the way a peer's is.
+ * scattered slots: each layer a {@link TransferList} prepared before the timing and posted, and
+ * once the post is done a notification naming the layer. A thread of the decode side takes the
+ * notifications. Both engines live in this process (on CUDA on device 0), the decode segment
+ * opened the way a peer's is.
  *
- * <p>Reported: time-to-notify per layer (from the prefill's send of the layer to the decode
- * side seeing its word; median and p99 over every layer of every run) and the whole handoff
+ * <p>Reported: time-to-notify per layer (from the prefill's post of the layer to the decode
+ * side taking its notification; median and p99 over every layer of every run) and the whole handoff
  * (the first send to the last layer seen), beside baselines over the same blocks, timed by the
  * host clock from the call to the copies being complete: on CUDA one cudaMemcpyAsync per block,
  * one cudaMemcpyBatchAsync, and one contiguous copy of the same bytes, each layer by layer; on
@@ -93,13 +95,17 @@ final class KvCacheBench
         {
             final P2pTransport p0 = prefillEngine.getOrCreateP2pTransport(2);
             final P2pTransport p1 = decodeEngine.getOrCreateP2pTransport(2);
-            final DeviceBuffer prefillPool = p0.allocateBuffer(layout.bufferBytes());
-            final DeviceBuffer decodePool = p1.allocateBuffer(layout.bufferBytes());
+            final DeviceBuffer prefillPool = p0.allocateBuffer(layout.poolBytes());
+            final DeviceBuffer decodePool = p1.allocateBuffer(layout.poolBytes());
             final TransferAgent prefill = prefillEngine.createTransferAgent(p0, "kv-prefill");
             final TransferAgent decode = decodeEngine.createTransferAgent(p1, "kv-decode");
             final RegisteredMemory local = prefill.registerLocalMemory(prefillPool);
             decode.registerLocalMemory(decodePool);
+            // Before the decode side publishes: its descriptor then says where notifications go.
+            final Notifications inbox = decode.notifications();
             decode.publishSegment(decodeDir);
+            // The decode side delivers only notifications of senders it can find by name.
+            prefill.publishSegment(prefillDir);
             final SegmentHandle target = prefill.openSegment("kv-decode", prefillDir, timeout);
             notes.println("kvcache: filling the prefill pool (" + layout + ")");
             for (int l = 0; l < layout.layers(); l++)
@@ -113,8 +119,8 @@ final class KvCacheBench
                 + " slots (%s each); %d runs timed after %d untimed", BenchMain.platformName(platform), layout.layers(),
                 layout.blocksPerLayer(), Sizes.format(layout.blockBytes()), layout.poolBlocks(),
                 Sizes.format(layout.poolBytes()), iterations, warmUps));
-            infos.add("layer rows: per layer, from its send to the decode side knowing it landed (te4j), or from the"
-                + " copy call to its completion (baselines); handoff rows: all layers, one after the other");
+            infos.add("layer rows: per layer, from its post to the decode side taking its notification (te4j), or from"
+                + " the copy call to its completion (baselines); handoff rows: all layers, one after the other");
             final OpStream baselineStream = prefillEngine.createStream();
             final NativeBench.CopyBaseline baseline = NativeBench.CopyBaseline.create(platform.nativeId(), 0,
                 baselineStream.nativeHandle());
@@ -135,7 +141,7 @@ final class KvCacheBench
             });
             try
             {
-                te4j(prefill, local, target, decodePool, watcher, warmUps, iterations);
+                te4j(prefill, local, target, decodePool, inbox, watcher, warmUps, iterations);
             }
             catch (final RuntimeException e)
             {
@@ -161,37 +167,39 @@ final class KvCacheBench
 
     /** The te4j rows: warm-up handoffs, then timed ones, the last into a poisoned pool and verified. */
     private void te4j(final TransferAgent prefill, final RegisteredMemory local, final SegmentHandle target,
-        final DeviceBuffer decodePool, final ExecutorService watcher, final int warmUps, final int iterations)
+        final DeviceBuffer decodePool, final Notifications inbox, final ExecutorService watcher, final int warmUps,
+        final int iterations)
     {
         final int layers = layout.layers();
-        final Sender sender = new Sender(prefill, local, target);
         final double[] perLayer = new double[layers * iterations];
         final double[] dataOnly = new double[layers * iterations];
         final double[] whole = new double[iterations];
         final long[] sentAt = new long[layers];
         final long[] dataDoneAt = new long[layers];
-        for (int it = -warmUps; it < iterations; it++)
+        try (Sender sender = new Sender(prefill, local, target))
         {
-            if (it == iterations - 1)
+            for (int it = -warmUps; it < iterations; it++)
             {
-                decodePool.fill(0, layout.poolBytes(), Patterns.POISON);
-            }
-            decodePool.fill(layout.layerWordOffset(0), 8L * layers, (byte) 0);
-            final Future<long[]> seen = watcher.submit(() -> watch(decodePool));
-            for (int l = 0; l < layers; l++)
-            {
-                sentAt[l] = System.nanoTime();
-                dataDoneAt[l] = sender.send(l);
-            }
-            final long[] landedAt = landed(seen);
-            if (it >= 0)
-            {
+                if (it == iterations - 1)
+                {
+                    decodePool.fill(0, layout.poolBytes(), Patterns.POISON);
+                }
+                final Future<long[]> seen = watcher.submit(() -> watch(inbox, prefill.segmentName()));
                 for (int l = 0; l < layers; l++)
                 {
-                    perLayer[it * layers + l] = landedAt[l] - sentAt[l];
-                    dataOnly[it * layers + l] = dataDoneAt[l] - sentAt[l];
+                    sentAt[l] = System.nanoTime();
+                    dataDoneAt[l] = sender.send(l);
                 }
-                whole[it] = landedAt[layers - 1] - sentAt[0];
+                final long[] landedAt = landed(seen);
+                if (it >= 0)
+                {
+                    for (int l = 0; l < layers; l++)
+                    {
+                        perLayer[it * layers + l] = landedAt[l] - sentAt[l];
+                        dataOnly[it * layers + l] = dataDoneAt[l] - sentAt[l];
+                    }
+                    whole[it] = landedAt[layers - 1] - sentAt[0];
+                }
             }
         }
         if (config.corruptForTest)
@@ -200,9 +208,9 @@ final class KvCacheBench
             decodePool.fill(at, 1, (byte) ~decodePool.read(at, 1)[0]);
         }
         final String bad = verify(decodePool);
-        add(Role.TE4J, TE4J_DATA, false, dataOnly, bad, "the layer's batch alone, as the prefill side sees it end");
+        add(Role.TE4J, TE4J_DATA, false, dataOnly, bad, "the layer's list post alone, as the prefill side sees it end");
         add(Role.TE4J, TE4J_LAYER, false, perLayer, bad,
-            "one batch of the layer's WRITEs, then the layer's 8-byte word; the decode side polls the word");
+            "a prepared list of the layer's WRITEs posted, then a notification naming the layer");
         add(Role.TE4J, TE4J_HANDOFF, true, whole, bad, "");
     }
 
@@ -227,107 +235,83 @@ final class KvCacheBench
         }
     }
 
-    /** The decode side: spins on each layer's word in turn; returns when it saw each. */
-    private long[] watch(final DeviceBuffer decodePool)
+    /** The decode side: takes one notification per layer, in order; returns when it took each. */
+    private long[] watch(final Notifications inbox, final String prefill)
     {
         final long[] at = new long[layout.layers()];
-        final byte[] got = new byte[8];
-        final ByteBuffer view = ByteBuffer.wrap(got).order(ByteOrder.LITTLE_ENDIAN);
         final long end = System.nanoTime() + timeout.toNanos();
         for (int l = 0; l < at.length; l++)
         {
-            final long want = landedWord(l);
-            while (true)
+            final Notification n = inbox.take(Duration.ofNanos(Math.max(0, end - System.nanoTime())));
+            at[l] = System.nanoTime();
+            if (!n.sender().equals(prefill) || !Arrays.equals(n.message(), message(l)))
             {
-                decodePool.read(layout.layerWordOffset(l), got, 0, 8);
-                final long v = view.getLong(0);
-                if (v == want)
-                {
-                    at[l] = System.nanoTime();
-                    break;
-                }
-                if (v != 0)
-                {
-                    throw new IllegalStateException("layer " + l + "'s word holds " + Long.toHexString(v));
-                }
-                if (Thread.interrupted())
-                {
-                    throw new IllegalStateException("the decode side was stopped while waiting for layer " + l);
-                }
-                if (System.nanoTime() > end)
-                {
-                    throw new IllegalStateException("layer " + l + " did not land within " + timeout.toMillis() + " ms");
-                }
-                Thread.onSpinWait();
+                throw new IllegalStateException("waiting for layer " + l + ", got '"
+                    + new String(n.message(), StandardCharsets.UTF_8) + "' from '" + n.sender() + "'");
             }
         }
         return at;
     }
 
-    /** The value a layer's word takes once it has landed (the decode side clears the words first). */
-    private static long landedWord(final int layer)
+    /** The notification that says layer {@code layer} has landed. */
+    private static byte[] message(final int layer)
     {
-        return 0x4b56_0000_0000_0000L | (layer + 1);
+        return ("kv layer " + layer).getBytes(StandardCharsets.UTF_8);
     }
 
-    /** The prefill side: each layer's requests built once, sent as a batch and then its word. */
-    private final class Sender
+    /** The prefill side: each layer's requests prepared once as a list, posted, then its notification. */
+    private final class Sender implements AutoCloseable
     {
         private final TransferAgent agent;
-        private final RegisteredMemory local;
-        private final SegmentHandle target;
-        private final TransferDescriptors[] layers;
+        private final String target;
+        private final TransferList[] lists;
 
         Sender(final TransferAgent agent, final RegisteredMemory local, final SegmentHandle target)
         {
             this.agent = agent;
-            this.local = local;
-            this.target = target;
-            this.layers = new TransferDescriptors[layout.layers()];
-            for (int l = 0; l < layers.length; l++)
+            this.target = target.segmentName();
+            this.lists = new TransferList[layout.layers()];
+            final TransferDescriptors d = new TransferDescriptors(layout.blocksPerLayer());
+            for (int l = 0; l < lists.length; l++)
             {
-                final TransferDescriptors d = new TransferDescriptors(layout.blocksPerLayer());
+                d.clear();
                 for (int b = 0; b < layout.blocksPerLayer(); b++)
                 {
                     d.write(local, layout.prefillOffset(l, b), target, layout.decodeOffset(l, b), layout.blockBytes());
                 }
-                layers[l] = d;
-                local.buffer().write(layout.layerWordOffset(l),
-                    ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(landedWord(l)).array());
+                lists[l] = agent.prepareList(d);
             }
         }
 
-        /** Sends layer {@code layer} and its word; returns when (System.nanoTime) the layer's data was done. */
+        /** Sends layer {@code layer} and its notification; returns when (System.nanoTime) the layer's post was done. */
         long send(final int layer)
         {
-            final long dataDone;
-            try (TransferBatch data = agent.allocateBatch(layout.blocksPerLayer()))
+            final TransferPost post = lists[layer].post(timeout);
+            if (!post.awaitDone(timeout))
             {
-                data.submit(layers[layer], timeout);
-                requireCompleted(data, "layer " + layer);
-                dataDone = System.nanoTime();
+                throw new IllegalStateException("layer " + layer + ": not done within " + timeout.toMillis() + " ms");
             }
-            try (TransferBatch word = agent.allocateBatch(1))
+            final long dataDone = System.nanoTime();
+            for (int i = 0; i < post.size(); i++)
             {
-                final long at = layout.layerWordOffset(layer);
-                word.submit(List.of(TransferRequest.write(local, at, target, at, 8)), timeout);
-                requireCompleted(word, "layer " + layer + "'s word");
+                final TransferStatus s = post.status(i);
+                if (s.state() != TransferState.COMPLETED)
+                {
+                    throw new IllegalStateException("layer " + layer + ", request " + i + ": " + s);
+                }
             }
+            agent.sendNotification(target, message(layer), timeout);
             return dataDone;
         }
 
-        private void requireCompleted(final TransferBatch batch, final String what)
+        @Override
+        public void close()
         {
-            if (!batch.awaitDone(timeout))
+            for (final TransferList list : lists)
             {
-                throw new IllegalStateException(what + ": not done within " + timeout.toMillis() + " ms");
-            }
-            for (int i = 0; i < batch.size(); i++)
-            {
-                final TransferStatus s = batch.status(i);
-                if (s.state() != TransferState.COMPLETED)
+                if (list != null)
                 {
-                    throw new IllegalStateException(what + ", request " + i + ": " + s);
+                    list.close();
                 }
             }
         }
@@ -360,7 +344,7 @@ final class KvCacheBench
         final long[][] dst = new long[layers][n];
         final long[][] src = new long[layers][n];
         final long[] len = new long[n];
-        java.util.Arrays.fill(len, layout.blockBytes());
+        Arrays.fill(len, layout.blockBytes());
         for (int l = 0; l < layers; l++)
         {
             for (int b = 0; b < n; b++)

@@ -25,8 +25,9 @@ import java.util.Map;
 /**
  * Disaggregated serving's KV-cache handoff: a prefill rank (rank 0) holds L layers x B blocks of
  * a paged KV cache scattered over a large pool, and hands them to a decode rank (rank 1) one layer
- * at a time, each into the decode rank's own scattered slots and followed by a word saying that the layer
- * has landed ({@link LayerHandoff}). The decode rank, its pool poisoned first, waits for each
+ * at a time, each into the decode rank's own scattered slots and with a notification that te4j
+ * delivers once the layer has landed ({@link LayerHandoff}: each layer a prepared transfer list,
+ * or over the software NIC a batch that carries the notification). The decode rank, its pool poisoned first, waits for each
  * layer in turn and checks every byte of it, and at the end that no other slot was touched.
  *
  * <pre>
@@ -254,9 +255,12 @@ public final class KvCacheHandoff
         try (TransferEngine engine = TransferEngine.builder().platform(platform).device(device).build())
         {
             final P2pTransport p2p = engine.getOrCreateP2pTransport(2);
-            final DeviceBuffer buffer = p2p.allocateBuffer(layout.bufferBytes());
+            final DeviceBuffer buffer = p2p.allocateBuffer(layout.poolBytes());
             final TransferAgent agent = engine.createTransferAgent(p2p, rank == 0 ? "prefill" : "decode");
             final RegisteredMemory mine = agent.registerLocalMemory(buffer);
+            // The decode rank receives; asked before publishing, so that its descriptor says where senders write.
+            final LayerHandoff.Receiver receiver = rank == 1 ? new LayerHandoff.Receiver(agent.notifications(), "prefill")
+                : null;
             if (nic != null)
             {
                 // The other rank's segment is then reached over RDMA, one WRITE per block.
@@ -266,7 +270,6 @@ public final class KvCacheHandoff
                 rdma.connect(exchange, TIMEOUT);
                 agent.useRdma(rdma);
             }
-            final LayerHandoff.Receiver receiver = rank == 1 ? new LayerHandoff.Receiver(buffer, layout) : null;
             if (rank == 0)
             {
                 for (int l = 0; l < layout.layers(); l++)
@@ -285,7 +288,6 @@ public final class KvCacheHandoff
             else
             {
                 buffer.fill(0, layout.poolBytes(), Patterns.POISON);
-                receiver.reset();
             }
             // All-gather of both segments, then a barrier: the decode pool is poisoned before any send.
             agent.publishSegment(exchange, TIMEOUT);
@@ -301,23 +303,27 @@ public final class KvCacheHandoff
         final Platform platform, final String nic)
     {
         final SegmentHandle decode = agent.openSegment("decode");
-        final LayerHandoff.Sender sender = new LayerHandoff.Sender(agent, mine, decode, layout);
-        final long[] perLayer = new long[layout.layers()];
-        final long start = System.nanoTime();
-        for (int l = 0; l < layout.layers(); l++)
+        try (LayerHandoff.Sender sender = new LayerHandoff.Sender(agent, mine, decode, layout))
         {
-            final long t0 = System.nanoTime();
-            sender.send(l, TIMEOUT);
-            perLayer[l] = System.nanoTime() - t0;
+            final long[] perLayer = new long[layout.layers()];
+            final long start = System.nanoTime();
+            for (int l = 0; l < layout.layers(); l++)
+            {
+                final long t0 = System.nanoTime();
+                sender.send(l, TIMEOUT);
+                perLayer[l] = System.nanoTime() - t0;
+            }
+            final long total = System.nanoTime() - start;
+            Arrays.sort(perLayer);
+            System.out.printf(Locale.ROOT, "[prefill] handed %d layers x %d blocks x %d B (%.1f MiB) to the decode rank"
+                + " on %s%s as %s in %.2f ms; per layer, send to landed: median %.1f us, max %.1f us%n",
+                layout.layers(), layout.blocksPerLayer(), layout.blockBytes(),
+                layout.layers() * layout.layerBytes() / 1048576.0, platform,
+                nic != null ? " over the software NIC (" + (decode.isRdma() ? "RDMA" : "NOT RDMA") + ")" : "",
+                sender.usesLists() ? "prepared lists + notifications" : "batches carrying notifications", total / 1e6,
+                perLayer[perLayer.length / 2] / 1e3, perLayer[perLayer.length - 1] / 1e3);
+            return nic != null && !decode.isRdma() ? 1 : 0;
         }
-        final long total = System.nanoTime() - start;
-        Arrays.sort(perLayer);
-        System.out.printf(Locale.ROOT, "[prefill] handed %d layers x %d blocks x %d B (%.1f MiB) to the decode rank"
-            + " on %s%s in %.2f ms; per layer, send to landed: median %.1f us, max %.1f us%n", layout.layers(),
-            layout.blocksPerLayer(), layout.blockBytes(), layout.layers() * layout.layerBytes() / 1048576.0, platform,
-            nic != null ? " over the software NIC (" + (decode.isRdma() ? "RDMA" : "NOT RDMA") + ")" : "",
-            total / 1e6, perLayer[perLayer.length / 2] / 1e3, perLayer[perLayer.length - 1] / 1e3);
-        return nic != null && !decode.isRdma() ? 1 : 0;
     }
 
     private static int decode(final LayerHandoff.Receiver receiver, final DeviceBuffer pool, final KvCacheLayout layout)

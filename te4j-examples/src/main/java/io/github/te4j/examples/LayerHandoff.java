@@ -1,26 +1,33 @@
 package io.github.te4j.examples;
 
-import io.github.te4j.DeviceBuffer;
+import io.github.te4j.Notification;
+import io.github.te4j.Notifications;
 import io.github.te4j.RegisteredMemory;
 import io.github.te4j.SegmentHandle;
+import io.github.te4j.Te4jTimeoutException;
 import io.github.te4j.TransferAgent;
 import io.github.te4j.TransferBatch;
 import io.github.te4j.TransferDescriptors;
-import io.github.te4j.TransferRequest;
+import io.github.te4j.TransferList;
 import io.github.te4j.TransferState;
 import io.github.te4j.TransferStatus;
 import io.github.te4j.workload.KvCacheLayout;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * How one layer of the KV cache goes from the prefill rank to the decode rank, and how the decode
- * rank learns that it landed: the layer's blocks as one batch of WRITEs into the decode rank's
- * segment, and once every one of them has completed, an 8-byte WRITE of the layer's word
- * ({@link #landedWord}) into the word the decode rank polls. A request completes at the initiator
- * only after its bytes are at the target, so the word never arrives before the data.
+ * rank learns that it landed: a notification naming the layer ({@link #message}), which te4j
+ * delivers only after the layer's bytes are in the decode rank's memory.
+ *
+ * <p>The prefill rank knows its block tables before it computes the layers, so each layer's
+ * requests are prepared once. Where the decode segment is mapped here (the host platform, CUDA)
+ * they become a {@link TransferList}: a post costs the same host work for 4 blocks or 4,000, and
+ * once it is done the notification follows on its own. Over the software NIC, where lists do not
+ * go, each layer is one batch submitted with its notification, published after every WRITE of
+ * the batch has completed.
  */
 final class LayerHandoff
 {
@@ -28,33 +35,30 @@ final class LayerHandoff
     {
     }
 
-    /** The value of layer {@code layer}'s word once it has landed; the decode rank's words start at 0. */
-    static long landedWord(final int layer)
+    /** The notification that says layer {@code layer} has landed. */
+    static byte[] message(final int layer)
     {
-        return 0x4b56_0000_0000_0000L | (layer + 1);
+        return ("kv layer " + layer).getBytes(StandardCharsets.UTF_8);
     }
 
     /** The prefill side: sends layers of {@code layout} from {@code local} to the decode rank's {@code segment}. */
-    static final class Sender
+    static final class Sender implements AutoCloseable
     {
         private final TransferAgent agent;
-        private final RegisteredMemory local;
         private final SegmentHandle decode;
         private final KvCacheLayout layout;
-        private final TransferDescriptors[] layers;
+        private final TransferDescriptors[] requests;
+        /** Per layer, where the route takes lists; else null. */
+        private final TransferList[] lists;
 
-        /**
-         * Builds every layer's requests once (a serving system's block tables are known before
-         * the layers are computed) and writes the layers' words into {@code local}'s buffer.
-         */
         Sender(final TransferAgent agent, final RegisteredMemory local, final SegmentHandle decode,
             final KvCacheLayout layout)
         {
             this.agent = agent;
-            this.local = local;
             this.decode = decode;
             this.layout = layout;
-            this.layers = new TransferDescriptors[layout.layers()];
+            this.requests = new TransferDescriptors[layout.layers()];
+            this.lists = new TransferList[layout.layers()];
             for (int l = 0; l < layout.layers(); l++)
             {
                 final TransferDescriptors d = new TransferDescriptors(layout.blocksPerLayer());
@@ -62,30 +66,38 @@ final class LayerHandoff
                 {
                     d.write(local, layout.prefillOffset(l, b), decode, layout.decodeOffset(l, b), layout.blockBytes());
                 }
-                layers[l] = d;
-                local.buffer().write(layout.layerWordOffset(l), word(landedWord(l)));
+                requests[l] = d;
+                lists[l] = decode.isRdma() ? null : agent.prepareList(d);
             }
         }
 
-        /** Hands layer {@code layer} over; returns once the decode rank's word for it is set. */
+        /** Whether the layers go as prepared lists (else as batches). */
+        boolean usesLists()
+        {
+            return lists[0] != null;
+        }
+
+        /**
+         * Hands layer {@code layer} over; returns once its bytes have landed and its notification
+         * is on its way (the decode rank takes it).
+         */
         void send(final int layer, final Duration timeout)
         {
-            try (TransferBatch data = agent.allocateBatch(layout.blocksPerLayer()))
+            if (lists[layer] != null)
             {
-                data.submit(layers[layer], timeout);
-                requireCompleted(data, timeout, "layer " + layer);
+                requireCompleted(lists[layer].post(timeout).await(timeout), "layer " + layer);
+                agent.sendNotification(decode.segmentName(), message(layer), timeout);
+                return;
             }
-            try (TransferBatch word = agent.allocateBatch(1))
+            try (TransferBatch batch = agent.allocateBatch(layout.blocksPerLayer()))
             {
-                final long at = layout.layerWordOffset(layer);
-                word.submit(List.of(TransferRequest.write(local, at, decode, at, 8)), timeout);
-                requireCompleted(word, timeout, "layer " + layer + "'s landed word");
+                batch.submit(requests[layer], message(layer), timeout);
+                requireCompleted(batch.await(timeout), "layer " + layer);
             }
         }
 
-        private static void requireCompleted(final TransferBatch batch, final Duration timeout, final String what)
+        private static void requireCompleted(final List<TransferStatus> states, final String what)
         {
-            final List<TransferStatus> states = batch.await(timeout);
             for (int i = 0; i < states.size(); i++)
             {
                 if (states.get(i).state() != TransferState.COMPLETED)
@@ -94,85 +106,60 @@ final class LayerHandoff
                 }
             }
         }
+
+        @Override
+        public void close()
+        {
+            for (final TransferList list : lists)
+            {
+                if (list != null)
+                {
+                    list.close();
+                }
+            }
+        }
     }
 
-    /** The decode side: waits for layers to land in {@code pool}, a buffer laid out by {@code layout}. */
+    /** The decode side: takes the prefill rank's notifications, one per layer, in order. */
     static final class Receiver
     {
-        /** How long a wait spins before it starts sleeping between looks. */
-        private static final long SPIN_NANOS = 50_000;
-        private final DeviceBuffer pool;
-        private final KvCacheLayout layout;
+        private final Notifications notifications;
+        private final String prefill;
 
-        Receiver(final DeviceBuffer pool, final KvCacheLayout layout)
+        /**
+         * @param notifications the decode agent's ({@link TransferAgent#notifications()}, asked for
+         *                      before it publishes its segment, which then tells senders where they go)
+         * @param prefill       the prefill rank's segment name
+         */
+        Receiver(final Notifications notifications, final String prefill)
         {
-            this.pool = pool;
-            this.layout = layout;
-        }
-
-        /** Clears every layer's word; call before the prefill rank can send. */
-        void reset()
-        {
-            pool.fill(layout.layerWordOffset(0), 8L * layout.layers(), (byte) 0);
+            this.notifications = notifications;
+            this.prefill = prefill;
         }
 
         /**
          * Waits until layer {@code layer} has landed.
          *
-         * @throws IllegalStateException when it has not within {@code timeout}, or its word holds
-         *                               a value no sender writes there
+         * @throws IllegalStateException when it has not within {@code timeout}, or the next
+         *                               notification is another layer's or another sender's
          */
         void await(final int layer, final Duration timeout)
         {
-            final long start = System.nanoTime();
-            final long want = landedWord(layer);
-            final byte[] got = new byte[8];
-            while (true)
-            {
-                pool.read(layout.layerWordOffset(layer), got, 0, 8);
-                final long v = ByteBuffer.wrap(got).order(ByteOrder.LITTLE_ENDIAN).getLong();
-                if (v == want)
-                {
-                    return;
-                }
-                if (v != 0)
-                {
-                    throw new IllegalStateException("layer " + layer + "'s word holds " + Long.toHexString(v)
-                        + ", expected 0 or " + Long.toHexString(want));
-                }
-                final long waited = System.nanoTime() - start;
-                if (waited > timeout.toNanos())
-                {
-                    throw new IllegalStateException("layer " + layer + " did not land within " + timeout.toMillis()
-                        + " ms");
-                }
-                if (waited > SPIN_NANOS)
-                {
-                    sleepBriefly();
-                }
-                else
-                {
-                    Thread.onSpinWait();
-                }
-            }
-        }
-
-        private static void sleepBriefly()
-        {
+            final Notification n;
             try
             {
-                Thread.sleep(0, 50_000);
+                n = notifications.take(timeout);
             }
-            catch (final InterruptedException e)
+            catch (final Te4jTimeoutException e)
             {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for a layer", e);
+                throw new IllegalStateException("layer " + layer + " did not land within " + timeout.toMillis() + " ms",
+                    e);
+            }
+            if (!n.sender().equals(prefill) || !Arrays.equals(n.message(), message(layer)))
+            {
+                throw new IllegalStateException("waiting for layer " + layer + " from '" + prefill + "', got '"
+                    + new String(n.message(), StandardCharsets.UTF_8) + "' from '" + n.sender() + "'");
             }
         }
-    }
-
-    private static byte[] word(final long v)
-    {
-        return ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(v).array();
     }
 }

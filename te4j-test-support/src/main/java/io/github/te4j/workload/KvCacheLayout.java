@@ -10,9 +10,6 @@ import java.util.Random;
  * slots on each side (the prefill's slots and the decode's differ, as a serving system's block
  * tables do), and the block's contents a seeded stream ({@link Patterns}) that the decode rank
  * regenerates to check every byte.
- *
- * <p>Each rank's buffer is its pool followed by one 8-byte word per layer: on the decode rank the
- * word the prefill rank sets when the layer has landed, on the prefill rank the value it sends.
  */
 public final class KvCacheLayout
 {
@@ -36,7 +33,7 @@ public final class KvCacheLayout
     {
         check(layers >= 1, "layers must be at least 1, got " + layers);
         check(blocksPerLayer >= 1, "blocks per layer must be at least 1, got " + blocksPerLayer);
-        // 8-byte multiples keep every block and the layer words after the pool 8-byte aligned.
+        // 8-byte multiples keep every block 8-byte aligned.
         check(blockBytes >= 8 && blockBytes % 8 == 0 && blockBytes <= 1L << 30,
             "the block size must be a multiple of 8 bytes from 8 B to 1 GiB, got " + blockBytes);
         final long blocks = (long) layers * blocksPerLayer;
@@ -129,12 +126,6 @@ public final class KvCacheLayout
         return poolBlocks * blockBytes;
     }
 
-    /** Bytes of each rank's buffer: the pool, then one 8-byte word per layer, rounded up to 64 bytes. */
-    public long bufferBytes()
-    {
-        return (poolBytes() + 8L * layers + 63) & ~63L;
-    }
-
     /** Offset in the prefill rank's pool of block {@code block} of layer {@code layer}. */
     public long prefillOffset(final int layer, final int block)
     {
@@ -145,13 +136,6 @@ public final class KvCacheLayout
     public long decodeOffset(final int layer, final int block)
     {
         return decodeSlots[index(layer, block)] * blockBytes;
-    }
-
-    /** Offset of layer {@code layer}'s word after the pool (both ranks). */
-    public long layerWordOffset(final int layer)
-    {
-        checkLayer(layer);
-        return poolBytes() + 8L * layer;
     }
 
     /** The seed of the stream that fills block {@code block} of layer {@code layer}. */
