@@ -17,7 +17,7 @@ public enum Mode
     BATCH,
     /**
      * A prefill engine hands L layers x B scattered blocks to a decode engine one layer at a time,
-     * each followed by a word that it landed: time-to-notify per layer and the whole handoff, beside copy
+     * each with a notification: time-to-notify per layer and the whole handoff, beside copy
      * baselines of the same blocks. Runs alone, both engines in this process.
      */
     KVCACHE,
