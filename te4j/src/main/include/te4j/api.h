@@ -69,6 +69,20 @@ int copyMemory(int platform, int device, void* dst, const void* src, std::size_t
 /// Blocking memset of platform memory.
 int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t bytes);
 
+/// What memory is, as the CUDA driver sees it (mirrored by io.github.te4j.MemoryKind).
+enum MemoryKindCode : int {
+  kMemoryPageableHost = 0,  // host memory the driver does not know (or no CUDA driver/device)
+  kMemoryPinnedHost = 1,    // page-locked host memory (cudaMallocHost, cudaHostRegister)
+  kMemoryDevice = 2,        // device memory (cudaMalloc, pools, cuMemCreate mappings)
+  kMemoryManaged = 3,       // managed memory (cudaMallocManaged)
+};
+
+/// The kind of the memory at [ptr, ptr + bytes) (a MemoryKindCode), and in *device the CUDA
+/// device it belongs to (-1 for host memory). Memory the driver does not know must be mapped in
+/// this process over the whole range, else kInvalidArgument: touching it would fault. Never
+/// creates a CUDA context.
+int memoryKind(const void* ptr, std::size_t bytes, int* device);
+
 /// A watch on process `pid` (a pidfd, close-on-exec): its fd, or kPeerLost when no such
 /// process exists, kUnavailable on a kernel without pidfds (Linux < 5.3), kSystemError.
 int processWatchOpen(int pid);

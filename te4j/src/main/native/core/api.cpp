@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 #include <string>
@@ -124,6 +125,32 @@ int fillMemory(int platform, int device, void* dst, int byte_value, std::size_t 
   std::string why;
   const int st = cuda_bridge::fill(device, dst, byte_value, bytes, &why);
   return st < 0 ? threadFail(st, why) : kOk;
+}
+
+int memoryKind(const void* ptr, std::size_t bytes, int* device) {
+  if (ptr == nullptr || device == nullptr || bytes == 0) {
+    return threadFail(kInvalidArgument, "memoryKind: null address, null output or empty range");
+  }
+  std::string why;
+  const int kind = cuda_bridge::pointerKind(ptr, device, &why);
+  if (kind < 0) return threadFail(kind, why);
+  if (kind == kMemoryPageableHost) {
+    // Memory CUDA does not know is this process's virtual memory: msync(MS_ASYNC) checks that
+    // every page of the range is mapped (ENOMEM otherwise) without touching it.
+    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(ptr) & ~(page - 1);
+    const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(ptr) + bytes;
+    if (end < first || ::msync(reinterpret_cast<void*>(first), end - first, MS_ASYNC) != 0) {
+      const int err = end < first ? EINVAL : errno;
+      char where[64];
+      std::snprintf(where, sizeof(where), "%p (+%zu B)", ptr, bytes);
+      return threadFail(kInvalidArgument, std::string("memory at ") + where +
+                                              " is not mapped in this process (msync: " +
+                                              std::strerror(err) + "): a copy into it would crash");
+    }
+  }
+  t_last_error.clear();
+  return kind;
 }
 
 mooncake::device::CommCtx* newCommCtx() {

@@ -30,6 +30,9 @@ int currentDevice(std::string* error);
 int canAccessPeer(int device, int peer_device, std::string* error);
 int copy(int device, void* dst, const void* src, std::size_t bytes, std::string* error);
 int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* error);
+/// The MemoryKindCode of `ptr` and its device (-1: host), from the driver's pointer attributes;
+/// kMemoryPageableHost when no driver or device exists (then no CUDA memory can exist here).
+int pointerKind(const void* ptr, int* device, std::string* error);
 
 /// Frees the op streams' idle word slabs (cuda_op_stream.cu); the bytes freed.
 std::size_t releaseIdleStreamWords();

@@ -46,6 +46,12 @@ int fill(int, void*, int, std::size_t, std::string* error) {
   return kUnavailable;
 }
 
+// Without the CUDA platform no CUDA memory is made here: everything is plain host memory.
+int pointerKind(const void*, int* device, std::string*) {
+  *device = -1;
+  return kMemoryPageableHost;
+}
+
 std::size_t releaseIdleStreamWords() { return 0; }
 std::size_t releaseIdleBatchResources() { return 0; }
 

@@ -143,6 +143,49 @@ int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* 
   return kOk;
 }
 
+int pointerKind(const void* ptr, int* device, std::string* error) {
+  *device = -1;
+  // No driver or no device: no CUDA memory can exist in this process. Counting devices also
+  // initialises the driver, which cuPointerGetAttributes needs, without creating a context.
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return kMemoryPageableHost;
+  }
+  // The driver's query, not cudaPointerGetAttributes: the runtime would create the primary
+  // context of the current device (GPU memory, and a context in a host-platform process that
+  // never used CUDA), and it would not see memory of contexts other libraries made.
+  static const auto attributes =
+      cuda_detail::driverEntry<PFN_cuPointerGetAttributes_v7000>("cuPointerGetAttributes");
+  if (attributes == nullptr) {
+    *error = "the CUDA driver lacks cuPointerGetAttributes: the memory's kind cannot be told";
+    return kUnavailable;
+  }
+  unsigned int type = 0;
+  int managed = 0;  // a bool that the driver writes into the low byte of a zeroed int
+  int ordinal = -1;
+  CUpointer_attribute which[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                 CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+  void* data[] = {&type, &managed, &ordinal};
+  const CUresult r = attributes(3, which, data, reinterpret_cast<CUdeviceptr>(ptr));
+  if (r == CUDA_ERROR_INVALID_VALUE || r == CUDA_ERROR_INVALID_CONTEXT) {
+    return kMemoryPageableHost;  // no context of this process knows the address
+  }
+  if (r != CUDA_SUCCESS) {
+    *error = "cuPointerGetAttributes failed: " + cuda_detail::driverErrorText(r);
+    return kCudaError;
+  }
+  if ((managed & 0xff) != 0) {
+    *device = ordinal;
+    return kMemoryManaged;
+  }
+  if (type == CU_MEMORYTYPE_DEVICE) {
+    *device = ordinal;
+    return kMemoryDevice;
+  }
+  return type == CU_MEMORYTYPE_HOST ? kMemoryPinnedHost : kMemoryPageableHost;
+}
+
 void appendAvailability(std::string* report) {
   std::string& out = *report;
   int runtime = 0;

@@ -55,8 +55,9 @@ final class FuzzCalls
         else if (k < 88) transportFor(v);
         else if (k < 91) closeSome(v);
         else if (k < 94) closeWhileQueued(v);
-        else if (k < 96) hostOnly(v);
-        else if (k < 98) new FuzzListCalls(this, f, rnd, racing).any(v);
+        else if (k < 95) hostOnly(v);
+        else if (k < 97) new FuzzListCalls(this, f, rnd, racing).any(v);
+        else if (k < 99) registration(v);
         else validTransfer(v);
     }
 
@@ -498,6 +499,108 @@ final class FuzzCalls
                 }
                 break;
             }
+        }
+    }
+
+    // ---- registration against te4j's lifetimes (issue 32) ------------------------------------
+
+    /**
+     * A transfer agent's raw registration of memory te4j knows: inside a live buffer (must
+     * succeed), reaching past its end or into a buffer freed just before (must be refused), and
+     * inside a buffer closed after the registration, followed by a batch READ into it (the submit
+     * must be refused: the copy would land in freed memory). Random addresses must not crash.
+     */
+    void registration(final FuzzVerdict v)
+    {
+        final int r = r01();
+        if (!open(f.engines[r], f.transports[r]))
+        {
+            v.set(Expect.FAIL, "createTransferAgent on a closed engine");
+            f.engines[r].createTransferAgent(f.transports[r], "fuzz-closed");
+            return;
+        }
+        final String name = "fuzz-reg-" + Long.toHexString(rnd.nextLong());
+        final long[] lengths = {1, 8, 4096, 65536};
+        final long len = lengths[rnd.nextInt(lengths.length)];
+        try (TransferAgent agent = f.engines[r].createTransferAgent(f.transports[r], name))
+        {
+            switch (rnd.nextInt(5))
+            {
+                case 0:
+                {
+                    final DeviceBuffer b = anyBuffer();
+                    if (b == null || b.isClosed())
+                    {
+                        final long a = b == null ? 0 : b.address();
+                        v.set(a == 0 ? Expect.FAIL : Expect.EITHER, "registerLocalMemory(closed buffer's range)");
+                        agent.registerLocalMemory(a, len);
+                        return;
+                    }
+                    final long off = anyLong(b.size());
+                    final long n = rnd.nextBoolean() ? len : anyLong(b.size());
+                    final boolean inside = n > 0 && inRange(off, n, b.size());
+                    // Sharing a byte with the buffer without lying inside it must fail; a range
+                    // wholly beside it may lie in a neighbouring buffer, so either is correct.
+                    final boolean touches = n > 0 && off < b.size() && (off >= 0 || n > -off);
+                    v.set(inside ? succeedIf(true) : touches || n <= 0 ? Expect.FAIL : Expect.EITHER,
+                        "registerLocalMemory(" + b + " + " + off + ", " + n + ")");
+                    agent.registerLocalMemory(b.address() + off, n);
+                    return;
+                }
+                case 1:
+                {
+                    final DeviceBuffer b = f.windows[r];
+                    v.set(b.isClosed() ? Expect.EITHER : Expect.FAIL, "registerLocalMemory(straddling the end of " + b + ")");
+                    agent.registerLocalMemory(b.address() + b.size() - 4096, 8192);
+                    return;
+                }
+                case 2:
+                {
+                    final DeviceBuffer b = f.transports[r].allocateBuffer(65536);
+                    b.close();
+                    v.set(Expect.FAIL, "registerLocalMemory(a buffer closed before, +" + len + ")");
+                    agent.registerLocalMemory(b.address() + (rnd.nextBoolean() ? 0 : 4096), len);
+                    return;
+                }
+                case 3:
+                    readIntoClosedBuffer(v, agent, r, name);
+                    return;
+                default:
+                {
+                    final long a = anyLong(1L << 47);
+                    final long n = anyLong(1L << 20);
+                    v.set(a <= 0 || n <= 0 ? Expect.FAIL : Expect.EITHER, "registerLocalMemory(0x" + Long.toHexString(a)
+                        + ", " + n + ")");
+                    agent.registerLocalMemory(a, n);
+                }
+            }
+        }
+    }
+
+    /** The crash of issue 32: a raw range inside a buffer that is closed, then a batch READ into it. */
+    private void readIntoClosedBuffer(final FuzzVerdict v, final TransferAgent agent, final int r, final String name)
+    {
+        final DeviceBuffer segment = f.transports[r].allocateBuffer(65536);
+        final DeviceBuffer victim = f.transports[r].allocateBuffer(65536);
+        try (io.github.te4j.exchange.InMemorySegmentDirectory dir =
+                io.github.te4j.exchange.InMemorySegmentDirectory.open(name))
+        {
+            agent.registerLocalMemory(segment);
+            agent.publishSegment(dir);
+            final SegmentHandle own = agent.openSegment(name);
+            final RegisteredMemory m = agent.registerLocalMemory(victim.address() + 4096, 32768);
+            victim.close();
+            try (TransferBatch b = agent.allocateBatch(1))
+            {
+                v.set(Expect.FAIL, "batch READ into a raw range of a buffer closed after its registration");
+                b.submit(List.of(TransferRequest.read(m, 0, own, 0, 32768)), SYNC);
+                b.await(SYNC);
+            }
+        }
+        finally
+        {
+            segment.close();
+            victim.close();
         }
     }
 

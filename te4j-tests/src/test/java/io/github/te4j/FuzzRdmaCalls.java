@@ -344,8 +344,19 @@ final class FuzzRdmaCalls
         final RdmaTransport tr = d.transports[t];
         final DeviceBuffer w = d.windows[t];
         d.disturb();  // a new registration has a new key: the peer's copy of it is stale
-        switch (rnd.nextInt(5))
+        switch (rnd.nextInt(6))
         {
+            case 5:
+            {
+                // Raw memory of a te4j buffer freed just before (any part of it): the NIC would
+                // write into freed memory, so the registration must be refused.
+                final DeviceBuffer freed = w.owner().allocateBuffer(65536);
+                freed.close();
+                final long off = new long[] {0, 64, 4096, 65536 - 64}[rnd.nextInt(4)];
+                v.set(Expect.FAIL, "register(freed buffer + " + off + ", 64) on rank " + t);
+                tr.register(freed.address() + off, 64);
+                break;
+            }
             case 0:
             {
                 final int k = rnd.nextInt(5);
@@ -363,7 +374,9 @@ final class FuzzRdmaCalls
                 final long[][] ranges = {{0, 64}, {base, 0}, {base, -1}, {Long.MAX_VALUE - 8, 64},
                     {base, w.size() + 1}, {base + w.size() - 8, 64}, {base, w.size()}, {base + 64, w.size() - 128}};
                 final int i = rnd.nextInt(ranges.length);
-                v.set(i < 6 ? Expect.FAIL : unlessRacing(Expect.SUCCEED), "register(0x" + Long.toHexString(ranges[i][0])
+                // The last range is empty or negative in a window of at most 128 B.
+                v.set(i < 6 || ranges[i][1] <= 0 ? Expect.FAIL : unlessRacing(Expect.SUCCEED), "register(0x"
+                    + Long.toHexString(ranges[i][0])
                     + ", " + ranges[i][1] + ") on rank " + t + " (window 0x" + Long.toHexString(base) + ", " + w.size()
                     + " B)");
                 tr.register(ranges[i][0], ranges[i][1]);

@@ -166,7 +166,7 @@ public class HostInProcessTest
             Assert.expectThrows(IllegalArgumentException.class, () -> s.put(c, 1, 0, null, 0, 16));
             Assert.expectThrows(IndexOutOfBoundsException.class, () -> w.read(4000, 100));
             Assert.expectThrows(IllegalArgumentException.class, () -> w.read(0, -1));
-            Assert.expectThrows(IllegalArgumentException.class, () -> w.write(0, null));
+            Assert.expectThrows(IllegalArgumentException.class, () -> w.write(0, (byte[]) null));
             Assert.expectThrows(IllegalArgumentException.class,
                 () -> p.engines[0].getOrCreateP2pTransport(2).allocateBuffer(0));
             Assert.expectThrows(IllegalArgumentException.class,

@@ -329,7 +329,8 @@ public final class P2pTransport extends NativeResource
         buffer.checkOpen();
     }
 
-    void freeBufferInternal(final DeviceBuffer buffer)
+    /** Frees {@code buffer}'s memory, unless {@code mayFree} is false (a view of it stayed in use): then it is kept. */
+    void freeBufferInternal(final DeviceBuffer buffer, final boolean mayFree)
     {
         final List<CommContext> dependent = new ArrayList<>();
         synchronized (contexts)
@@ -352,7 +353,7 @@ public final class P2pTransport extends NativeResource
         {
             buffers.remove(buffer);
         }
-        if (!idle)
+        if (!idle || !mayFree)
         {
             keepNativeMemory();
             return;

@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.Pointer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -225,7 +226,10 @@ public final class RdmaTransport extends NativeResource
      * <p>A range that shares a byte with a te4j buffer of any engine of this process must lie
      * inside that buffer, and is withdrawn from this NIC when the buffer is freed (remote
      * accesses then fail as error CQEs at the writer); the memory of a te4j buffer already freed
-     * is refused ({@link IllegalArgumentException}).
+     * and te4j's mapping of an opened segment are refused ({@link IllegalArgumentException}).
+     * On the host platform the memory must be host memory ({@link MemoryKind}), mapped in this
+     * process over the whole range. Memory te4j did not allocate stays the caller's to keep
+     * allocated: te4j cannot see another library's free.
      */
     public synchronized void register(final long address, final long bytes)
     {
@@ -234,6 +238,15 @@ public final class RdmaTransport extends NativeResource
         // behind it; a te4j buffer already freed is no memory at all. A range inside a live te4j
         // buffer is withdrawn from this NIC when that buffer is freed (LiveMemory.bufferFreeing).
         LiveMemory.checkRegistration(address, bytes);
+        if (engine.platform() == Platform.HOST)
+        {
+            // The host platform's NIC (the software NIC's progress thread, or an mlx5 device
+            // through host page tables) reaches host memory only; unmapped memory would crash it.
+            final MemoryKind kind = MemoryKind.of(address, bytes);
+            Errors.checkArgument(kind.isHostAccessible(), "RdmaTransport.register(0x" + Long.toHexString(address)
+                + ", " + bytes + "): " + kind + " memory, which a host-platform transport cannot register (fix: use"
+                + " a CUDA-platform engine's transport)");
+        }
         final Lock l = enter();
         try
         {
@@ -245,6 +258,20 @@ public final class RdmaTransport extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * {@link #register(long, long)} of the memory a JavaCPP pointer designates (for example from
+     * the JavaCPP Presets for CUDA's {@code cudaMalloc}): {@link MemoryKind#pointerAddress} for
+     * {@link MemoryKind#pointerBytes} bytes. The memory must stay allocated as
+     * {@link #register(long, long)} says.
+     *
+     * @throws IllegalArgumentException as {@link #register(long, long)}, and for a null pointer or
+     *     one that designates no bytes
+     */
+    public void register(final Pointer pointer)
+    {
+        register(MemoryKind.pointerAddress(pointer), MemoryKind.pointerBytes(pointer));
     }
 
     /** Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE. */

@@ -1,7 +1,9 @@
 package io.github.te4j;
 
 import io.github.te4j.telemetry.PeerLostEvent;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.locks.Lock;
 
 /**
@@ -71,6 +73,13 @@ public final class SegmentHandle extends NativeResource
         final boolean self = pid == ProcessHandle.current().pid();
         this.ownerPid = self ? 0 : pid;
         this.owner = self || pid <= 0 ? null : ProcessWatch.of(pid);
+        final List<long[]> mapped = new ArrayList<>();
+        for (int i = 0; i < this.bases.length; i++)
+        {
+            mapped.add(new long[] {this.bases[i], sizes[i]});
+        }
+        // A raw registration must not outlive these mappings, which go when the last batch is done.
+        LiveMemory.segmentMapped(this, mapped);
     }
 
     /** A segment reached over {@code rdma}: the descriptor's RDMA part names the owner's memory. */
@@ -287,6 +296,7 @@ public final class SegmentHandle extends NativeResource
         {
             return;  // nothing mapped
         }
+        LiveMemory.segmentUnmapping(this);
         for (final long b : bases)
         {
             if (b != 0)

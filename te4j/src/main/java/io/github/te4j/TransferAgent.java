@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
+import org.bytedeco.javacpp.Pointer;
 
 /**
  * The transfer engine's host API, with Mooncake's concepts: register local memory, publish it as
@@ -128,8 +129,9 @@ public final class TransferAgent extends NativeResource
                     {
                         Errors.checkArgument(m.buffer() != buffer, buffer + " is already registered");
                     }
-                    final RegisteredMemory m = new RegisteredMemory(this, buffer, buffer.address(), buffer.size(),
-                        nextSegmentOffset);
+                    final RegisteredMemory m = LiveMemory.registerLocal(buffer, buffer.address(), buffer.size(),
+                        within -> new RegisteredMemory(this, buffer, within, buffer.address(), buffer.size(),
+                            nextSegmentOffset));
                     nextSegmentOffset += buffer.size();
                     registered.add(m);
                     return m;
@@ -147,9 +149,34 @@ public final class TransferAgent extends NativeResource
     }
 
     /**
-     * Registers memory allocated elsewhere (host platform: this process's memory, e.g. a direct
-     * ByteBuffer's address) as the local side of requests; it is not part of the segment. The
-     * memory must stay valid until it is unregistered or this agent is closed.
+     * Registers memory allocated elsewhere (a direct ByteBuffer's, another library's) or a range
+     * of a te4j buffer as the local side of requests; it is not part of the segment.
+     *
+     * <p>What te4j checks, before anything is recorded ({@link IllegalArgumentException} with the
+     * reason otherwise):
+     * <ul>
+     *   <li>its kind ({@link MemoryKind}) suits the route: on the host platform, memory host
+     *       threads can reach (not {@link MemoryKind#DEVICE}); on CUDA, memory the batch's copy
+     *       kernel can reach: device memory of this agent's device, pinned host or managed memory
+     *       (not {@link MemoryKind#PAGEABLE_HOST});</li>
+     *   <li>host memory the CUDA driver does not know is mapped in this process over the whole
+     *       range;</li>
+     *   <li>a range that shares a byte with a live te4j buffer lies inside it: it is then tied to
+     *       that buffer, whose close withdraws it and waits (bounded) for the batches that use
+     *       it, so no batch ever copies into the freed buffer;</li>
+     *   <li>it is no te4j buffer or mapping freed lately, and no te4j mapping of another
+     *       process's memory. te4j cannot tell a stale address of a freed buffer from memory that
+     *       another allocator later placed in the same range: such memory is refused too while
+     *       te4j remembers the free (allocate another block).</li>
+     * </ul>
+     *
+     * <p>The caller's duty, for memory te4j did not allocate: keep it allocated until it is
+     * unregistered or this agent is closed, and do not free it while a batch that uses it runs.
+     * te4j cannot see another library's free, and a batch that copies into memory freed that way
+     * writes into whatever the allocator put there next.
+     *
+     * @throws IllegalArgumentException for a bad range, a kind the route cannot carry, unmapped
+     *     memory, or memory that overlaps other registered memory or freed te4j memory
      */
     public RegisteredMemory registerLocalMemory(final long address, final long bytes)
     {
@@ -160,6 +187,7 @@ public final class TransferAgent extends NativeResource
         final Lock l = enter();
         try
         {
+            checkRoute(address, bytes, "registerLocalMemory");
             synchronized (this)
             {
                 for (final RegisteredMemory m : registered)
@@ -168,7 +196,8 @@ public final class TransferAgent extends NativeResource
                         || m.address() >= address + bytes, "[0x" + Long.toHexString(address) + ", +" + bytes
                         + ") overlaps " + m);
                 }
-                final RegisteredMemory m = new RegisteredMemory(this, null, address, bytes, -1);
+                final RegisteredMemory m = LiveMemory.registerLocal(null, address, bytes,
+                    within -> new RegisteredMemory(this, null, within, address, bytes, -1));
                 registered.add(m);
                 return m;
             }
@@ -177,6 +206,49 @@ public final class TransferAgent extends NativeResource
         {
             l.unlock();
         }
+    }
+
+    /**
+     * {@link #registerLocalMemory(long, long)} of the memory a JavaCPP pointer designates (for
+     * example from the JavaCPP Presets for CUDA's {@code cudaMalloc} or {@code cudaMallocHost},
+     * or a {@code BytePointer}): from the element at its position to its limit, or to its
+     * capacity when no limit is set, {@link MemoryKind#pointerAddress} and
+     * {@link MemoryKind#pointerBytes}. The pointer object need not stay reachable; the memory
+     * must stay allocated as {@link #registerLocalMemory(long, long)} says (a JavaCPP pointer
+     * with a deallocator frees its memory when it is closed or garbage collected: keep it).
+     *
+     * @throws IllegalArgumentException as {@link #registerLocalMemory(long, long)}, and for a
+     *     null pointer or one that designates no bytes
+     */
+    public RegisteredMemory registerLocalMemory(final Pointer pointer)
+    {
+        return registerLocalMemory(MemoryKind.pointerAddress(pointer), MemoryKind.pointerBytes(pointer));
+    }
+
+    /** Refuses memory of a kind this agent's batches cannot copy, with the reason and the fix. */
+    private void checkRoute(final long address, final long bytes, final String what)
+    {
+        // te4j's own memory first: freed te4j memory is named as such, not as unmapped memory.
+        LiveMemory.checkLocalRegistration(address, bytes);
+        final int[] device = new int[1];
+        final MemoryKind kind = MemoryKind.probe(address, bytes, device);
+        final String range = what + "(0x" + Long.toHexString(address) + ", " + bytes + "): ";
+        if (platform() == Platform.HOST)
+        {
+            Errors.checkArgument(kind.isHostAccessible(), range + kind + " memory of CUDA device " + device[0]
+                + ": a host-platform batch copies with host threads, which cannot reach it (fix: use a"
+                + " CUDA-platform engine, or register host memory)");
+            Errors.checkArgument(rdma() == null || kind == MemoryKind.PAGEABLE_HOST || kind == MemoryKind.PINNED_HOST,
+                range + kind + " memory: RDMA requests need memory that stays in host RAM (fix: register pinned or"
+                    + " ordinary host memory)");
+            return;
+        }
+        Errors.checkArgument(kind.isDeviceAccessible(), range + kind + " memory: a CUDA-platform batch copies"
+            + " with a kernel, which cannot read pageable host memory (fix: allocate it with cudaMallocHost, pin it"
+            + " with cudaHostRegister, or use a host-platform engine)");
+        Errors.checkArgument(kind != MemoryKind.DEVICE || device[0] == engine.device(), range
+            + "device memory of CUDA device " + device[0] + ", this agent copies on device " + engine.device()
+            + " (fix: register it with an engine of device " + device[0] + ")");
     }
 
     /**
@@ -196,6 +268,7 @@ public final class TransferAgent extends NativeResource
                 registered.remove(memory);
             }
             memory.unregistered();
+            LiveMemory.unregisteredLocal(memory);
             InFlightWork.drainBatchesUsing(memory);
         }
         finally
@@ -688,6 +761,19 @@ public final class TransferAgent extends NativeResource
         return m.isRegistered();
     }
 
+    /**
+     * The te4j buffer {@code m} is or lies in is being freed (LiveMemory): it leaves this agent's
+     * memory, as an unregister does; the batches that use it were drained by the free.
+     */
+    void withdraw(final RegisteredMemory m)
+    {
+        m.unregistered();
+        synchronized (this)
+        {
+            registered.remove(m);
+        }
+    }
+
     synchronized void batchClosed(final TransferBatch b)
     {
         batches.remove(b);
@@ -724,6 +810,7 @@ public final class TransferAgent extends NativeResource
         synchronized (this)
         {
             registered.forEach(RegisteredMemory::unregistered);
+            registered.forEach(LiveMemory::unregisteredLocal);
             registered.clear();
         }
         final Notifications n;

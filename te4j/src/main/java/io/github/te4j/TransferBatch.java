@@ -395,9 +395,9 @@ public final class TransferBatch extends NativeResource
             memoryProblems[k] = memoryProblem(m);
             memoryAddress[k] = m.address();
             memorySize[k] = m.size();
-            if (m.buffer() != null && !buffers.contains(m.buffer()))
+            if (m.liveBuffer() != null && !buffers.contains(m.liveBuffer()))
             {
-                buffers.add(m.buffer());
+                buffers.add(m.liveBuffer());  // a raw range inside a te4j buffer holds that buffer too
             }
         }
         final int ns = part.segmentCount();

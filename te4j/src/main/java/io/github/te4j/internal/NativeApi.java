@@ -39,6 +39,12 @@ public final class NativeApi
     public static native int fillMemory(
         int platform, int device, @Cast("void*") long dst, int byteValue, @Cast("size_t") long bytes);
 
+    /**
+     * The MemoryKindCode of [ptr, ptr + bytes) and its CUDA device in {@code device[0]} (-1: host),
+     * or a negative status (host memory that is not mapped over the whole range, a failed query).
+     */
+    public static native int memoryKind(@Cast("const void*") long ptr, @Cast("size_t") long bytes, int[] device);
+
     /** A pidfd on {@code pid}, or a negative status (no such process, no pidfds here). */
     public static native int processWatchOpen(int pid);
 
