@@ -49,9 +49,8 @@ final class MappedNotificationTarget implements NotificationTarget
         final SegmentDescriptor.Notify n = d.notificationArea();
         if (n == null)
         {
-            throw new UnavailableException("segment '" + d.name() + "' has no notification"
-                + " area: its agent runs on a platform or route without notifications (host platform, mapped segments"
-                + " only in this release)");
+            throw new UnavailableException("segment '" + d.name() + "' has no notification area: its agent published"
+                + " none (it could not make one: its log says why)");
         }
         if (n.handle.platform() != Platform.HOST || !n.handle.isFromThisHost())
         {

@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
 import org.bytedeco.javacpp.Pointer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The transfer engine's host API, with Mooncake's concepts: register local memory, publish it as
@@ -40,6 +42,8 @@ import org.bytedeco.javacpp.Pointer;
  */
 public final class TransferAgent extends NativeResource
 {
+    private static final Logger LOG = LoggerFactory.getLogger(TransferAgent.class);
+
     private final TransferEngine engine;
     private final P2pTransport p2p;
     private final String segmentName;
@@ -315,7 +319,7 @@ public final class TransferAgent extends NativeResource
                 Errors.checkArgument(rdmaRank >= 0, "segmentDescriptor: " + r + " is no longer connected");
                 route = new SegmentDescriptor.Rdma(rdmaRank, addresses, rkeys);
             }
-            final Notifications n = notificationsLocked();
+            final Notifications n = notificationsForDescriptor();
             final SegmentDescriptor.Notify notify = n == null ? null
                 : new SegmentDescriptor.Notify(notificationTransport().exportHandle(n.memory()), n.rings(), n.depth(),
                     route == null ? 0 : n.memory().address(), route == null ? 0 : (int) r.registerAside(n.memory()));
@@ -569,6 +573,28 @@ public final class TransferAgent extends NativeResource
         finally
         {
             l.unlock();
+        }
+    }
+
+    /**
+     * The receiver whose area the descriptor announces. Off the host platform the area needs a
+     * host engine beside this agent's: should that fail, the segment is still published (its
+     * transfers need no area), without one, and senders are told it has none.
+     */
+    private Notifications notificationsForDescriptor()
+    {
+        if (platform() == Platform.HOST)
+        {
+            return notificationsLocked();
+        }
+        try
+        {
+            return notificationsLocked();
+        }
+        catch (final RuntimeException e)
+        {
+            LOG.warn("segment '{}' is published without a notification area: {}", segmentName, e.toString());
+            return null;
         }
     }
 
