@@ -75,7 +75,7 @@ int listResidentBlocks(int device, std::string* why) {
   int per_sm = 0;
   if (e == cudaSuccess) {
     e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, batch::listCopyKernel,
-                                                      batch::kBatchThreads, 0);
+                                                      batch::kListThreads, 0);
   }
   if (e != cudaSuccess) {
     cudaGetLastError();
@@ -140,7 +140,7 @@ class CudaTransferList final : public TransferList {
     const uint64_t n = chunk_start_[(size_t)to] - first;
     const int blocks = batch::batchBlocks(n, max_blocks_);
     const unsigned long long epoch = epoch_ + 1;
-    batch::listCopyKernel<<<blocks, batch::kBatchThreads, 0, r_->stream>>>(
+    batch::listCopyKernel<<<blocks, batch::kListThreads, 0, r_->stream>>>(
         copies_, chunks_ + first, n, progress_, states_, control_, record_, epoch);
     if ((e = cudaGetLastError()) != cudaSuccess) return cudaFail("post: launching the list", e);
     epoch_ = epoch;

@@ -43,10 +43,17 @@ struct ListRecord {
 /// A decision word: (epoch << 2) | decision, decision 1 run, 2 skip.
 constexpr int kEpochShift = 2;
 
+/// Threads per block. Half the batch kernel's: a chunk of a small block (a 4 KiB KV page) is
+/// one load per thread at 256 threads, so what bounds it is the chain of dependent loads before
+/// the copy (chunk, copy, cancel word); twice as many resident blocks of half the threads keep
+/// twice as many of those chains in flight, with the same bytes in flight per SM, and the grid
+/// for 4096 pages then needs half the rounds.
+constexpr int kListThreads = 128;
+
 /// One post over chunks [0, num_chunks) of `chunks` (the range's first chunk; copy indices are
 /// the list's). `copies`, `progress`, `states` and `ctl` are device memory, `record` pinned
-/// host memory. Launch with gridDim.x <= num_chunks blocks of kBatchThreads threads.
-__global__ void __launch_bounds__(kBatchThreads)
+/// host memory. Launch with gridDim.x <= num_chunks blocks of kListThreads threads.
+__global__ void __launch_bounds__(kListThreads)
     listCopyKernel(const BatchCopy* copies, const BatchChunk* chunks, uint64_t num_chunks,
                    unsigned long long* progress, int32_t* states, ListControl* ctl,
                    ListRecord* record, unsigned long long epoch) {

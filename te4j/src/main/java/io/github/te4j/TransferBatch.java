@@ -55,6 +55,8 @@ public final class TransferBatch extends NativeResource
     private static final int ROUTE_NONE = Integer.MIN_VALUE;
 
     private static final AtomicLong IDS = new AtomicLong();
+    /** Asks whether a recording wants BatchComplete events (the setting is the event type's). */
+    private static final BatchCompleteEvent COMPLETE_PROBE = new BatchCompleteEvent();
 
     private final TransferAgent agent;
     private final long id = IDS.incrementAndGet();
@@ -1055,9 +1057,9 @@ public final class TransferBatch extends NativeResource
     {
         if (firstPart)
         {
-            final BatchCompleteEvent c = new BatchCompleteEvent();
-            if (c.isEnabled())
+            if (COMPLETE_PROBE.isEnabled())
             {
+                final BatchCompleteEvent c = new BatchCompleteEvent();
                 c.begin();
                 completeEvent = c;
             }

@@ -42,6 +42,8 @@ import org.bytedeco.javacpp.IntPointer;
 public final class TransferList extends NativeResource
 {
     private static final AtomicLong IDS = new AtomicLong();
+    /** Asks whether a recording wants ListPost events (the setting is the event type's, not the object's). */
+    private static final ListPostEvent POST_PROBE = new ListPostEvent();
 
     private final TransferAgent agent;
     private final NativeTransferList peer;
@@ -289,11 +291,19 @@ public final class TransferList extends NativeResource
      */
     public TransferPost post(final int from, final int to, final Duration timeout)
     {
-        Errors.checkArgument(from >= 0 && from < to && to <= size, "range [" + from + ", " + to
-            + ") must be non-empty and inside the list's " + size + " requests");
-        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
-        final ListPostEvent event = new ListPostEvent();
-        event.begin();
+        // Messages are built only for a refusal: a post's cost stays a few loads on the good path.
+        if (from < 0 || from >= to || to > size)
+        {
+            throw new IllegalArgumentException("range [" + from + ", " + to + ") must be non-empty and inside the list's "
+                + size + " requests");
+        }
+        TransferPost.checkTimeout(timeout);
+        // An event object only while a recording wants it: it lives until the post ends.
+        final ListPostEvent event = POST_PROBE.isEnabled() ? new ListPostEvent() : null;
+        if (event != null)
+        {
+            event.begin();
+        }
         final Lock la = agent.enterForSubmit();
         try
         {
@@ -338,7 +348,11 @@ public final class TransferList extends NativeResource
                 try
                 {
                     checkLive();
-                    Errors.check(peer.post(from, to), "TransferList.post([" + from + ", " + to + "))", peer::lastError);
+                    final int st = peer.post(from, to);
+                    if (st < 0)  // the message is built only for a failure: a post must not cost a string
+                    {
+                        throw Errors.toException(st, "TransferList.post([" + from + ", " + to + "))", peer.lastError());
+                    }
                 }
                 catch (final RuntimeException e)
                 {
@@ -347,7 +361,7 @@ public final class TransferList extends NativeResource
                     throw e;
                 }
                 final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
-                current = new TransferPost(this, ++posts, from, to, deadline, event.isEnabled() ? event : null);
+                current = new TransferPost(this, ++posts, from, to, deadline, event);
                 return current;
             }
         }

@@ -71,6 +71,15 @@ public final class TransferPost
         return to - from;
     }
 
+    /** A timeout's check whose message is built only when it fails (posts and waits run per step). */
+    static void checkTimeout(final Duration timeout)
+    {
+        if (timeout == null || timeout.isNegative())
+        {
+            throw new IllegalArgumentException("timeout must be non-negative: " + timeout);
+        }
+    }
+
     long deadline()
     {
         return deadline;
@@ -94,7 +103,7 @@ public final class TransferPost
      */
     public boolean awaitDone(final Duration timeout)
     {
-        Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
+        checkTimeout(timeout);
         final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
         for (;;)
         {
@@ -128,8 +137,10 @@ public final class TransferPost
     /** The state of request {@code index} (list request from() + index) now. */
     public TransferStatus status(final int index)
     {
-        Errors.checkArgument(index >= 0 && index < size(), "index=" + index + " is outside the post's " + size()
-            + " requests");
+        if (index < 0 || index >= size())
+        {
+            throw new IllegalArgumentException("index=" + index + " is outside the post's " + size() + " requests");
+        }
         list.refresh(this);
         synchronized (this)
         {
@@ -159,8 +170,10 @@ public final class TransferPost
     public int states(final TransferState[] out)
     {
         Errors.checkArgument(out != null, "out is null");
-        Errors.checkArgument(out.length >= size(), "out holds " + out.length + " states, the post " + size()
-            + " requests");
+        if (out.length < size())
+        {
+            throw new IllegalArgumentException("out holds " + out.length + " states, the post " + size() + " requests");
+        }
         list.refresh(this);
         synchronized (this)
         {
