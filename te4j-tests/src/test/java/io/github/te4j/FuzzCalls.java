@@ -56,8 +56,8 @@ final class FuzzCalls
         else if (k < 91) closeSome(v);
         else if (k < 94) closeWhileQueued(v);
         else if (k < 95) hostOnly(v);
-        else if (k < 97) new FuzzListCalls(this, f, rnd, racing).any(v);
-        else if (k < 99) registration(v);
+        else if (k < 97) registration(v);
+        else if (k < 98) new FuzzListCalls(this, f, rnd, racing).any(v);
         else validTransfer(v);
     }
 

@@ -378,6 +378,23 @@ public class NotificationTest
         Assert.assertEquals(inbox.take(T).message(), new byte[] {7});
     }
 
+    /** A receiver replaced by a new agent under the same name: the sender follows the new area. */
+    @Test(groups = "host", timeOut = 60_000)
+    public void aRepublishedReceiverGetsTheNextNotifications()
+    {
+        a1.notifications();
+        a0.sendNotification("rank1", new byte[] {1}, T);
+        a1.close();
+        final TransferAgent again = e1.createTransferAgent(e1.getOrCreateP2pTransport(2), "rank1");
+        final Notifications inbox = again.notifications();
+        again.publishSegment(dir1);
+        a0.sendNotification("rank1", new byte[] {2}, T);
+        final Notification n = inbox.take(T);
+        Assert.assertEquals(n.sender(), "rank0");
+        Assert.assertEquals(n.message(), new byte[] {2}, "the new agent gets only what was sent to it");
+        Assert.assertEquals(inbox.poll(), Optional.empty());
+    }
+
     /** Closed agents: the receiver's inbox and a sender's sends throw ClosedException. */
     @Test(groups = "host")
     public void closedAgentsThrow()

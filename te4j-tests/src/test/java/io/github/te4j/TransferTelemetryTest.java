@@ -16,7 +16,8 @@ import org.testng.annotations.Test;
 /**
  * te4j's JFR events recorded in process with {@link Recording} on the host platform: a batch in
  * two parts (BatchSubmit each, one BatchComplete), a cancelled batch, a list prepared
- * (ListPrepare) and posted whole, as a range and cancelled (ListPost each, with its outcome).
+ * (ListPrepare) and posted whole, as a range and cancelled (ListPost each, with its outcome);
+ * none of them under the JDK's default settings.
  * PeerLost is recorded by {@link TransferListMultiProcessTest} (it needs an owner that exits).
  */
 public class TransferTelemetryTest
@@ -50,12 +51,31 @@ public class TransferTelemetryTest
             a0.publishSegment(dir0);
             final SegmentHandle s1 = a0.openSegment("jfr1", dir0, T);
             Patterns.write(src, 0, 1 << 20, 3);
-            // Not recorded: before start.
-            try (TransferBatch b = a0.allocateBatch(1))
+            // Not recorded: before start, and under the JDK's default settings (te4j's events are off there).
+            final Path quiet = Files.createTempFile("te4j-telemetry-default", ".jfr");
+            try (Recording defaults = new Recording(jdk.jfr.Configuration.getConfiguration("default")))
             {
-                b.submit(List.of(TransferRequest.write(r0, 0, s1, 0, 10)), T);
-                b.await(T);
+                defaults.start();
+                try (TransferBatch b = a0.allocateBatch(1))
+                {
+                    b.submit(List.of(TransferRequest.write(r0, 0, s1, 0, 10)), T);
+                    b.await(T);
+                }
+                final TransferDescriptors one = new TransferDescriptors(1);
+                one.write(r0, 0, s1, 0, 10);
+                try (TransferList l = a0.prepareList(one))
+                {
+                    l.post(T).await(T);
+                }
+                defaults.stop();
+                defaults.dump(quiet);
             }
+            for (final RecordedEvent e : RecordingFile.readAllEvents(quiet))
+            {
+                Assert.assertFalse(e.getEventType().getName().startsWith("io.github.te4j."),
+                    "recorded under the default settings: " + e);
+            }
+            Files.deleteIfExists(quiet);
             recording.start();
             try (TransferBatch b = a0.allocateBatch(8))
             {

@@ -29,7 +29,6 @@ final class NotificationOutbox
 
     private final TransferAgent agent;
     private final Map<String, NotificationTarget> targets = new HashMap<>();  // guarded by this
-    private final List<NotificationTarget> retired = new ArrayList<>();        // guarded by this
     private final List<Pending> pending = new ArrayList<>();                   // guarded by this
     private Thread publisher;  // guarded by this
     private boolean closed;    // guarded by this
@@ -80,14 +79,17 @@ final class NotificationOutbox
         {
             return known;
         }
+        if (known != null)
+        {
+            // A new area means a new receiving agent under that name: the old one took its last
+            // notification (one still pending for it is dropped when it would be published).
+            targets.remove(d.name());
+            known.close();
+        }
         final RdmaTransport rdma = agent.rdma();
         final NotificationTarget t = rdma != null && d.rdma() != null && d.rdma().rank != rdma.localRank()
             ? RdmaNotificationTarget.open(agent, rdma, d, agent.segmentName(), deadline)
             : MappedNotificationTarget.open(agent, d, agent.segmentName());
-        if (known != null)
-        {
-            retired.add(known);
-        }
         targets.put(d.name(), t);
         return t;
     }
@@ -304,9 +306,7 @@ final class NotificationOutbox
             left = new ArrayList<>(pending);
             pending.clear();
             all = new ArrayList<>(targets.values());
-            all.addAll(retired);
             targets.clear();
-            retired.clear();
         }
         final long end = System.nanoTime() + graceNanos;
         final Iterator<Pending> it = left.iterator();

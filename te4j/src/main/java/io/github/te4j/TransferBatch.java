@@ -171,6 +171,46 @@ public final class TransferBatch extends NativeResource
     }
 
     /**
+     * Cancels the batch: requests that have not started end as {@link TransferState#CANCELLED}
+     * and never touch memory; requests already copying finish ({@link TransferState#COMPLETED},
+     * or {@link TransferState#FAILED} as they would have); requests already final keep their
+     * state. Returns at once (await the batch for the outcome); later submits are refused.
+     * Idempotent, and a no-op once every request is final; after the deadline has cancelled the
+     * batch, the requests it stopped stay {@link TransferState#TIMEOUT}.
+     */
+    public void cancel()
+    {
+        final Lock l = enter();
+        try
+        {
+            synchronized (this)
+            {
+                if (cancelled)
+                {
+                    return;
+                }
+                cancelled = true;
+                cancelledByUser = true;
+                if (finished < submitted)
+                {
+                    cancelNative();
+                }
+            }
+        }
+        finally
+        {
+            l.unlock();
+        }
+    }
+
+    /** Why a submit is refused once the batch is cancelled; under the monitor. */
+    private String refusal()
+    {
+        return cancelledByUser ? "this batch was cancelled: allocate a new batch"
+            : "this batch's deadline has passed: allocate a new batch";
+    }
+
+    /**
      * {@link #submit(List, Duration)} with a notification for the agent of the segment every
      * request names: delivered there after every byte of this part has landed, in submit order
      * with this agent's other notifications to it (docs/BATCH.md, "Notifications"). When the
@@ -245,46 +285,6 @@ public final class TransferBatch extends NativeResource
             }
             return outcome;
         }
-    }
-
-    /**
-     * Cancels the batch: requests that have not started end as {@link TransferState#CANCELLED}
-     * and never touch memory; requests already copying finish ({@link TransferState#COMPLETED},
-     * or {@link TransferState#FAILED} as they would have); requests already final keep their
-     * state. Returns at once (await the batch for the outcome); later submits are refused.
-     * Idempotent, and a no-op once every request is final; after the deadline has cancelled the
-     * batch, the requests it stopped stay {@link TransferState#TIMEOUT}.
-     */
-    public void cancel()
-    {
-        final Lock l = enter();
-        try
-        {
-            synchronized (this)
-            {
-                if (cancelled)
-                {
-                    return;
-                }
-                cancelled = true;
-                cancelledByUser = true;
-                if (finished < submitted)
-                {
-                    cancelNative();
-                }
-            }
-        }
-        finally
-        {
-            l.unlock();
-        }
-    }
-
-    /** Why a submit is refused once the batch is cancelled; under the monitor. */
-    private String refusal()
-    {
-        return cancelledByUser ? "this batch was cancelled: allocate a new batch"
-            : "this batch's deadline has passed: allocate a new batch";
     }
 
     /**

@@ -2,6 +2,7 @@ package io.github.te4j.telemetry;
 
 import jdk.jfr.Category;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -16,6 +17,7 @@ import jdk.jfr.StackTrace;
 @Category({"te4j", "Transfer"})
 @Description("Every request of a transfer batch is final; the duration runs from its first submit")
 @StackTrace(false)
+@Enabled(false)
 public final class BatchCompleteEvent extends Event
 {
     @Label("Agent")

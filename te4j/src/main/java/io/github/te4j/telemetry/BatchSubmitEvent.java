@@ -3,6 +3,7 @@ package io.github.te4j.telemetry;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -14,6 +15,7 @@ import jdk.jfr.StackTrace;
 @Category({"te4j", "Transfer"})
 @Description("A part of READ/WRITE requests submitted to a transfer batch; the duration is the submit call")
 @StackTrace(false)
+@Enabled(false)
 public final class BatchSubmitEvent extends Event
 {
     @Label("Agent")

@@ -3,6 +3,7 @@ package io.github.te4j.telemetry;
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -17,6 +18,7 @@ import jdk.jfr.StackTrace;
 @Category({"te4j", "Transfer"})
 @Description("A post of a transfer list, from the post call until it was seen to end")
 @StackTrace(false)
+@Enabled(false)
 public final class ListPostEvent extends Event
 {
     @Label("Agent")

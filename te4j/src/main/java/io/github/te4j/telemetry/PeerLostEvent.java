@@ -2,6 +2,7 @@ package io.github.te4j.telemetry;
 
 import jdk.jfr.Category;
 import jdk.jfr.Description;
+import jdk.jfr.Enabled;
 import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
@@ -13,6 +14,7 @@ import jdk.jfr.StackTrace;
 @Category({"te4j", "Transfer"})
 @Description("A segment's owner was seen lost; requests to it fail with PeerLostException")
 @StackTrace(false)
+@Enabled(false)
 public final class PeerLostEvent extends Event
 {
     @Label("Agent")
