@@ -186,6 +186,12 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     st=$?
     echo "te4j-bench --mode batch exit $st"
     [ "$st" = 0 ] || rc=1
+    echo "== te4j-bench --mode kvcache: 32 layers x 256 blocks x 16 KiB handed over on GPU 0 (time-to-notify per layer and"
+    echo "   the whole handoff vs cudaMemcpyAsync loop, cudaMemcpyBatchAsync, contiguous copy)"
+    "${bench[@]}" --platform cuda --mode kvcache --kv-layers 32 --kv-blocks 256 --kv-block-size 16K --iterations 20
+    st=$?
+    echo "te4j-bench --mode kvcache exit $st"
+    [ "$st" = 0 ] || rc=1
     "${bench[@]}" -V
   else
     echo "== te4j-bench: no te4j-bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
@@ -200,6 +206,9 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
     echo "== two-rank example, both ranks on GPU 0"
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda --device 0 || rc=1
+    echo "== KV-cache handoff example, both ranks on GPU 0 (32 layers x 256 blocks x 16 KiB)"
+    "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.KvCacheHandoff --platform cuda --device 0 \
+      --layers 32 --blocks 256 --block-size 16K || rc=1
     echo "== user-kernel example (NVRTC-compiled kernels launched from Java, both ranks on GPU 0)"
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.UserKernelExample
     st=$?

@@ -1,8 +1,10 @@
 package io.github.te4j.bench;
 
 import io.github.te4j.Platform;
+import io.github.te4j.TransferBatch;
 import io.github.te4j.exchange.ExchangeAddress;
 import io.github.te4j.exchange.LaunchEnvironment;
+import io.github.te4j.workload.KvCacheLayout;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Path;
@@ -58,13 +60,29 @@ public final class BenchMain implements Callable<Integer>
     String platform = "auto";
 
     @Option(names = "--mode", paramLabel = "MODE[,MODE]",
-        description = "bandwidth, latency, rate, alltoall, batch or all (default: all = the first three).")
+        description = "bandwidth, latency, rate, alltoall, batch, kvcache or all (default: all = the first three).")
     String mode = "all";
 
     @Option(names = "--batch-region", paramLabel = "SIZE",
         description = "--mode batch: the region the blocks are scattered in (default 1G).")
     String batchRegionText = "1G";
     long batchRegion;
+
+    @Option(names = "--kv-layers", paramLabel = "L", description = "--mode kvcache: layers handed over (default: 32).")
+    int kvLayers = 32;
+
+    @Option(names = "--kv-blocks", paramLabel = "B", description = "--mode kvcache: blocks per layer (default: 256).")
+    int kvBlocks = 256;
+
+    @Option(names = "--kv-block-size", paramLabel = "SIZE",
+        description = "--mode kvcache: bytes of one block, a multiple of 8 (default: 16K).")
+    String kvBlockSize = "16K";
+
+    @Option(names = "--kv-pool", paramLabel = "SIZE",
+        description = "--mode kvcache: each side's pool the blocks are scattered in, up to 64G"
+            + " (default: 4 x the blocks' bytes).")
+    String kvPool;
+    KvCacheLayout kvLayout;
 
     @Option(names = "--sizes", paramLabel = "LIST",
         description = "Sizes, e.g. 8,4K,1M,1G (bandwidth; and latency/rate when that is the only mode).")
@@ -239,6 +257,10 @@ public final class BenchMain implements Callable<Integer>
         {
             return BatchBench.run(config, batchRegion, System.out, System.err);
         }
+        if (config.modes.equals(java.util.EnumSet.of(Mode.KVCACHE)))
+        {
+            return KvCacheBench.run(config, kvLayout, System.out, System.err);
+        }
         check(!config.modes.contains(Mode.BATCH), "--mode batch runs alone (not with other modes)");
         return config.isRank() ? new BenchRank(config).run() : new BenchLauncher(config).run();
     }
@@ -272,6 +294,10 @@ public final class BenchMain implements Callable<Integer>
         c.modes = parseModes(mode);
         batchRegion = Sizes.parseList(batchRegionText).get(0);
         check(batchRegion >= 64L << 20, "--batch-region must be at least 64M, got " + batchRegionText);
+        kvLayout = kvCacheLayout();
+        check(!c.modes.contains(Mode.KVCACHE) || c.modes.size() == 1, "--mode kvcache runs alone (not with other modes)");
+        check(!c.modes.contains(Mode.KVCACHE) || c.transport == TransportKind.P2P, "--mode kvcache runs on the p2p"
+            + " transport (the KvCacheHandoff example covers the software NIC)");
         if (sizes != null && sweep != null)
         {
             throw new IllegalArgumentException("--sizes and --sweep exclude each other");
@@ -427,6 +453,24 @@ public final class BenchMain implements Callable<Integer>
         return c;
     }
 
+    /** The --kv-* shape, checked; the pool defaults to four times the blocks' bytes. */
+    private KvCacheLayout kvCacheLayout()
+    {
+        final long block = Sizes.parse(kvBlockSize);
+        check(kvLayers >= 1 && kvLayers <= 4096, "--kv-layers must be 1..4096, got " + kvLayers);
+        check(kvBlocks >= 1 && kvBlocks <= TransferBatch.MAX_CAPACITY, "--kv-blocks must be 1.."
+            + TransferBatch.MAX_CAPACITY + ", got " + kvBlocks);
+        final long blocks = (long) kvLayers * kvBlocks;
+        final long pool = kvPool == null ? 4 * blocks * block : Sizes.parseLarge(kvPool, 64L << 30);
+        check(pool / block >= blocks, "--kv-pool " + Sizes.format(pool) + " holds " + pool / block + " blocks of "
+            + Sizes.format(block) + ", fewer than the " + kvLayers + " x " + kvBlocks + " to place");
+        check(pool <= 64L << 30, "--kv-pool: the pools (default 4 x the blocks' bytes) are at most 64G each, got "
+            + Sizes.format(pool));
+        check(pool / block <= KvCacheLayout.MAX_POOL_BLOCKS, "--kv-pool " + Sizes.format(pool) + " holds "
+            + pool / block + " blocks of " + Sizes.format(block) + ", more than " + KvCacheLayout.MAX_POOL_BLOCKS);
+        return new KvCacheLayout(kvLayers, kvBlocks, block, (int) (pool / block), 42);
+    }
+
     /** A --rendezvous value as an exchange address; HOST:PORT is tcp://HOST:PORT. */
     static String rendezvousAddress(final String text)
     {
@@ -472,7 +516,7 @@ public final class BenchMain implements Callable<Integer>
             catch (final IllegalArgumentException e)
             {
                 throw new IllegalArgumentException("--mode: '" + part.trim()
-                    + "' (expected bandwidth, latency, rate, alltoall, batch or all)");
+                    + "' (expected bandwidth, latency, rate, alltoall, batch, kvcache or all)");
             }
             if (m == Mode.ALL)
             {

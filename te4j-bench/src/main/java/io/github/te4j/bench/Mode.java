@@ -15,6 +15,12 @@ public enum Mode
      */
     ALLTOALL,
     BATCH,
+    /**
+     * A prefill engine hands L layers x B scattered blocks to a decode engine one layer at a time,
+     * each with a notification: time-to-notify per layer and the whole handoff, beside copy
+     * baselines of the same blocks. Runs alone, both engines in this process.
+     */
+    KVCACHE,
     /** Bandwidth, latency and rate, each with its own sizes. */
     ALL;
 

@@ -57,6 +57,32 @@ public final class Sizes
         return check(value * unit, text);
     }
 
+    /**
+     * Parses one size as {@link #parse} does, but up to {@code max} (a pool may exceed a
+     * message's 1 GiB): digits with an optional K, M or G suffix, a multiple of 8 bytes.
+     */
+    public static long parseLarge(final String text, final long max)
+    {
+        final String t = text.trim().toUpperCase(Locale.ROOT);
+        final char last = t.isEmpty() ? ' ' : t.charAt(t.length() - 1);
+        final int shift = last == 'K' ? 10 : last == 'M' ? 20 : last == 'G' ? 30 : 0;
+        final long value;
+        try
+        {
+            value = Long.parseLong(shift == 0 ? t : t.substring(0, t.length() - 1));
+        }
+        catch (final NumberFormatException e)
+        {
+            throw new IllegalArgumentException("bad size '" + text + "' (examples: 64M, 4G)");
+        }
+        if (value <= 0 || value > max >> shift || (value << shift) % 8 != 0)
+        {
+            throw new IllegalArgumentException("size '" + text + "' must be a multiple of 8 bytes from 8 B to "
+                + format(max));
+        }
+        return value << shift;
+    }
+
     /** Parses a comma-separated list of sizes; keeps the given order, drops duplicates. */
     public static List<Long> parseList(final String text)
     {

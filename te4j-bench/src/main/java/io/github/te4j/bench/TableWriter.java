@@ -26,7 +26,7 @@ final class TableWriter
         {
             sb.append("# ").append(info).append('\n');
         }
-        for (final Mode mode : new Mode[] {Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE, Mode.ALLTOALL})
+        for (final Mode mode : new Mode[] {Mode.BANDWIDTH, Mode.LATENCY, Mode.RATE, Mode.ALLTOALL, Mode.KVCACHE})
         {
             final List<Row> block = new ArrayList<>();
             for (final Row r : rows)
@@ -67,6 +67,9 @@ final class TableWriter
             case ALLTOALL:
                 return "== all-to-all: every rank puts one block of <size> to every other rank (time per all-to-all;"
                     + " GB/s per GPU = (N-1) x size / time)";
+            case KVCACHE:
+                return "== KV-cache handoff, prefill -> decode, layer by layer (batch = blocks; layer rows: send to"
+                    + " landed per layer; handoff rows: every layer)";
             default:
                 return "== message rate: ops launched back to back on one stream (per-op time)";
         }
