@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeTransferList;
 import io.github.te4j.telemetry.ListPostEvent;
@@ -360,7 +361,7 @@ public final class TransferList extends NativeResource
                     InFlightWork.listEnded(this);
                     throw e;
                 }
-                final long deadline = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+                final long deadline = System.nanoTime() + Deadline.toNanos(timeout);
                 current = new TransferPost(this, ++posts, from, to, deadline, event);
                 return current;
             }

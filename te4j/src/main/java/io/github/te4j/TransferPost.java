@@ -1,5 +1,6 @@
 package io.github.te4j;
 
+import io.github.te4j.exchange.Deadline;
 import io.github.te4j.telemetry.ListPostEvent;
 import java.time.Duration;
 import java.util.AbstractList;
@@ -104,7 +105,7 @@ public final class TransferPost
     public boolean awaitDone(final Duration timeout)
     {
         checkTimeout(timeout);
-        final long end = System.nanoTime() + Math.min(timeout.toNanos(), Long.MAX_VALUE / 4);
+        final long end = System.nanoTime() + Deadline.toNanos(timeout);
         for (;;)
         {
             if (isDone())
