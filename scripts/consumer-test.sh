@@ -1,12 +1,22 @@
 #!/usr/bin/env bash
 # Installs te4j into the local Maven repository, then builds te4j-examples/consumer, a separate
 # project that depends on te4j-platform alone, and runs its quick start twice: on the class path
-# and on the module path. Each must load the natives from the platform jar and pass without
-# building anything native.
+# and on the module path, and its serving quick start (a prepared transfer list + notifications).
+# Each must load the natives from the platform jar and pass without building anything native.
+# The README's serving snippet must be ServingQuickStart's marked lines, word for word.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mvn -q -B -ntp install -DskipTests
 cd te4j-examples/consumer
+snippet=src/main/java/com/example/ServingQuickStart.java
+missing=$(sed -n '/README:begin/,/README:end/p' "$snippet" | grep -v 'README:' | sed 's/^ *//' | while IFS= read -r line; do
+  grep -qF -- "$line" ../../README.md || echo "  $line"
+done)
+if [ -n "$missing" ]; then
+  echo "README.md's serving snippet differs from $snippet; lines not in the README:" >&2
+  echo "$missing" >&2
+  exit 1
+fi
 mvn -q -B -ntp package
 jar=target/te4j-consumer-1.0.jar
 run() {
@@ -19,3 +29,5 @@ run -cp "$jar:target/lib/*" com.example.QuickStart
 echo "consumer on the class path: OK"
 run -p "$jar:target/lib" --add-modules ALL-MODULE-PATH -m com.example.consumer/com.example.QuickStart
 echo "consumer on the module path: OK"
+run -cp "$jar:target/lib/*" com.example.ServingQuickStart
+echo "serving quick start (list + notifications) on the class path: OK"
