@@ -3,6 +3,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cudaTypedefs.h>
+#include <dlfcn.h>
 
 #include <string>
 
@@ -145,8 +146,16 @@ int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* 
 
 int pointerKind(const void* ptr, int* device, std::string* error) {
   *device = -1;
-  // No driver or no device: no CUDA memory can exist in this process. Counting devices also
-  // initialises the driver, which cuPointerGetAttributes needs, without creating a context.
+  // A process that has not loaded the CUDA driver holds no CUDA memory. Asking anyway would load
+  // and initialise the driver (device files, its threads) in a host-platform process that never
+  // used CUDA, and keep them for the process's life.
+  if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(driver);
+  } else {
+    return kMemoryPageableHost;
+  }
+  // No device: no CUDA memory can exist. Counting devices also initialises the driver, which
+  // cuPointerGetAttributes needs, without creating a context.
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
     cudaGetLastError();
