@@ -62,7 +62,7 @@ bench() {  # name, seconds, args...: one te4j-bench run, rows kept in $work/NAME
 } | tee -a "$log"
 
 # Run 4: the copy-engine routes beside the kernels, plus every row the target table needs.
-# Defaults: put=auto,signal=red,pdl=1,arrival=gpu (earlier runs' variant sweeps: docs/PERFORMANCE.md).
+# Defaults: put=auto,signal=red,pdl=1,arrival=gpu (earlier runs' variant sweeps: docs/history/PERFORMANCE-notebook.md).
 
 # 1. Bulk put, <= 16 SMs (targets 1, 2): auto (the copy engine from 32 MiB since run 4), the
 #    best SM kernels (tma8, u8: row 1s) and put=cesm (65 % by the copy engine, the rest by the

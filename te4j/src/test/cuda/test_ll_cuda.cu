@@ -276,8 +276,8 @@ int main(int argc, char** argv) {
     ok = pingPong(&a, &b, bytes, rounds, seed + bytes);
     printf("  %zu B x %u rounds: %s\n", bytes, rounds, ok ? "ran" : "CUDA error");
   }
-  // Round trips per words-in-flight setting (printed for docs/PERFORMANCE.md, not asserted:
-  // tests never assert timings). Each run is also a checked ping-pong.
+  // Round trips per words-in-flight setting (printed for docs/history/PERFORMANCE-notebook.md, not
+  // asserted: tests never assert timings). Each run is also a checked ping-pong.
   if (divisor == 1) {
     for (size_t bytes : {(size_t)8, (size_t)64, (size_t)256, (size_t)1024, (size_t)4096}) {
       for (size_t unroll : {kMcLlUnroll, (size_t)4, (size_t)8}) {

@@ -1,8 +1,9 @@
 // copy_engine_route.cuh — the copy-engine put of a CUDA op stream (tuning knob put=ce / cesm).
 //
 // Why: on 2xH200 every SM write path stops at ~350 GB/s on 16 SMs and ~368 on the whole GPU,
-// while the copy engine moves 395 GB/s and uses no SM at all (docs/PERFORMANCE.md). A
-// host-enqueued put between P2P-mapped ranks can therefore hand its bytes to the copy engine:
+// while the copy engine moves 395 GB/s and uses no SM at all
+// (docs/history/PERFORMANCE-notebook.md). A host-enqueued put between P2P-mapped ranks can
+// therefore hand its bytes to the copy engine:
 //   ce    the whole body by cudaMemcpyAsync on the op stream;
 //   cesm  a share of the body (knob cesplit, percent) by the copy engine on a side stream, the
 //         rest by the SM kernel on the op stream, joined by an event before the signal.

@@ -21,9 +21,9 @@
 // ring full go to an overflow list in order (an enqueue never blocks). A short op that finds
 // the stream idle skips the ring and runs on the caller's thread (runInlineWhenIdle).
 //
-// Every spin here is bounded in time (the k*SpinNs constants; docs/PERFORMANCE.md): a thread
-// that spins longer than that parks in the kernel, so ranks that outnumber the cores still get
-// the CPU they need to make progress.
+// Every spin here is bounded in time (the k*SpinNs constants;
+// docs/history/PERFORMANCE-notebook.md): a thread that spins longer than that parks in the kernel,
+// so ranks that outnumber the cores still get the CPU they need to make progress.
 //
 // Errors: the first failing operation (a waitSignal past its deadline, a rank with no route)
 // records status + message; later operations are skipped (counted) until synchronize() returns

@@ -1,11 +1,12 @@
 // put_launch.h — how a CUDA op stream launches a put / putWithSignal to a P2P or own-rank route
 // (RDMA routes take kernels/put_kernels.cuh instead, which post RDMA ops).
 //
-// te4j's policy (put_launch.cu), the one that measured best (docs/PERFORMANCE.md): the lean
-// kernel below kBulkPutBytes, the 8 x 16 KiB bulk kernel from there on; the op stream first hands
-// bodies to the copy engine where the host tables map the route, from a size that depends on
-// the route (body_path.h). Experiment variants (knob `put` of te4j/tuning.h) are compiled only
-// into a libte4j configured with TE4J_PUT_VARIANTS=ON (variants/put_variants.cu), for te4j-bench.
+// te4j's policy (put_launch.cu), the one that measured best (docs/history/PERFORMANCE-notebook.md):
+// the lean kernel below kBulkPutBytes, the 8 x 16 KiB bulk kernel from there on; the op stream
+// first hands bodies to the copy engine where the host tables map the route, from a size that
+// depends on the route (body_path.h). Experiment variants (knob `put` of te4j/tuning.h) are
+// compiled only into a libte4j configured with TE4J_PUT_VARIANTS=ON (variants/put_variants.cu), for
+// te4j-bench.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -18,9 +18,10 @@ struct KnobInfo {
   const char* values[14];  // value names in order of their numbers (nullptr-terminated)
 };
 
-// Defaults are te4j's production choices, the variants that measured best (docs/PERFORMANCE.md
-// gives the runs); every other value is a variant te4j-bench measures beside them. Each choice
-// keeps the same ordering guarantees, so a knob changes speed only, never results.
+// Defaults are te4j's production choices, the variants that measured best
+// (docs/history/PERFORMANCE-notebook.md gives the runs); every other value is a variant te4j-bench
+// measures beside them. Each choice keeps the same ordering guarantees, so a knob changes speed
+// only, never results.
 const KnobInfo kKnobs[kKnobCount] = {
     {"put",
      kPutAuto,
@@ -169,7 +170,8 @@ long long hostSpinNs() {
   if (v != 0) return 1000LL * atoi(kKnobs[kHostSpin].values[v]);
   // auto: a spinning thread only pays where a core is free for the thread it waits for. Each
   // rank brings at least two busy threads (the caller and the executor), so below 4 CPUs two
-  // ranks already outnumber the cores and parking at once is faster (docs/PERFORMANCE.md).
+  // ranks already outnumber the cores and parking at once is faster
+  // (docs/history/PERFORMANCE-notebook.md).
   static const long long automatic = ::sysconf(_SC_NPROCESSORS_ONLN) >= 4 ? 20000LL : 0LL;
   return automatic;
 }

@@ -3,13 +3,13 @@
 //
 // Why: mc_route_put's stores + mc_signal must order the data before the signal, a system-scope
 // release that on NVLink waits until the peer acknowledged the data (~0.3 us per leg on 2xH200,
-// docs/PERFORMANCE.md). The LL put needs no ordering at all. Its slot is made of 8-byte words, each
-// holding 4 payload bytes (low half) and a 4-byte flag (high half) written by ONE single-copy-
-// atomic store (mc_st_relaxed_u64): a word whose flag reads as expected holds its payload. The
-// receiver polls the slot's words (mc_ll_wait), not a signal word, and copies the payload out.
-// The price: the slot is twice the payload, only half of what crosses the link is payload, and
-// a slot holds one message at a time. For small messages where latency rules; NCCL's LL
-// protocol makes the same trade.
+// docs/history/PERFORMANCE-notebook.md). The LL put needs no ordering at all. Its slot is made of
+// 8-byte words, each holding 4 payload bytes (low half) and a 4-byte flag (high half) written by
+// ONE single-copy- atomic store (mc_st_relaxed_u64): a word whose flag reads as expected holds its
+// payload. The receiver polls the slot's words (mc_ll_wait), not a signal word, and copies the
+// payload out. The price: the slot is twice the payload, only half of what crosses the link is
+// payload, and a slot holds one message at a time. For small messages where latency rules; NCCL's
+// LL protocol makes the same trade.
 //
 // Rules for the caller:
 //   * flags are nonzero (a zeroed slot holds no message) and the same in every word of one
@@ -68,7 +68,7 @@ MC_DEVICE_INLINE void mc_ll_deliver(uint8_t* dst, size_t n, size_t i, uint32_t p
 
 /// Polls *p into *w until its flag is `flag`; false once deadline_ns has passed (the clock is
 /// read every 256 polls). One loop: it measured faster than a nested loop with the clock outside
-/// (docs/PERFORMANCE.md). ptxas keeps the clock read behind
+/// (docs/history/PERFORMANCE-notebook.md). ptxas keeps the clock read behind
 /// a branch here; in a caller that unrolls this (kUnroll > 1) it was seen to if-convert the test
 /// and read %globaltimer on every poll.
 MC_DEVICE_INLINE bool mc_ll_poll(const uint64_t* p, uint64_t* w, uint32_t flag,
@@ -90,7 +90,7 @@ MC_HOST_DEVICE inline uint64_t mc_ll_word(uint32_t payload, uint32_t flag) {
 /// Words a participant keeps in flight by default: 1. Small messages (one word per lane) are
 /// what the LL put is for, and there a deeper group only grows the code each round runs
 /// through. From about 1 KiB on a warp kUnroll = 4 is faster, but there the fenced put+signal
-/// already beats any LL (docs/PERFORMANCE.md has the round trips).
+/// already beats any LL (docs/history/PERFORMANCE-notebook.md has the round trips).
 constexpr size_t kMcLlUnroll = 1;
 
 /// Participant tid of nthreads (see mc_copy_cooperative) stores its words (tid, tid + nthreads,

@@ -1475,8 +1475,8 @@ void SoftNic::responderLoop(InConn* conn) {
 bool SoftNic::serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns) {
   // Opt-in (TE4J_SOFTNIC_SERVE=waiter): on the shared 2-core build machine it cut the context
   // switches of a ping-pong by a third but no gain in time was measurable through the noise,
-  // and one 4 KiB rate run was slower (docs/PERFORMANCE.md); by default only the responder
-  // threads serve and waiters park on the word.
+  // and one 4 KiB rate run was slower (docs/history/PERFORMANCE-notebook.md); by default only the
+  // responder threads serve and waiters park on the word.
   static const bool responder_only = [] {
     const char* v = std::getenv("TE4J_SOFTNIC_SERVE");
     return v == nullptr || std::strcmp(v, "waiter") != 0;

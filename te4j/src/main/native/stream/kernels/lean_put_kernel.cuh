@@ -1,5 +1,6 @@
 // kernels/lean_put_kernel.cuh — te4j's put / putWithSignal kernel for P2P and own-rank routes
-// below 32 MiB (put_launch.cu picks it; docs/PERFORMANCE.md has the variants it beat).
+// below 32 MiB (put_launch.cu picks it; docs/history/PERFORMANCE-notebook.md has the variants it
+// beat).
 //
 // It is the kernel for per-op latency:
 //   * no block barrier before the copy: every thread issues its first 16-byte source loads, the
@@ -172,7 +173,7 @@ __global__ void __launch_bounds__(1024, 1)
     // and the signal's release at system scope is cumulative: in the PTX memory model causality
     // order is transitive across these scopes, so a receiver that acquires the signal still sees
     // every block's stores. One system-scope fence per op (the signal's) instead of one per block,
-    // then one more (docs/PERFORMANCE.md has the figures).
+    // then one more (docs/history/PERFORMANCE-notebook.md has the figures).
     if ((flags & kPutFlagGpuArrival) == 0) mc_fence();
     if (mc_atom_inc_acq_rel_gpu_u32(&scratch->arrivals, gridDim.x - 1) != gridDim.x - 1) return;
   }

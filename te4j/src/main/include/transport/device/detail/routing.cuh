@@ -116,9 +116,9 @@ MC_DEVICE_INLINE int mc_signal_noret(const CommCtx& ctx, int dst_rank, int chann
 /// copy of sig_ptr instead of an add. Everything this thread wrote (and observed) before is
 /// visible to whoever acquires the new value. For a single writer of the word that counts in
 /// steps (round, sequence number), so waiters keep using mc_wait_signal. On NVLink it costs the
-/// same as the release add (docs/PERFORMANCE.md); it suits words whose value is known, not
-/// counted. Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA path
-/// signals with atomics only) and kMcNoRoute as mc_signal does.
+/// same as the release add (docs/history/PERFORMANCE-notebook.md); it suits words whose value is
+/// known, not counted. Self and P2P routes; an RDMA-only rank returns kMcRdmaUnsupported (the IBGDA
+/// path signals with atomics only) and kMcNoRoute as mc_signal does.
 MC_DEVICE_INLINE int mc_signal_set(const CommCtx& ctx, int dst_rank, uint32_t* sig_ptr,
                                    uint32_t value) {
   uint32_t* target = (uint32_t*)mc_route_put(ctx, dst_rank, sig_ptr);
