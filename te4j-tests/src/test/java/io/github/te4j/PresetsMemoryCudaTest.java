@@ -180,27 +180,17 @@ public class PresetsMemoryCudaTest
 
     /**
      * An allocation of {@link #N} bytes, its size set (the presets' pointers carry only an
-     * address), that does not lie where te4j freed a buffer lately: te4j refuses to register
-     * such memory (BATCH.md), and earlier tests of this JVM freed buffers. One that lands there
-     * is set aside in {@code aside} (freed at the end) while the next is tried.
+     * address). CUDA hands freed virtual addresses out again at once, and earlier tests of this
+     * JVM freed te4j buffers: te4j must take such an allocation as the live memory it is (the
+     * driver knows it), not as the freed te4j buffer that lay there. {@code aside} is unused and
+     * kept for the callers' cleanup.
      */
     private static Pointer allocate(final Allocator allocator, final String what, final List<Pointer> aside)
     {
-        for (int attempt = 0; attempt < 64; attempt++)
-        {
-            final Pointer p = new Pointer();
-            ok(allocator.allocate(p), what);
-            p.capacity(N);
-            try
-            {
-                LiveMemory.checkLocalRegistration(p.address(), N);
-                return p;
-            }
-            catch (final IllegalArgumentException e)
-            {
-                aside.add(p);
-            }
-        }
-        throw new AssertionError("64 allocations of " + what + " all landed in freed te4j memory");
+        final Pointer p = new Pointer();
+        ok(allocator.allocate(p), what);
+        p.capacity(N);
+        LiveMemory.checkLocalRegistration(p.address(), N);   // throws if refused as freed te4j memory
+        return p;
     }
 }

@@ -312,17 +312,47 @@ final class LiveMemory
                     + " closed (fix: address it through the SegmentHandle, or register it in its owner's process)");
             }
         }
+        Boolean reallocated = null;
         for (final Iterator<long[]> it = FREED.descendingIterator(); it.hasNext();)
         {
             final long[] r = it.next();
             if (overlaps(address, bytes, r[0], r[1]))
             {
+                if (reallocated == null)
+                {
+                    reallocated = allocatedByCudaNow(address, bytes);
+                }
+                if (reallocated)
+                {
+                    // Another allocator (cudaMalloc, cudaMallocHost, managed memory: a framework's
+                    // pool) now owns these addresses, as CUDA hands freed virtual addresses out
+                    // again at once: the memory is live, te4j's free is history.
+                    it.remove();
+                    continue;
+                }
                 throw new IllegalArgumentException(range + " is memory of a te4j buffer or mapping already freed"
                     + " ([0x" + Long.toHexString(r[0]) + ", +" + r[1] + ")): a transfer would write into freed"
                     + " memory (fix: register live memory)");
             }
         }
         return null;
+    }
+
+    /**
+     * Whether the CUDA driver says a live allocation holds [address, address + bytes) now. A
+     * stale address of freed te4j memory is unknown to it (pageable to the query) until another
+     * allocation reuses it; a query that fails keeps the range refused.
+     */
+    private static boolean allocatedByCudaNow(final long address, final long bytes)
+    {
+        try
+        {
+            return MemoryKind.of(address, bytes) != MemoryKind.PAGEABLE_HOST;
+        }
+        catch (final RuntimeException e)
+        {
+            return false;
+        }
     }
 
     /** Records a freed range, forgetting the oldest beyond {@link #FREED_REMEMBERED}. Under LOCK. */
