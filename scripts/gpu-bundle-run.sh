@@ -18,6 +18,8 @@ outdir=${1:-$PWD}
 mkdir -p "$outdir" || exit 1
 outdir=$(cd "$outdir" && pwd)
 java="$here/java/bin/java"
+# The bundle's etcd and ip, where the host has none of its own (gpu-bundle.sh says why both).
+[ -d "$here/tools/bin" ] && export PATH="$PATH:$here/tools/bin"
 
 # The drivers load libte4j.so from beside tests/ (their RUNPATH is $ORIGIN:$ORIGIN/..). The
 # bundle carries that library once, inside te4j's platform jar: JavaCPP's loader unpacks it

@@ -15,6 +15,7 @@
 #   te4j/target/cmake/tests/   the native test drivers, RUNPATH $ORIGIN:$ORIGIN/.. only (checked
 #                              below); run.sh puts libte4j.so beside tests/ from te4j's jar
 #   scripts/gpu-tests.sh, scripts/testng-report.sh, run.sh
+#   tools/                     etcd and ip from this machine, for a host without them (NO_TOOLS=1: none)
 #
 #   scripts/gpu-bundle.sh [ARCHIVE]    (default target/te4j-gpu.tar.xz)
 #   NO_BUILD=1  uses the build outputs as they are (default: mvn package -DskipTests first)
@@ -86,6 +87,37 @@ for t in te4j/target/cmake/tests/*; do
   fi
   cp "$t" "$b/te4j/target/cmake/tests/"
 done
+
+# The host tools some checks need that a bare GPU host may lack: etcd (a static-enough Go
+# program: libc only) and ip (iproute2, with the libraries it links beside it). run.sh appends
+# tools/bin to PATH, so the host's own tools still win. ip starts through the loader with
+# --library-path rather than LD_LIBRARY_PATH: `ip netns exec NS java ...` must not hand these
+# libraries to the programs it runs.
+if [ "${NO_TOOLS:-0}" != 1 ]; then
+  mkdir -p "$b/tools/bin" "$b/tools/lib" "$b/tools/libexec"
+  etcd_bin=$(command -v etcd || true)
+  if [ -n "$etcd_bin" ]; then
+    cp "$etcd_bin" "$b/tools/bin/etcd"
+    echo "gpu-bundle: carries etcd ($("$etcd_bin" --version 2>/dev/null | head -1))"
+  else
+    echo "gpu-bundle: no etcd here (apt-get install etcd-server): the bundle's real-etcd tests skip where the host has none"
+  fi
+  ip_bin=$(command -v ip || true)
+  if [ -n "$ip_bin" ]; then
+    cp "$ip_bin" "$b/tools/libexec/ip"
+    ldd "$ip_bin" | awk '/=> \// {print $3}' | grep -v '/libc\.so\|/ld-linux' | xargs -r cp -L -t "$b/tools/lib/"
+    cat >"$b/tools/bin/ip" <<'IP'
+#!/bin/sh
+d=$(cd "$(dirname "$0")/.." && pwd)
+exec /lib64/ld-linux-x86-64.so.2 --library-path "$d/lib" "$d/libexec/ip" "$@"
+IP
+    chmod +x "$b/tools/bin/ip"
+    "$b/tools/bin/ip" -V >/dev/null || { echo "gpu-bundle: the carried ip does not start" >&2; exit 1; }
+    echo "gpu-bundle: carries ip ($("$b/tools/bin/ip" -V))"
+  else
+    echo "gpu-bundle: no ip here (apt-get install iproute2): the bundle's veth-pair tests skip where the host has none"
+  fi
+fi
 
 # A Java runtime with exactly the modules the carried jars use, as jdeps finds them. jdeps reads
 # their classes unpacked: given the jars, it resolves the module-info of those that have one
