@@ -2,6 +2,7 @@
 #include "device_tables.h"
 
 #include <cstring>
+#include <string>
 
 #include "device_error_records.h"
 #include "memory_port.h"
@@ -67,8 +68,7 @@ int TableRdmaTransport::fillIbgdaContext(mooncake::device::IbgdaContext* out) {
   return ok();
 }
 
-mooncake::device::McErrorRecord* TableRdmaTransport::errorRecord(int platform, int device,
-                                                                 std::string* err) {
+mooncake::device::McErrorRecord* TableRdmaTransport::errorRecord(std::string* err) {
   if (error_dev_ != nullptr) return (mooncake::device::McErrorRecord*)error_dev_;
   if (!memory_) {
     *err = "no memory port";
@@ -80,7 +80,7 @@ mooncake::device::McErrorRecord* TableRdmaTransport::errorRecord(int platform, i
     return nullptr;
   error_host_ = host;
   error_dev_ = dev;
-  registerErrorRecord(platform, device, (mooncake::device::McErrorRecord*)error_host_);
+  registerErrorRecord(platform_, cuda_device_, (mooncake::device::McErrorRecord*)error_host_);
   return (mooncake::device::McErrorRecord*)error_dev_;
 }
 
@@ -89,6 +89,137 @@ void TableRdmaTransport::releaseErrorRecord() {
   unregisterErrorRecord((mooncake::device::McErrorRecord*)error_host_);
   if (memory_) memory_->freeControl(error_host_);
   error_host_ = error_dev_ = nullptr;
+}
+
+void TableRdmaTransport::freeTables() {
+  if (memory_) {
+    if (qp_table_) memory_->freeTable(qp_table_);
+    if (raddrs_) memory_->freeTable(raddrs_);
+    if (rkeys_) memory_->freeTable(rkeys_);
+  }
+  qp_table_ = raddrs_ = rkeys_ = nullptr;
+}
+
+int TableRdmaTransport::initialize(const char* device_name, int num_ranks, int num_qps) {
+  if (initialized()) return fail(kIllegalState, "initialize: already initialized");
+  const std::string bad_shape = shapeError(num_ranks, num_qps);
+  if (!bad_shape.empty()) return fail(kInvalidArgument, "initialize: " + bad_shape);
+  const int s = openNic(device_name);
+  if (s != kOk) return s;
+  num_ranks_ = num_ranks;
+  qps_per_rank_ = num_qps / num_ranks;
+  return ok();
+}
+
+int TableRdmaTransport::registerMemory(void* ptr, std::size_t bytes) {
+  if (ptr == nullptr || bytes == 0) return fail(kInvalidArgument, "registerMemory: null or empty");
+  const int s = registerWindow(ptr, bytes);
+  if (s != kOk) return s;
+  window_base_ = (uint64_t)(uintptr_t)ptr;
+  window_bytes_ = bytes;
+  return ok();
+}
+
+int TableRdmaTransport::deregisterMemory(void* ptr) {
+  if (!forgetRegion(ptr))
+    return fail(kInvalidArgument, "deregisterMemory: no region starts at that address");
+  return ok();
+}
+
+int TableRdmaTransport::setRingSize(int wqebbs) {
+  if (controlAllocated())
+    return fail(kIllegalState, "setRingSize: control buffer already allocated");
+  if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
+    return fail(kInvalidArgument,
+                "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
+  useRingSize((uint32_t)wqebbs);
+  return ok();
+}
+
+int TableRdmaTransport::allocateControlBuffer() {
+  if (!initialized()) return fail(kIllegalState, "allocateControlBuffer: initialize first");
+  if (controlAllocated()) return ok();
+  const int s = allocateControl();
+  if (s != kOk) return s;
+  std::string why;
+  if (memory_->allocTable(sizeof(mooncake::device::IbgdaQp) * numQps(), &qp_table_, &why) != 0 ||
+      memory_->allocTable(sizeof(uint64_t) * num_ranks_, &raddrs_, &why) != 0 ||
+      memory_->allocTable(sizeof(uint32_t) * num_ranks_, &rkeys_, &why) != 0) {
+    // All or nothing: a later call must not find the control buffer without its tables.
+    freeTables();
+    releaseControl();
+    return fail(kOutOfMemory, "allocateControlBuffer: device tables: " + why);
+  }
+  return ok();
+}
+
+int TableRdmaTransport::createQueuePairs(void* stream) {
+  if (!initialized()) return fail(kIllegalState, "createQueuePairs: initialize first");
+  if (!controlAllocated()) {
+    const int s = allocateControlBuffer();
+    if (s != kOk) return s;
+  }
+  std::string why;
+  mooncake::device::McErrorRecord* record = errorRecord(&why);
+  if (record == nullptr) return fail(kOutOfMemory, "createQueuePairs: error record: " + why);
+  const int s = makeQueuePairs(stream, record);
+  if (s != kOk) return s;
+  connected_ = false;
+  return ok();
+}
+
+int TableRdmaTransport::recreateQueuePairs(void* stream) {
+  if (!initialized() || !haveQps())
+    return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
+  return createQueuePairs(stream);
+}
+
+int TableRdmaTransport::connectPeers(int local_rank, bool is_roce, const uint64_t* remote_addrs,
+                                     const uint32_t* remote_keys, const uint32_t* remote_qpns,
+                                     const uint32_t* remote_lids, const uint64_t* subnet_prefixes,
+                                     const uint64_t* interface_ids, uint64_t active_ranks_mask) {
+  if (!haveQps()) return fail(kIllegalState, "connectPeers: createQueuePairs first");
+  if (local_rank < 0 || local_rank >= num_ranks_)
+    return fail(kInvalidArgument, "connectPeers: local_rank out of range");
+  // A bit for a rank the job does not have would be skipped, and the caller told it connected.
+  if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
+    return fail(kInvalidArgument,
+                "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+  if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
+      !interface_ids)
+    return fail(kInvalidArgument, "connectPeers: a table is null");
+  const int s = connectQueuePairs(local_rank, is_roce, remote_addrs, remote_keys, remote_qpns,
+                                  remote_lids, subnet_prefixes, interface_ids, active_ranks_mask);
+  if (s != kOk) return s;
+  connected_ = true;
+  return ok();
+}
+
+int TableRdmaTransport::localMetadata(int64_t* out, int capacity) {
+  if (!haveQps()) return fail(kIllegalState, "localMetadata: createQueuePairs first");
+  if (out == nullptr || capacity < localMetadataLength())
+    return fail(kInvalidArgument,
+                "localMetadata: capacity below " + std::to_string(localMetadataLength()));
+  out[0] = kRdmaMetadataMagic;
+  out[1] = kRdmaMetadataVersion;
+  out[2] = backend();
+  out[3] = num_ranks_;
+  out[4] = qps_per_rank_;
+  out[5] = (int64_t)window_base_;
+  addressValues(out);
+  for (int i = 0; i < numQps(); ++i) out[kRdmaMetadataHeader + i] = qpNumber(i);
+  ok();
+  return localMetadataLength();
+}
+
+int TableRdmaTransport::statistics(int64_t* out, int capacity) {
+  const int count = statisticsCount();
+  if (!initialized() || out == nullptr || capacity < count)
+    return fail(kInvalidArgument, "statistics: capacity below " + std::to_string(count));
+  const int s = readStatistics(out);
+  if (s != kOk) return s;
+  ok();
+  return count;
 }
 
 int TableRdmaTransport::queryQpError(int qp_index, int64_t* out, int capacity) {

@@ -64,15 +64,12 @@ void putBigEndian64(uint64_t v, uint8_t* p) {
 class Mlx5RdmaTransport final : public TableRdmaTransport {
  public:
   Mlx5RdmaTransport(int platform, int device, const VerbsApi* api)
-      : platform_(platform), cuda_device_(device), api_(api) {}
+      : TableRdmaTransport(platform, device), api_(api) {}
   ~Mlx5RdmaTransport() override { release(); }
 
   int backend() const override { return kRdmaBackendMlx5; }
 
-  int initialize(const char* device_name, int num_ranks, int num_qps) override {
-    if (device_) return fail(kIllegalState, "initialize: already initialized");
-    const std::string bad_shape = shapeError(num_ranks, num_qps);
-    if (!bad_shape.empty()) return fail(kInvalidArgument, "initialize: " + bad_shape);
+  int openNic(const char* device_name) override {
     std::string why;
     memory_ =
         platform_ == kPlatformHost ? makeHostMemoryPort() : makeCudaMemoryPort(cuda_device_, &why);
@@ -110,15 +107,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       proxy_ = std::make_unique<DoorbellProxy>((uint64_t*)device_->uar()->reg_addr);
       proxy_->start();
     }
-    num_ranks_ = num_ranks;
-    qps_per_rank_ = num_qps / num_ranks;
-    return ok();
+    return kOk;
   }
 
-  int registerMemory(void* ptr, std::size_t bytes) override {
+  int registerWindow(void* ptr, std::size_t bytes) override {
     if (!device_) return fail(kIllegalState, "registerMemory: initialize first");
-    if (ptr == nullptr || bytes == 0)
-      return fail(kInvalidArgument, "registerMemory: null or empty");
     Region region;
     region.ptr = ptr;
     std::string why;
@@ -126,8 +119,6 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (registerRegion(*api_, device_->pd(), ptr, bytes, gpu, cuda_device_, &region.reg, &why) != 0)
       return fail(kUnavailable, "registerMemory(" + device_->name() + "): " + why);
     regions_.push_back(region);
-    window_base_ = (uint64_t)(uintptr_t)ptr;
-    window_bytes_ = bytes;
     window_rkey_ = region.reg.mr->rkey;
     window_lkey_ = region.reg.mr->lkey;
     {
@@ -138,10 +129,10 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
               : "window registered with ibv_reg_mr (nvidia-peermem), dma-buf not used: " +
                     region.reg.note;
     }
-    return ok();
+    return kOk;
   }
 
-  int deregisterMemory(void* ptr) override {
+  bool forgetRegion(void* ptr) override {
     for (size_t i = regions_.size(); i-- > 0;) {
       if (regions_[i].ptr != ptr) continue;
       const ibv_mr* mr = regions_[i].reg.mr;
@@ -151,24 +142,15 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       }
       api_->dereg_mr(regions_[i].reg.mr);
       regions_.erase(regions_.begin() + (long)i);
-      return ok();
+      return true;
     }
-    return fail(kInvalidArgument, "deregisterMemory: no region starts at that address");
+    return false;
   }
 
-  int setRingSize(int wqebbs) override {
-    if (control_.allocated())
-      return fail(kIllegalState, "setRingSize: control buffer already allocated");
-    if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
-      return fail(kInvalidArgument,
-                  "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
-    layout_.ring = (uint32_t)wqebbs;
-    return ok();
-  }
+  bool controlAllocated() const override { return control_.allocated(); }
+  void useRingSize(uint32_t wqebbs) override { layout_.ring = wqebbs; }
 
-  int allocateControlBuffer() override {
-    if (!device_) return fail(kIllegalState, "allocateControlBuffer: initialize first");
-    if (control_.allocated()) return ok();
+  int allocateControl() override {
     const uint32_t log_ring = log2Of(layout_.ring);
     const devx::GeneralCaps& caps = device_->caps();
     if ((caps.log_max_qp_sz != 0 && log_ring > caps.log_max_qp_sz) ||
@@ -182,26 +164,14 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (!control_.allocate(memory_.get(), api_, device_->context(), device_->pd(),
                            layout_.totalBytes(numQps()), layout_.partStarts(numQps()), &why))
       return fail(kOutOfMemory, "allocateControlBuffer(" + device_->name() + "): " + why);
-    if (memory_->allocTable(sizeof(dev::IbgdaQp) * numQps(), &qp_table_, &why) != 0 ||
-        memory_->allocTable(sizeof(uint64_t) * num_ranks_, &raddrs_, &why) != 0 ||
-        memory_->allocTable(sizeof(uint32_t) * num_ranks_, &rkeys_, &why) != 0) {
-      releaseControl();
-      return fail(kOutOfMemory, "allocateControlBuffer: device tables: " + why);
-    }
-    return ok();
+    return kOk;
   }
 
-  int createQueuePairs(void*) override {
-    if (!device_) return fail(kIllegalState, "createQueuePairs: initialize first");
-    if (!control_.allocated()) {
-      const int s = allocateControlBuffer();
-      if (s != kOk) return s;
-    }
+  void releaseControl() override { control_.release(); }
+
+  // publishQueues hands device code the error record (the one the entry passes).
+  int makeQueuePairs(void*, mooncake::device::McErrorRecord*) override {
     destroyQps();
-    std::string record_why;
-    mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, &record_why);
-    if (record == nullptr)
-      return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(control_.host(), 0, control_.bytes());
     std::vector<HwQp> qps(numQps());
     for (int i = 0; i < numQps(); ++i) {
@@ -219,30 +189,13 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       destroyQps();
       return fail(kCudaError, "createQueuePairs: copying QP contexts: " + why);
     }
-    connected_ = false;
-    return ok();
+    return kOk;
   }
 
-  int recreateQueuePairs(void* stream) override {
-    if (!device_ || qps_.empty())
-      return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
-    return createQueuePairs(stream);
-  }
-
-  int connectPeers(int local_rank, bool is_roce, const uint64_t* remote_addrs,
-                   const uint32_t* remote_keys, const uint32_t* remote_qpns,
-                   const uint32_t* remote_lids, const uint64_t* subnet_prefixes,
-                   const uint64_t* interface_ids, uint64_t active_ranks_mask) override {
-    if (qps_.empty()) return fail(kIllegalState, "connectPeers: createQueuePairs first");
-    if (local_rank < 0 || local_rank >= num_ranks_)
-      return fail(kInvalidArgument, "connectPeers: local_rank out of range");
-    // A bit for a rank the job does not have would be skipped, and the caller told it connected.
-    if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
-      return fail(kInvalidArgument,
-                  "connectPeers: active_ranks_mask names ranks at or above num_ranks");
-    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
-        !interface_ids)
-      return fail(kInvalidArgument, "connectPeers: a table is null");
+  int connectQueuePairs(int local_rank, bool is_roce, const uint64_t* remote_addrs,
+                        const uint32_t* remote_keys, const uint32_t* remote_qpns,
+                        const uint32_t* remote_lids, const uint64_t* subnet_prefixes,
+                        const uint64_t* interface_ids, uint64_t active_ranks_mask) override {
     const PortInfo& port = device_->port();
     if (is_roce != port.is_roce)
       return fail(kInvalidArgument, std::string("connectPeers: the metadata says ") +
@@ -290,40 +243,25 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     if (memory_->toTable(raddrs_, raddrs.data(), sizeof(uint64_t) * num_ranks_, &why) != 0 ||
         memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &why) != 0)
       return fail(kCudaError, "connectPeers: tables: " + why);
-    local_rank_ = local_rank;
     if (doorbell_.gpu_reg != nullptr && proxy_ == nullptr &&
         ((active_ranks_mask >> local_rank) & 1u) != 0) {
       const int s = probeDoorbells(local_rank);
       if (s != kOk) return s;
     }
-    connected_ = true;
-    return ok();
+    return kOk;
   }
 
-  int localMetadataLength() const override { return kRdmaMetadataHeader + numQps(); }
-
-  int localMetadata(int64_t* out, int capacity) override {
-    if (qps_.empty()) return fail(kIllegalState, "localMetadata: createQueuePairs first");
-    if (out == nullptr || capacity < localMetadataLength())
-      return fail(kInvalidArgument,
-                  "localMetadata: capacity below " + std::to_string(localMetadataLength()));
+  void addressValues(int64_t* out) const override {
     const PortInfo& port = device_->port();
-    out[0] = kRdmaMetadataMagic;
-    out[1] = kRdmaMetadataVersion;
-    out[2] = kRdmaBackendMlx5;
-    out[3] = num_ranks_;
-    out[4] = qps_per_rank_;
-    out[5] = (int64_t)window_base_;
     out[6] = window_rkey_;
     out[7] = (int64_t)bigEndian64(port.gid.raw);
     out[8] = (int64_t)bigEndian64(port.gid.raw + 8);
     out[9] = port.is_roce ? 0 : port.lid;
     out[10] = port.is_roce ? 1 : 0;
     out[11] = port.gid_index;
-    for (int i = 0; i < numQps(); ++i) out[kRdmaMetadataHeader + i] = qps_[i].qpn;
-    ok();
-    return localMetadataLength();
   }
+
+  uint32_t qpNumber(int i) const override { return qps_[i].qpn; }
 
   bool isRoce() const override { return device_ && device_->port().is_roce; }
   int gidIndex() const override { return device_ ? device_->port().gid_index : 0; }
@@ -333,9 +271,9 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   bool haveQps() const override { return !qps_.empty(); }
   uint32_t ibgdaFlags() const override { return ibgda_flags_; }
 
-  int statistics(int64_t* out, int capacity) override {
-    if (!device_ || out == nullptr || capacity < kStatCount)
-      return fail(kInvalidArgument, "statistics: capacity below " + std::to_string(kStatCount));
+  int statisticsCount() const override { return kStatCount; }
+
+  int readStatistics(int64_t* out) override {
     for (int i = 0; i < kStatCount; ++i) out[i] = 0;
     if (!qps_.empty()) {
       std::vector<dev::IbgdaQp> table(numQps());
@@ -352,8 +290,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     }
     out[4] = proxy_ ? (int64_t)proxy_->doorbells() : 0;
     out[5] = proxy_ ? (int64_t)proxy_->rereads() : 0;
-    ok();
-    return kStatCount;
+    return kOk;
   }
 
   const char* statisticsNames() const override {
@@ -464,7 +401,7 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   bool publishQueues(std::string* why) {
     if (proxy_) proxy_->setQps({});
     std::memset(control_.host(), 0, control_.bytes());
-    mooncake::device::McErrorRecord* record = errorRecord(platform_, cuda_device_, why);
+    mooncake::device::McErrorRecord* record = errorRecord(why);
     if (record == nullptr) return false;
     std::vector<dev::IbgdaQp> table(numQps());
     for (int i = 0; i < numQps(); ++i) {
@@ -646,21 +583,12 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     connected_ = false;
   }
 
-  void releaseControl() {
-    if (memory_) {
-      if (qp_table_) memory_->freeTable(qp_table_);
-      if (raddrs_) memory_->freeTable(raddrs_);
-      if (rkeys_) memory_->freeTable(rkeys_);
-    }
-    qp_table_ = raddrs_ = rkeys_ = nullptr;
-    control_.release();
-  }
-
   // Reverse order of acquisition.
   void release() {
     releaseErrorRecord();
     if (proxy_) proxy_->stop();
     destroyQps();
+    freeTables();
     releaseControl();
     for (Region& r : regions_) api_->dereg_mr(r.reg.mr);
     regions_.clear();
@@ -670,8 +598,6 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     memory_.reset();
   }
 
-  const int platform_;
-  const int cuda_device_;  // CUDA ordinal (kPlatformCuda)
   const VerbsApi* const api_;
   std::unique_ptr<Mlx5Device> device_;
   DoorbellPath doorbell_;
@@ -682,7 +608,6 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   ControlLayout layout_;
   ControlBuffer control_;
   std::vector<HwQp> qps_;
-  int local_rank_ = -1;
   std::mutex notes_mu_;  // diagnostics may be read while another thread registers memory
   std::string registration_note_;
   std::string device_note_;                // devices skipped, missing PCIe affinity

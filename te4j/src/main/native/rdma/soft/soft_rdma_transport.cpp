@@ -48,15 +48,12 @@ bool stagedHostMemory() {
 
 class SoftRdmaTransport final : public TableRdmaTransport {
  public:
-  SoftRdmaTransport(int platform, int device) : platform_(platform), device_(device) {}
+  SoftRdmaTransport(int platform, int device) : TableRdmaTransport(platform, device) {}
   ~SoftRdmaTransport() override { release(); }
 
   int backend() const override { return kRdmaBackendSoft; }
 
-  int initialize(const char* device_name, int num_ranks, int num_qps) override {
-    if (nic_) return fail(kIllegalState, "initialize: already initialized");
-    const std::string bad_shape = shapeError(num_ranks, num_qps);
-    if (!bad_shape.empty()) return fail(kInvalidArgument, "initialize: " + bad_shape);
+  int openNic(const char* device_name) override {
     uint32_t ip = 0x7f000001u;
     uint16_t port = 0;
     const std::string name = device_name ? device_name : "";
@@ -65,7 +62,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
                                         "' is not soft, soft@<IPv4> or soft@<IPv4>:<port>");
     std::string err;
     if (platform_ != kPlatformHost)
-      memory_ = makeCudaMemoryPort(device_, &err);
+      memory_ = makeCudaMemoryPort(cuda_device_, &err);
     else if (stagedHostMemory())
       memory_ = makeStagedHostMemoryPort();
     else
@@ -76,20 +73,14 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       nic_.reset();
       return fail(kSystemError, "initialize: software NIC listener: " + err);
     }
-    num_ranks_ = num_ranks;
-    qps_per_rank_ = num_qps / num_ranks;
-    return ok();
+    return kOk;
   }
 
-  int registerMemory(void* ptr, std::size_t bytes) override {
-    if (ptr == nullptr || bytes == 0)
-      return fail(kInvalidArgument, "registerMemory: null or empty");
+  int registerWindow(void* ptr, std::size_t bytes) override {
     const uint32_t key = regions_.add((uint64_t)(uintptr_t)ptr, bytes, kAccessAll);
     if (key == 0) return fail(kOutOfMemory, "registerMemory: region table full");
-    window_base_ = (uint64_t)(uintptr_t)ptr;
-    window_bytes_ = bytes;
     window_key_ = key;
-    return ok();
+    return kOk;
   }
 
   int64_t regionKey(void* ptr, std::size_t bytes) override {
@@ -100,12 +91,11 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     return (int64_t)key;
   }
 
-  int deregisterMemory(void* ptr) override {
+  bool forgetRegion(void* ptr) override {
     const uint32_t key = regions_.keyOf((uint64_t)(uintptr_t)ptr);
-    if (key == 0 || key == ctrl_key_ || !regions_.remove(key))
-      return fail(kInvalidArgument, "deregisterMemory: no region starts at that address");
+    if (key == 0 || key == ctrl_key_ || !regions_.remove(key)) return false;
     if (key == window_key_) window_key_ = 0;
-    return ok();
+    return true;
   }
 
   int deregisterRange(void* ptr, std::size_t bytes) override {
@@ -116,19 +106,10 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     return ok();
   }
 
-  int setRingSize(int wqebbs) override {
-    if (ctrl_host_ != nullptr)
-      return fail(kIllegalState, "setRingSize: control buffer already allocated");
-    if (wqebbs < 2 || wqebbs > 32768 || (wqebbs & (wqebbs - 1)) != 0)
-      return fail(kInvalidArgument,
-                  "setRingSize: a power of two in 2..32768, got " + std::to_string(wqebbs));
-    ring_ = (uint32_t)wqebbs;
-    return ok();
-  }
+  bool controlAllocated() const override { return ctrl_host_ != nullptr; }
+  void useRingSize(uint32_t wqebbs) override { ring_ = wqebbs; }
 
-  int allocateControlBuffer() override {
-    if (!nic_) return fail(kIllegalState, "allocateControlBuffer: initialize first");
-    if (ctrl_host_ != nullptr) return ok();
+  int allocateControl() override {
     std::string err;
     ctrl_bytes_ = blockBytes(ring_) * (size_t)numQps();
     void* host = nullptr;
@@ -139,30 +120,24 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     ctrl_dev_ = (uint8_t*)device;
     ctrl_key_ = regions_.add((uint64_t)(uintptr_t)ctrl_dev_, ctrl_bytes_,
                              kAccessLocalRead | kAccessLocalWrite);
-    if (memory_->allocTable(sizeof(dev::IbgdaQp) * numQps(), &qp_table_, &err) != 0 ||
-        memory_->allocTable(sizeof(uint64_t) * num_ranks_, &raddrs_, &err) != 0 ||
-        memory_->allocTable(sizeof(uint32_t) * num_ranks_, &rkeys_, &err) != 0)
-      return fail(kOutOfMemory, "allocateControlBuffer: device tables: " + err);
-    return ok();
+    return kOk;
   }
 
-  int createQueuePairs(void* stream) override {
+  void releaseControl() override {
+    if (ctrl_key_ != 0) regions_.remove(ctrl_key_);
+    if (ctrl_host_ != nullptr && memory_) memory_->freeControl(ctrl_host_);
+    ctrl_host_ = ctrl_dev_ = nullptr;
+    ctrl_key_ = 0;
+  }
+
+  int makeQueuePairs(void* stream, mooncake::device::McErrorRecord* record) override {
     (void)stream;
-    if (!nic_) return fail(kIllegalState, "createQueuePairs: initialize first");
-    if (ctrl_host_ == nullptr) {
-      const int s = allocateControlBuffer();
-      if (s != kOk) return s;
-    }
     // QPs still served: take them back first (closing their connections), or the NIC's readers
     // would answer into destroyed QPs.
     if (!qp_ptrs_.empty()) {
       qp_ptrs_.clear();
       nic_->takeQps();
     }
-    std::string record_why;
-    mooncake::device::McErrorRecord* record = errorRecord(platform_, device_, &record_why);
-    if (record == nullptr)
-      return fail(kOutOfMemory, "createQueuePairs: error record: " + record_why);
     std::memset(ctrl_host_, 0, ctrl_bytes_);
     std::vector<std::unique_ptr<SoftQp>> qps;
     std::vector<dev::IbgdaQp> table(numQps());
@@ -207,32 +182,13 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     if (memory_->toTable(qp_table_, table.data(), sizeof(dev::IbgdaQp) * table.size(), &err) != 0)
       return fail(kCudaError, "createQueuePairs: copying QP contexts: " + err);
     nic_->setQps(std::move(qps));
-    connected_ = false;
-    return ok();
+    return kOk;
   }
 
-  int recreateQueuePairs(void* stream) override {
-    if (!nic_ || qpns_.empty())
-      return fail(kIllegalState, "recreateQueuePairs: no queue pairs yet");
-    qp_ptrs_.clear();
-    nic_->takeQps();  // closes connections; the old QPs are destroyed here
-    return createQueuePairs(stream);
-  }
-
-  int connectPeers(int local_rank, bool is_roce, const uint64_t* remote_addrs,
-                   const uint32_t* remote_keys, const uint32_t* remote_qpns,
-                   const uint32_t* remote_lids, const uint64_t* subnet_prefixes,
-                   const uint64_t* interface_ids, uint64_t active_ranks_mask) override {
-    if (qpns_.empty()) return fail(kIllegalState, "connectPeers: createQueuePairs first");
-    if (local_rank < 0 || local_rank >= num_ranks_)
-      return fail(kInvalidArgument, "connectPeers: local_rank out of range");
-    // A bit for a rank the job does not have would be skipped, and the caller told it connected.
-    if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
-      return fail(kInvalidArgument,
-                  "connectPeers: active_ranks_mask names ranks at or above num_ranks");
-    if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
-        !interface_ids)
-      return fail(kInvalidArgument, "connectPeers: a table is null");
+  int connectQueuePairs(int local_rank, bool is_roce, const uint64_t* remote_addrs,
+                        const uint32_t* remote_keys, const uint32_t* remote_qpns,
+                        const uint32_t* remote_lids, const uint64_t* subnet_prefixes,
+                        const uint64_t* interface_ids, uint64_t active_ranks_mask) override {
     if (!is_roce)
       return fail(kInvalidArgument,
                   "connectPeers: the software NIC is RoCE-addressed (is_roce must be true)");
@@ -266,34 +222,19 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     setPeers(local_rank, remote_qpns, active_ranks_mask);
     if (nic_->connect(local_rank, peers, connect_timeout_ms_, &err) != 0)
       return fail(kPeerLost, "connectPeers: " + err);
-    local_rank_ = local_rank;
-    connected_ = true;
-    return ok();
+    return kOk;
   }
 
-  int localMetadataLength() const override { return kRdmaMetadataHeader + numQps(); }
-
-  int localMetadata(int64_t* out, int capacity) override {
-    if (qpns_.empty()) return fail(kIllegalState, "localMetadata: createQueuePairs first");
-    if (out == nullptr || capacity < localMetadataLength())
-      return fail(kInvalidArgument,
-                  "localMetadata: capacity below " + std::to_string(localMetadataLength()));
-    out[0] = kRdmaMetadataMagic;
-    out[1] = kRdmaMetadataVersion;
-    out[2] = kRdmaBackendSoft;
-    out[3] = num_ranks_;
-    out[4] = qps_per_rank_;
-    out[5] = (int64_t)window_base_;
+  void addressValues(int64_t* out) const override {
     out[6] = window_key_;
     out[7] = 0;
     out[8] = (int64_t)(0x0000ffff00000000ull | nic_->ipv4());
     out[9] = nic_->port();
     out[10] = 1;
     out[11] = 0;
-    for (int i = 0; i < numQps(); ++i) out[kRdmaMetadataHeader + i] = qpns_[i];
-    ok();
-    return localMetadataLength();
   }
+
+  uint32_t qpNumber(int i) const override { return qpns_[i]; }
 
   bool isRoce() const override { return true; }
   int gidIndex() const override { return 0; }
@@ -302,13 +243,11 @@ class SoftRdmaTransport final : public TableRdmaTransport {
   uint32_t windowKey() const override { return window_key_; }
   bool haveQps() const override { return !qpns_.empty(); }
 
-  int statistics(int64_t* out, int capacity) override {
-    if (!nic_ || out == nullptr || capacity < SoftNicStats::kCount)
-      return fail(kInvalidArgument,
-                  "statistics: capacity below " + std::to_string(SoftNicStats::kCount));
+  int statisticsCount() const override { return SoftNicStats::kCount; }
+
+  int readStatistics(int64_t* out) override {
     nic_->stats().snapshot(out);
-    ok();
-    return SoftNicStats::kCount;
+    return kOk;
   }
 
   const char* statisticsNames() const override {
@@ -400,21 +339,12 @@ class SoftRdmaTransport final : public TableRdmaTransport {
     releaseErrorRecord();
     if (nic_) nic_->stop();
     nic_.reset();
-    if (memory_) {
-      if (ctrl_host_) memory_->freeControl(ctrl_host_);
-      if (qp_table_) memory_->freeTable(qp_table_);
-      if (raddrs_) memory_->freeTable(raddrs_);
-      if (rkeys_) memory_->freeTable(rkeys_);
-    }
-    ctrl_host_ = nullptr;
-    qp_table_ = raddrs_ = rkeys_ = nullptr;
+    freeTables();
+    releaseControl();
   }
 
-  const int platform_;
-  const int device_;
   RegionTable regions_;
   std::unique_ptr<SoftNic> nic_;
-  int local_rank_ = -1;
   uint32_t ring_ = 256;
   uint32_t window_key_ = 0;
   uint8_t* ctrl_host_ = nullptr;
