@@ -55,10 +55,6 @@ constexpr int64_t kParkNs = 20000;
 // of freeing memory a kernel may still touch.
 constexpr int64_t kCloseDrainNs = 10000000000LL;
 
-std::string cudaText(const char* what, cudaError_t e) {
-  return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
-}
-
 const char* opName(uint32_t op) {
   switch (op) {
     case kMcOpPut: return "put";
@@ -233,7 +229,7 @@ class CudaOpStream final : public OpStream {
     if (nbytes == 0) return ok();
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("put: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("put: cudaSetDevice", scope.status()));
     }
     const bool rdma = orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes);
     if (rdma) {
@@ -265,7 +261,8 @@ class CudaOpStream final : public OpStream {
     if (rc != kOk) return rc;
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("putWithSignal: cudaSetDevice", scope.status()));
+      return fail(kCudaError,
+                  cuda_detail::describe("putWithSignal: cudaSetDevice", scope.status()));
     }
     if (orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes)) {
       mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
@@ -300,7 +297,7 @@ class CudaOpStream final : public OpStream {
     if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("waitSignal: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("waitSignal: cudaSetDevice", scope.status()));
     }
     mc_wait_signal_kernel<<<1, 1, 0, stream_>>>(
         sig_ptr, expected, (uint64_t)std::min(timeout_ns, kMaxWaitNs), scratch_, status_dev_);
@@ -313,12 +310,12 @@ class CudaOpStream final : public OpStream {
     if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("synchronize: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("synchronize: cudaSetDevice", scope.status()));
     }
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     cudaError_t e = cudaStreamIsCapturing(stream_, &capture);
     if (e != cudaSuccess) {
-      return fail(kCudaError, cudaText("synchronize: cudaStreamIsCapturing", e));
+      return fail(kCudaError, cuda_detail::describe("synchronize: cudaStreamIsCapturing", e));
     }
     if (capture != cudaStreamCaptureStatusNone) {
       return fail(kIllegalState, "synchronize: the stream is capturing a graph (call endCapture)");
@@ -336,7 +333,7 @@ class CudaOpStream final : public OpStream {
       // A kernel fault (te4j's or a user's) is DEVICE_FAULT: sticky, the process must restart.
       const bool fault = cuda_detail::statusOf(e) == kDeviceFault;
       return fail(fault ? kDeviceFault : kCudaError,
-                  cudaText("synchronize: cudaStreamQuery", e) +
+                  cuda_detail::describe("synchronize: cudaStreamQuery", e) +
                       (fault ? " (a kernel faulted: sticky error, this process's CUDA context is "
                                "unusable: restart the process; compute-sanitizer finds the access)"
                              : " (a sticky device error leaves the CUDA context unusable)"));
@@ -355,7 +352,8 @@ class CudaOpStream final : public OpStream {
     memset(status_host_, 0, sizeof(McStreamStatus));
     e = cudaMemsetAsync(scratch_, 0, sizeof(McStreamScratch), stream_);
     if (e != cudaSuccess) {
-      message += "; and clearing the stream state failed: " + cudaText("cudaMemsetAsync", e);
+      message +=
+          "; and clearing the stream state failed: " + cuda_detail::describe("cudaMemsetAsync", e);
     }
     return fail(statusOf(recorded), message);
   }
@@ -365,14 +363,15 @@ class CudaOpStream final : public OpStream {
     if (rc != kOk) return rc;
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("beginCapture: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("beginCapture: cudaSetDevice", scope.status()));
     }
     // Requests posted before the graph complete before it (not inside it).
     rc = quietPosted("beginCapture");
     if (rc != kOk) return rc;
     // ThreadLocal: only this thread's unsafe calls (e.g. a legacy-stream sync) break the capture.
     cudaError_t e = cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal);
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamBeginCapture", e));
+    if (e != cudaSuccess)
+      return fail(kCudaError, cuda_detail::describe("cudaStreamBeginCapture", e));
     return ok();
   }
 
@@ -383,18 +382,18 @@ class CudaOpStream final : public OpStream {
     if (rc != kOk) return rc;
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("endCapture: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("endCapture: cudaSetDevice", scope.status()));
     }
     // Every graph ends with its own RDMA requests quieted, so a replay leaves nothing pending.
     rc = quietPosted("endCapture");
     if (rc != kOk) return rc;
     cudaGraph_t graph = nullptr;
     cudaError_t e = cudaStreamEndCapture(stream_, &graph);
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamEndCapture", e));
+    if (e != cudaSuccess) return fail(kCudaError, cuda_detail::describe("cudaStreamEndCapture", e));
     cudaGraphExec_t exec = nullptr;
     e = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);  // the executable graph keeps what it needs
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphInstantiate", e));
+    if (e != cudaSuccess) return fail(kCudaError, cuda_detail::describe("cudaGraphInstantiate", e));
     *graph_exec = exec;
     return ok();
   }
@@ -405,10 +404,10 @@ class CudaOpStream final : public OpStream {
     if (rc != kOk) return rc;
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("launchGraph: cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("launchGraph: cudaSetDevice", scope.status()));
     }
     cudaError_t e = cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph_exec), stream_);
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphLaunch", e));
+    if (e != cudaSuccess) return fail(kCudaError, cuda_detail::describe("cudaGraphLaunch", e));
     return ok();
   }
 
@@ -416,7 +415,7 @@ class CudaOpStream final : public OpStream {
     if (graph_exec == nullptr) return fail(kInvalidArgument, "destroyGraph: graph_exec is null");
     DeviceScope scope(device_);
     cudaError_t e = cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph_exec));
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaGraphExecDestroy", e));
+    if (e != cudaSuccess) return fail(kCudaError, cuda_detail::describe("cudaGraphExecDestroy", e));
     return ok();
   }
 
@@ -437,7 +436,7 @@ class CudaOpStream final : public OpStream {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
-      return fail(kUnavailable, cudaText("OpStream(CUDA): cudaGetDeviceCount", e));
+      return fail(kUnavailable, cuda_detail::describe("OpStream(CUDA): cudaGetDeviceCount", e));
     }
     if (device_ < 0 || device_ >= count) {
       return fail(kInvalidArgument, "OpStream(CUDA): device " + std::to_string(device_) +
@@ -445,19 +444,21 @@ class CudaOpStream final : public OpStream {
     }
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("OpStream(CUDA): cudaSetDevice", scope.status()));
+      return fail(kCudaError,
+                  cuda_detail::describe("OpStream(CUDA): cudaSetDevice", scope.status()));
     }
     if (owned_) {
       cudaStream_t s = nullptr;
       e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText("cudaStreamCreateWithFlags", e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cuda_detail::describe("cudaStreamCreateWithFlags", e));
       stream_ = s;
     } else {
       cudaStream_t s = static_cast<cudaStream_t>(user_stream);
       int stream_device = -1;
       e = cudaStreamGetDevice(s, &stream_device);
       if (e != cudaSuccess) {
-        return fail(kInvalidArgument, cudaText("wrapCuda: cudaStreamGetDevice", e));
+        return fail(kInvalidArgument, cuda_detail::describe("wrapCuda: cudaStreamGetDevice", e));
       }
       if (stream_device != device_) {
         return fail(kInvalidArgument, "wrapCuda: the stream belongs to device " +
@@ -466,7 +467,8 @@ class CudaOpStream final : public OpStream {
       }
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       e = cudaStreamIsCapturing(s, &capture);
-      if (e != cudaSuccess) return fail(kCudaError, cudaText("wrapCuda: cudaStreamIsCapturing", e));
+      if (e != cudaSuccess)
+        return fail(kCudaError, cuda_detail::describe("wrapCuda: cudaStreamIsCapturing", e));
       if (capture != cudaStreamCaptureStatusNone) {
         return fail(kIllegalState, "wrapCuda: the stream is capturing a graph");
       }
@@ -477,7 +479,8 @@ class CudaOpStream final : public OpStream {
     e = StreamWordPool::instance().take(device_, &words);
     if (e != cudaSuccess) {
       return fail(e == cudaErrorMemoryAllocation ? kOutOfMemory : kCudaError,
-                  cudaText("OpStream(CUDA): allocating the stream scratch and status words", e));
+                  cuda_detail::describe(
+                      "OpStream(CUDA): allocating the stream scratch and status words", e));
     }
     scratch_ = words.scratch;
     status_host_ = words.status_host;
@@ -485,7 +488,8 @@ class CudaOpStream final : public OpStream {
     memset(status_host_, 0, sizeof(McStreamStatus));
     // In stream order: the zeroed scratch precedes every te4j kernel on this stream.
     e = cudaMemsetAsync(scratch_, 0, sizeof(McStreamScratch), stream_);
-    if (e != cudaSuccess) return fail(kCudaError, cudaText("OpStream(CUDA): cudaMemsetAsync", e));
+    if (e != cudaSuccess)
+      return fail(kCudaError, cuda_detail::describe("OpStream(CUDA): cudaMemsetAsync", e));
     return ok();
   }
 
@@ -540,7 +544,7 @@ class CudaOpStream final : public OpStream {
     if (rc != kOk) return rc;
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      return fail(kCudaError, cudaText("cudaSetDevice", scope.status()));
+      return fail(kCudaError, cuda_detail::describe("cudaSetDevice", scope.status()));
     }
     const bool rdma = orderAfterPosted(ctx, dst_rank, ptr, sizeof(uint32_t));
     mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, ptr, value, op, scratch_,
@@ -584,19 +588,19 @@ class CudaOpStream final : public OpStream {
     if (ce_bytes == nbytes) {
       if (nbytes > 0) e = CopyEngineRoute::copy(dst, send_ptr, nbytes, stream_);
       if (e != cudaSuccess)
-        return fail(kCudaError, cudaText((name + ": cudaMemcpyAsync").c_str(), e));
+        return fail(kCudaError, cuda_detail::describe((name + ": cudaMemcpyAsync").c_str(), e));
     } else {
       if (ce_bytes > 0) e = copy_engine_.fork(dst, send_ptr, ce_bytes, stream_);
       if (e != cudaSuccess)
-        return fail(kCudaError, cudaText((name + ": copy-engine fork").c_str(), e));
+        return fail(kCudaError, cuda_detail::describe((name + ": copy-engine fork").c_str(), e));
       e = launchPut(putLaunch(shape, ctx, dst_rank, static_cast<char*>(recv_ptr) + ce_bytes,
                               static_cast<const char*>(send_ptr) + ce_bytes, nbytes - ce_bytes,
                               nullptr, 0));
       if (e != cudaSuccess)
-        return fail(kCudaError, cudaText((name + ": kernel launch").c_str(), e));
+        return fail(kCudaError, cuda_detail::describe((name + ": kernel launch").c_str(), e));
       if (ce_bytes > 0) e = copy_engine_.join(stream_);
       if (e != cudaSuccess)
-        return fail(kCudaError, cudaText((name + ": copy-engine join").c_str(), e));
+        return fail(kCudaError, cuda_detail::describe((name + ": copy-engine join").c_str(), e));
     }
     if (sig_ptr != nullptr) {
       mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, sig_ptr, value, kMcOpSignal,
@@ -663,7 +667,8 @@ class CudaOpStream final : public OpStream {
                                                status_dev_);
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
-      return fail(kCudaError, cudaText((std::string(what) + ": RDMA quiet launch").c_str(), e));
+      return fail(kCudaError,
+                  cuda_detail::describe((std::string(what) + ": RDMA quiet launch").c_str(), e));
     return kOk;
   }
 
@@ -672,11 +677,13 @@ class CudaOpStream final : public OpStream {
       const cudaError_t v = put_launch_error_;
       put_launch_error_ = cudaSuccess;
       cudaGetLastError();
-      return fail(kCudaError, cudaText((std::string(what) + ": kernel launch").c_str(), v));
+      return fail(kCudaError,
+                  cuda_detail::describe((std::string(what) + ": kernel launch").c_str(), v));
     }
     const cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) {
-      return fail(kCudaError, cudaText((std::string(what) + ": kernel launch").c_str(), e));
+      return fail(kCudaError,
+                  cuda_detail::describe((std::string(what) + ": kernel launch").c_str(), e));
     }
     return ok();
   }

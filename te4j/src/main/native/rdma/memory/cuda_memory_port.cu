@@ -32,6 +32,7 @@
 #include <thread>
 
 #include "rdma/memory_port.h"
+#include "core/cuda_errors.cuh"
 #include "core/device_scope.cuh"
 
 namespace te4j {
@@ -96,10 +97,6 @@ __global__ void fetch_add_masked32_kernel(uint32_t* word, uint32_t add, uint32_t
   result[1] = 2u;
 }
 
-std::string cudaText(const char* what, cudaError_t e) {
-  return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
-}
-
 using cuda_detail::DeviceScope;
 
 // Polls `query` (cudaStreamQuery / cudaEventQuery of some work) until the work is done,
@@ -111,7 +108,7 @@ int awaitGpu(Query query, const std::string& what, std::string* err) {
     const cudaError_t e = query();
     if (e == cudaSuccess) return 0;
     if (e != cudaErrorNotReady) {
-      *err = cudaText(what.c_str(), e);
+      *err = cuda_detail::describe(what.c_str(), e);
       return -1;
     }
     if ((polls & 15u) != 0) continue;  // the clock is read every 16 polls
@@ -142,7 +139,8 @@ class StreamTickets {
       const cudaError_t rc = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
       if (rc != cudaSuccess) {
         e = nullptr;
-        *err = cudaText((std::string(what) + ": cudaEventCreateWithFlags").c_str(), rc);
+        *err =
+            cuda_detail::describe((std::string(what) + ": cudaEventCreateWithFlags").c_str(), rc);
         return -1;
       }
     }
@@ -155,7 +153,7 @@ class StreamTickets {
     if (t > kTicketEvents && await(t - kTicketEvents, what, err) != 0) return 0;
     const cudaError_t e = cudaEventRecord(events_[t % kTicketEvents], stream);
     if (e != cudaSuccess) {
-      *err = cudaText((std::string(what) + ": cudaEventRecord").c_str(), e);
+      *err = cuda_detail::describe((std::string(what) + ": cudaEventRecord").c_str(), e);
       return 0;
     }
     ++next_;
@@ -207,46 +205,52 @@ class CudaMemoryPort final : public MemoryPort {
   int init(std::string* err) {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess) return failed(cudaText("CUDA memory port: cudaGetDeviceCount", e), err);
+    if (e != cudaSuccess)
+      return failed(cuda_detail::describe("CUDA memory port: cudaGetDeviceCount", e), err);
     if (device_ < 0 || device_ >= count)
       return failed("CUDA memory port: device " + std::to_string(device_) + " out of range (" +
                         std::to_string(count) + " devices)",
                     err);
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaSetDevice", scope.status()), err);
     cudaStream_t s = nullptr;
     e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaStreamCreateWithFlags", e), err);
     stream_ = s;
     e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaStreamCreateWithFlags (gathers)", e), err);
+      return failed(
+          cuda_detail::describe("CUDA memory port: cudaStreamCreateWithFlags (gathers)", e), err);
     gather_stream_ = s;
     if (placement_tickets_.init("CUDA memory port", err) != 0) return -1;
     if (gather_tickets_.init("CUDA memory port", err) != 0) return -1;
     void* p = nullptr;
     e = cudaHostAlloc(&p, kArenaBytes, cudaHostAllocPortable);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaHostAlloc (placement arena)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaHostAlloc (placement arena)", e),
+                    err);
     placement_arena_ = (uint8_t*)p;
     e = cudaHostAlloc(&p, kArenaBytes, cudaHostAllocPortable);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaHostAlloc (gather arena)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaHostAlloc (gather arena)", e),
+                    err);
     gather_arena_ = (uint8_t*)p;
     e = cudaHostAlloc(&p, kBounceBytes, cudaHostAllocPortable);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaHostAlloc (bounce buffer)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaHostAlloc (bounce buffer)", e),
+                    err);
     bounce_ = (uint8_t*)p;
     e = cudaHostAlloc(&p, 64, cudaHostAllocMapped | cudaHostAllocPortable);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaHostAlloc (atomic result)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaHostAlloc (atomic result)", e),
+                    err);
     result_host_ = (uint32_t*)p;
     std::memset(result_host_, 0, 64);
     e = cudaHostGetDevicePointer(&p, result_host_, 0);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaHostGetDevicePointer", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaHostGetDevicePointer", e), err);
     result_dev_ = (uint32_t*)p;
     return preloadAtomicKernel(err);
   }
@@ -256,17 +260,18 @@ class CudaMemoryPort final : public MemoryPort {
   int allocControl(size_t bytes, void** host, void** dev, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("allocControl: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("allocControl: cudaSetDevice", scope.status()), err);
     void* h = nullptr;
     // Mapped: kernels write WQEs and doorbells into it; portable: any context may map it.
     cudaError_t e = cudaHostAlloc(&h, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
-    if (e != cudaSuccess) return failed(cudaText("allocControl: cudaHostAlloc", e), err);
+    if (e != cudaSuccess)
+      return failed(cuda_detail::describe("allocControl: cudaHostAlloc", e), err);
     std::memset(h, 0, bytes);
     void* d = nullptr;
     e = cudaHostGetDevicePointer(&d, h, 0);
     if (e != cudaSuccess) {
       cudaFreeHost(h);
-      return failed(cudaText("allocControl: cudaHostGetDevicePointer", e), err);
+      return failed(cuda_detail::describe("allocControl: cudaHostGetDevicePointer", e), err);
     }
     *host = h;
     *dev = d;
@@ -281,15 +286,15 @@ class CudaMemoryPort final : public MemoryPort {
   int allocTable(size_t bytes, void** dev, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("allocTable: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("allocTable: cudaSetDevice", scope.status()), err);
     void* d = nullptr;
     cudaError_t e = cudaMalloc(&d, bytes);
-    if (e != cudaSuccess) return failed(cudaText("allocTable: cudaMalloc", e), err);
+    if (e != cudaSuccess) return failed(cuda_detail::describe("allocTable: cudaMalloc", e), err);
     std::lock_guard<std::mutex> lock(mu_);
     e = cudaMemsetAsync(d, 0, bytes, stream_);
     if (e != cudaSuccess) {
       cudaFree(d);
-      return failed(cudaText("allocTable: cudaMemsetAsync", e), err);
+      return failed(cuda_detail::describe("allocTable: cudaMemsetAsync", e), err);
     }
     if (finish("allocTable", err) != 0) {
       cudaFree(d);
@@ -315,13 +320,13 @@ class CudaMemoryPort final : public MemoryPort {
   int read(void* dst, uint64_t src, size_t bytes, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("read: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("read: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t done = 0; done < bytes;) {
       const size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
       const cudaError_t e = cudaMemcpyAsync(bounce_, (const void*)(uintptr_t)(src + done), n,
                                             cudaMemcpyDefault, stream_);
-      if (e != cudaSuccess) return failed(cudaText("read: cudaMemcpyAsync", e), err);
+      if (e != cudaSuccess) return failed(cuda_detail::describe("read: cudaMemcpyAsync", e), err);
       if (finish("read", err) != 0) return -1;
       std::memcpy((uint8_t*)dst + done, bounce_, n);
       done += n;
@@ -332,14 +337,14 @@ class CudaMemoryPort final : public MemoryPort {
   int write(uint64_t dst, const void* src, size_t bytes, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("write: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("write: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t done = 0; done < bytes;) {
       const size_t n = bytes - done < kBounceBytes ? bytes - done : kBounceBytes;
       std::memcpy(bounce_, (const uint8_t*)src + done, n);
       const cudaError_t e =
           cudaMemcpyAsync((void*)(uintptr_t)(dst + done), bounce_, n, cudaMemcpyDefault, stream_);
-      if (e != cudaSuccess) return failed(cudaText("write: cudaMemcpyAsync", e), err);
+      if (e != cudaSuccess) return failed(cuda_detail::describe("write: cudaMemcpyAsync", e), err);
       // The bounce buffer is reused next: wait; this also places the data before any later
       // atomic of the port (the contract of MemoryPort::write).
       if (finish("write", err) != 0) return -1;
@@ -352,14 +357,14 @@ class CudaMemoryPort final : public MemoryPort {
                        std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("atomic: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("atomic: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     result_host_[0] = 0;
     result_host_[1] = 0;
     fetch_add_masked32_kernel<<<1, 1, 0, stream_>>>((uint32_t*)(uintptr_t)addr, add, field_boundary,
                                                     result_dev_);
     const cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return failed(cudaText("atomic: kernel launch", e), err);
+    if (e != cudaSuccess) return failed(cuda_detail::describe("atomic: kernel launch", e), err);
     if (finish("atomic", err) != 0) return -1;
     const uint32_t outcome = __atomic_load_n(&result_host_[1], __ATOMIC_ACQUIRE);
     if (outcome != 1u)
@@ -380,19 +385,20 @@ class CudaMemoryPort final : public MemoryPort {
       return failed("placeAsync: arena range out of bounds", err);
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("placeAsync: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("placeAsync: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     // The port's ordered stream: after the earlier writes, before a later atomic.
     const cudaError_t e = cudaMemcpyAsync((void*)(uintptr_t)dst, placement_arena_ + offset, bytes,
                                           cudaMemcpyDefault, stream_);
-    if (e != cudaSuccess) return failed(cudaText("placeAsync: cudaMemcpyAsync", e), err);
+    if (e != cudaSuccess)
+      return failed(cuda_detail::describe("placeAsync: cudaMemcpyAsync", e), err);
     return 0;
   }
 
   uint64_t placementTicket(std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      *err = cudaText("placementTicket: cudaSetDevice", scope.status());
+      *err = cuda_detail::describe("placementTicket: cudaSetDevice", scope.status());
       return 0;
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -402,7 +408,7 @@ class CudaMemoryPort final : public MemoryPort {
   int awaitPlacement(uint64_t ticket, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("awaitPlacement: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("awaitPlacement: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(mu_);
     return placement_tickets_.await(ticket, "placement", err);
   }
@@ -415,18 +421,19 @@ class CudaMemoryPort final : public MemoryPort {
       return failed("gatherAsync: arena range out of bounds", err);
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("gatherAsync: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("gatherAsync: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(gather_mu_);
     const cudaError_t e = cudaMemcpyAsync(gather_arena_ + offset, (const void*)(uintptr_t)src,
                                           bytes, cudaMemcpyDefault, gather_stream_);
-    if (e != cudaSuccess) return failed(cudaText("gatherAsync: cudaMemcpyAsync", e), err);
+    if (e != cudaSuccess)
+      return failed(cuda_detail::describe("gatherAsync: cudaMemcpyAsync", e), err);
     return 0;
   }
 
   uint64_t gatherTicket(std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess) {
-      *err = cudaText("gatherTicket: cudaSetDevice", scope.status());
+      *err = cuda_detail::describe("gatherTicket: cudaSetDevice", scope.status());
       return 0;
     }
     std::lock_guard<std::mutex> lock(gather_mu_);
@@ -436,7 +443,7 @@ class CudaMemoryPort final : public MemoryPort {
   int awaitGather(uint64_t ticket, std::string* err) override {
     DeviceScope scope(device_);
     if (scope.status() != cudaSuccess)
-      return failed(cudaText("awaitGather: cudaSetDevice", scope.status()), err);
+      return failed(cuda_detail::describe("awaitGather: cudaSetDevice", scope.status()), err);
     std::lock_guard<std::mutex> lock(gather_mu_);
     return gather_tickets_.await(ticket, "gather", err);
   }
@@ -455,22 +462,25 @@ class CudaMemoryPort final : public MemoryPort {
     cudaFuncAttributes attr;
     cudaError_t e = cudaFuncGetAttributes(&attr, fetch_add_masked32_kernel);
     if (e != cudaSuccess)
-      return failed(
-          cudaText("CUDA memory port: loading the atomic kernel (cudaFuncGetAttributes)", e), err);
+      return failed(cuda_detail::describe(
+                        "CUDA memory port: loading the atomic kernel (cudaFuncGetAttributes)", e),
+                    err);
     void* d = nullptr;
     e = cudaMalloc(&d, 64);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaMalloc (probe word)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaMalloc (probe word)", e), err);
     probe_dev_ = (uint32_t*)d;
     e = cudaMemsetAsync(probe_dev_, 0, 64, stream_);
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: cudaMemsetAsync (probe word)", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: cudaMemsetAsync (probe word)", e),
+                    err);
     result_host_[0] = 0;
     result_host_[1] = 0;
     fetch_add_masked32_kernel<<<1, 1, 0, stream_>>>(probe_dev_, 1u, 0u, result_dev_);
     e = cudaGetLastError();
     if (e != cudaSuccess)
-      return failed(cudaText("CUDA memory port: atomic kernel warm-up launch", e), err);
+      return failed(cuda_detail::describe("CUDA memory port: atomic kernel warm-up launch", e),
+                    err);
     if (finish("atomic kernel warm-up", err) != 0) return -1;
     const uint32_t outcome = __atomic_load_n(&result_host_[1], __ATOMIC_ACQUIRE);
     if (outcome != 1u)

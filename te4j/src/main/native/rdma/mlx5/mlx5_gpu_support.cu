@@ -16,6 +16,7 @@
 
 #include "gpu_support.h"
 #include "core/cuda_driver_entry.cuh"
+#include "core/cuda_errors.cuh"
 #include "core/device_scope.cuh"
 #include "transport/device/ibgda_device.cuh"
 
@@ -23,10 +24,6 @@ namespace te4j {
 namespace rdma {
 
 namespace {
-
-std::string cudaText(const char* what, cudaError_t e) {
-  return std::string(what) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e);
-}
 
 namespace dev = mooncake::device;
 
@@ -64,14 +61,14 @@ int gpuDoorbellProbe(int device, void* qp, uint64_t raddr, uint32_t rkey, uint64
                      std::string* why) {
   cuda_detail::DeviceScope scope(device);
   if (scope.status() != cudaSuccess) {
-    *why = cudaText("cudaSetDevice", scope.status());
+    *why = cuda_detail::describe("cudaSetDevice", scope.status());
     return 1;
   }
   int* out = nullptr;
   cudaError_t e = cudaMallocHost((void**)&out, sizeof(int));
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *why = cudaText("cudaMallocHost(probe status)", e);
+    *why = cuda_detail::describe("cudaMallocHost(probe status)", e);
     return 1;
   }
   *out = 1;
@@ -88,7 +85,7 @@ int gpuDoorbellProbe(int device, void* qp, uint64_t raddr, uint32_t rkey, uint64
   cudaFreeHost(out);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *why = cudaText("the doorbell probe kernel", e);
+    *why = cuda_detail::describe("the doorbell probe kernel", e);
     return 1;
   }
   return status;
@@ -103,7 +100,7 @@ int gpuDmabufFd(int device, void* ptr, size_t bytes, uint64_t* offset, std::stri
   }
   cuda_detail::DeviceScope scope(device);
   if (scope.status() != cudaSuccess) {
-    *why = cudaText("cudaSetDevice", scope.status());
+    *why = cuda_detail::describe("cudaSetDevice", scope.status());
     return -1;
   }
   const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -124,14 +121,14 @@ int gpuDmabufFd(int device, void* ptr, size_t bytes, uint64_t* offset, std::stri
 void* mapUarForGpu(int device, void* reg, size_t bytes, std::string* why) {
   cuda_detail::DeviceScope scope(device);
   if (scope.status() != cudaSuccess) {
-    *why = cudaText("cudaSetDevice", scope.status());
+    *why = cuda_detail::describe("cudaSetDevice", scope.status());
     return nullptr;
   }
   cudaError_t e = cudaHostRegister(
       reg, bytes, cudaHostRegisterIoMemory | cudaHostRegisterMapped | cudaHostRegisterPortable);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *why = cudaText("cudaHostRegister(UAR, cudaHostRegisterIoMemory)", e);
+    *why = cuda_detail::describe("cudaHostRegister(UAR, cudaHostRegisterIoMemory)", e);
     return nullptr;
   }
   void* dev = nullptr;
@@ -139,7 +136,7 @@ void* mapUarForGpu(int device, void* reg, size_t bytes, std::string* why) {
   if (e != cudaSuccess) {
     cudaGetLastError();
     cudaHostUnregister(reg);
-    *why = cudaText("cudaHostGetDevicePointer(UAR)", e);
+    *why = cuda_detail::describe("cudaHostGetDevicePointer(UAR)", e);
     return nullptr;
   }
   return dev;
@@ -155,7 +152,7 @@ std::string gpuPciBusId(int device, std::string* why) {
   const cudaError_t e = cudaDeviceGetPCIBusId(id, (int)sizeof(id), device);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *why = cudaText("cudaDeviceGetPCIBusId", e);
+    *why = cuda_detail::describe("cudaDeviceGetPCIBusId", e);
     return "";
   }
   // CUDA writes "0000:3B:00.0"; sysfs names functions in lower case.
