@@ -10,21 +10,16 @@
 #include <thread>
 
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 
 namespace te4j {
 namespace bench {
 namespace cuda_bench {
 
 /// Makes `device` current for one call and restores the caller's device afterwards (JNI threads
-/// are the application's, which may be using another device).
-class DeviceCall {
- public:
-  explicit DeviceCall(int device) { status_ = cudaSetDevice(device); }
-  cudaError_t status() const { return status_; }
-
- private:
-  cuda_detail::DeviceGuard restore_;  // constructed first: records the caller's device
-  cudaError_t status_;
+/// are the application's, which may be using another device), through libte4j's one device guard.
+struct DeviceCall : cuda_detail::DeviceScope {
+  explicit DeviceCall(int device) : DeviceScope(device, kBind) {}
 };
 
 /// Waits until `event` has completed, at most timeout_ns (polls: never an unbounded

@@ -8,6 +8,7 @@
 
 #include "core/cuda_bridge.h"
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 #include "te4j/api.h"
 #include "te4j/batch_api.h"
 
@@ -47,8 +48,8 @@ uint64_t bytesOf(const CudaBatchResources& r) {
 
 // Frees what is there; errors are ignored (a reset device already lost it).
 void destroy(CudaBatchResources* r) {
-  cuda_detail::DeviceGuard guard;
-  if (cudaSetDevice(r->device) == cudaSuccess) {
+  cuda_detail::DeviceScope scope(r->device, cuda_detail::DeviceScope::kBind);
+  if (scope.status() == cudaSuccess) {
     releaseCudaBlock(&r->arena);
     if (r->done != nullptr) cudaEventDestroy(r->done);
     if (r->stream != nullptr) cudaStreamDestroy(r->stream);
@@ -136,8 +137,8 @@ void releaseCudaBlock(CudaBlock* block) {
 CudaBatchResources* takeCudaBatchResources(int device, int capacity, int* status,
                                            std::string* why) {
   const int cls = classOf(capacity);
-  cuda_detail::DeviceGuard guard;
-  cudaError_t e = cudaSetDevice(device);
+  cuda_detail::DeviceScope scope(device, cuda_detail::DeviceScope::kBind);
+  cudaError_t e = scope.status();
   if (e != cudaSuccess) {
     *status = cudaWhy("cudaSetDevice", e, why);
     return nullptr;

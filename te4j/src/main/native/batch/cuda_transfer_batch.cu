@@ -33,6 +33,7 @@
 #include "batch/kernels/batch_copy_kernel.cuh"
 #include "batch/transfer_batches.h"
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 
 namespace te4j {
 namespace {
@@ -83,8 +84,8 @@ class CudaTransferBatch final : public TransferBatch {
     std::string why;
     int st = kOk;
     {
-      cuda_detail::DeviceGuard guard;
-      const cudaError_t e = cudaSetDevice(device);
+      cuda_detail::DeviceScope scope(device, cuda_detail::DeviceScope::kBind);
+      const cudaError_t e = scope.status();
       st = e == cudaSuccess ? residentBlocks(device, &why) : cuda_detail::statusOf(e);
       if (e != cudaSuccess) {
         cudaGetLastError();
@@ -108,8 +109,8 @@ class CudaTransferBatch final : public TransferBatch {
 
   ~CudaTransferBatch() override {
     if (r_ == nullptr) return;
-    cuda_detail::DeviceGuard guard;
-    if (cudaSetDevice(device_) != cudaSuccess) return;  // a lost device: nothing to give back
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    if (scope.status() != cudaSuccess) return;  // a lost device: nothing to give back
     // The kernels end on their own (they never wait); cancel makes the rest skip their copies.
     if (launched_) signalCancel();
     const bool quiet = cudaStreamSynchronize(r_->stream) == cudaSuccess &&
@@ -155,8 +156,8 @@ class CudaTransferBatch final : public TransferBatch {
                                         " chunks, at most " + std::to_string(kMaxChunksPerPart) +
                                         ": submit it in parts");
     }
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e != cudaSuccess) return cudaFail("cudaSetDevice", e);
     // The part's block goes to the rest of the arena, or, when it is used up, to one of its own.
     const PartLayout layout = PartLayout::of((uint64_t)count, n);
@@ -262,8 +263,8 @@ class CudaTransferBatch final : public TransferBatch {
   // the cancel stream, which runs beside the batch's kernels.
   cudaError_t signalCancel() {
     *cancel_ = 1;
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e == cudaSuccess) {
       e = cudaMemcpyAsync(dev_cancel_, const_cast<int32_t*>(cancel_), sizeof(int32_t),
                           cudaMemcpyHostToDevice, r_->cancel_stream);

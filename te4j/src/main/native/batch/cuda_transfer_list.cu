@@ -26,6 +26,7 @@
 #include "batch/kernels/list_copy_kernel.cuh"
 #include "batch/transfer_lists.h"
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 
 namespace te4j {
 namespace {
@@ -107,8 +108,8 @@ class CudaTransferList final : public TransferList {
 
   ~CudaTransferList() override {
     if (r_ == nullptr) return;
-    cuda_detail::DeviceGuard guard;
-    if (cudaSetDevice(device_) != cudaSuccess) return;  // a lost device: nothing to give back
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    if (scope.status() != cudaSuccess) return;  // a lost device: nothing to give back
     // The kernel never waits, so it ends; cancel makes the rest of it skip its copies.
     if (posted_ && !ended()) signalCancel();
     const bool quiet = cudaStreamSynchronize(r_->stream) == cudaSuccess &&
@@ -133,8 +134,8 @@ class CudaTransferList final : public TransferList {
                                         std::to_string(count_) + " requests");
     }
     if (posted_ && !ended()) return fail(kIllegalState, "post: the list's previous post runs");
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e != cudaSuccess) return cudaFail("cudaSetDevice", e);
     const uint64_t first = chunk_start_[(size_t)from];
     const uint64_t n = chunk_start_[(size_t)to] - first;
@@ -215,8 +216,8 @@ class CudaTransferList final : public TransferList {
       }
       return ok();
     }
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     int32_t* host = r_->host_words + kRecordWords;
     if (e == cudaSuccess) {
       e = cudaMemcpyAsync(host, states_ + first, (size_t)count * sizeof(int32_t),
@@ -233,8 +234,8 @@ class CudaTransferList final : public TransferList {
            const uint64_t* lengths, std::string* why) {
     int st = kOk;
     {
-      cuda_detail::DeviceGuard guard;
-      const cudaError_t e = cudaSetDevice(device_);
+      cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+      const cudaError_t e = scope.status();
       if (e != cudaSuccess) {
         cudaGetLastError();
         *why = cuda_detail::describe("cudaSetDevice", e);
@@ -291,8 +292,8 @@ class CudaTransferList final : public TransferList {
     // Pinned and page-aligned: the kernel writes it through the unified address space.
     record_ = reinterpret_cast<ListRecord*>(r_->host_words);
     std::memset(record_, 0, sizeof(ListRecord));
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e == cudaSuccess) {
       e = cudaMemcpyAsync(dev, stage, layout.bytes, cudaMemcpyHostToDevice, r_->stream);
     }
@@ -318,8 +319,8 @@ class CudaTransferList final : public TransferList {
   // Under mu_, the post not seen ended: 1 when the stream is idle (then the record must be
   // there), 0 while it runs, or the stream's error.
   int streamCheck() {
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e == cudaSuccess) e = cudaStreamQuery(r_->stream);
     if (e == cudaErrorNotReady) {
       cudaGetLastError();
@@ -334,8 +335,8 @@ class CudaTransferList final : public TransferList {
   // awaited so that the source is not rewritten under it by a later cancel.
   cudaError_t signalCancel() {
     record_->cancel_src = epoch_;
-    cuda_detail::DeviceGuard guard;
-    cudaError_t e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    cudaError_t e = scope.status();
     if (e == cudaSuccess) {
       e = cudaMemcpyAsync(&control_->cancel_epoch, &record_->cancel_src, sizeof(unsigned long long),
                           cudaMemcpyHostToDevice, r_->cancel_stream);

@@ -129,21 +129,5 @@ inline int whyOf(const std::string& call, cudaError_t e, std::string* why) {
   return statusOf(e);
 }
 
-/// Restores the calling thread's current device on scope exit: te4j calls cudaSetDevice for its
-/// own work and must not change the device the caller's later CUDA calls use.
-class DeviceGuard {
- public:
-  DeviceGuard() { had_ = cudaGetDevice(&previous_) == cudaSuccess; }
-  ~DeviceGuard() {
-    if (had_) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = 0;
-  bool had_ = false;
-};
-
 }  // namespace cuda_detail
 }  // namespace te4j

@@ -10,6 +10,7 @@
 #include "core/cuda_bridge.h"
 #include "cuda_driver_entry.cuh"
 #include "cuda_errors.cuh"
+#include "device_scope.cuh"
 
 namespace te4j {
 namespace cuda_bridge {
@@ -120,8 +121,8 @@ int canAccessPeer(int device, int peer_device, std::string* error) {
 
 int copy(int device, void* dst, const void* src, std::size_t bytes, std::string* error) {
   if (int st = checkDevice(device, error)) return st;
-  cuda_detail::DeviceGuard guard;
-  cudaError_t e = cudaSetDevice(device);
+  cuda_detail::DeviceScope scope(device, cuda_detail::DeviceScope::kBind);
+  cudaError_t e = scope.status();
   if (e != cudaSuccess) return failWith("cudaSetDevice", e, error);
   e = cudaMemcpy(dst, src, bytes, cudaMemcpyDefault);
   if (e != cudaSuccess) return failWith("cudaMemcpy", e, error);
@@ -133,8 +134,8 @@ int copy(int device, void* dst, const void* src, std::size_t bytes, std::string*
 
 int fill(int device, void* dst, int byte_value, std::size_t bytes, std::string* error) {
   if (int st = checkDevice(device, error)) return st;
-  cuda_detail::DeviceGuard guard;
-  cudaError_t e = cudaSetDevice(device);
+  cuda_detail::DeviceScope scope(device, cuda_detail::DeviceScope::kBind);
+  cudaError_t e = scope.status();
   if (e != cudaSuccess) return failWith("cudaSetDevice", e, error);
   e = cudaMemset(dst, byte_value, bytes);
   if (e != cudaSuccess) return failWith("cudaMemset", e, error);
@@ -244,8 +245,8 @@ void appendAvailability(std::string* report) {
              (can != 0 ? "1" : "0") + "\n";
     }
   }
-  cuda_detail::DeviceGuard guard;
-  if (cudaSetDevice(0) != cudaSuccess) {
+  cuda_detail::DeviceScope scope(0, cuda_detail::DeviceScope::kBind);
+  if (scope.status() != cudaSuccess) {
     cudaGetLastError();
     out += "cuda.fabric=unusable: cudaSetDevice(0) failed\n";
   } else {

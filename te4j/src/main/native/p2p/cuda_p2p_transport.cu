@@ -25,6 +25,7 @@
 #include "core/cuda_bridge.h"
 #include "core/cuda_driver_entry.cuh"
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 #include "cuda_exportable_allocation.cuh"
 #include "cuda_handle_fields.cuh"
 #include "cuda_peer_import.cuh"
@@ -74,8 +75,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
 
   ~CudaP2pTransport() override {
     std::lock_guard<std::mutex> lock(mu_);
-    cuda_detail::DeviceGuard guard;
-    if (cudaSetDevice(device_) != cudaSuccess) return;  // CUDA is gone: nothing to release
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    if (scope.status() != cudaSuccess) return;  // CUDA is gone: nothing to release
     releaseAll();
     for (Buffer& b : buffers_) {
       if (b.owned) cudaFree(b.ptr);
@@ -90,8 +91,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
 
   int allocateBuffer(std::size_t bytes, void** out) override {
     std::lock_guard<std::mutex> lock(mu_);
-    cuda_detail::DeviceGuard guard;
-    if (int st = enter()) return st;
+    cuda_detail::DeviceScope scope;
+    if (int st = enter(&scope)) return st;
     if (out == nullptr) return fail(kInvalidArgument, "allocateBuffer: out is null");
     *out = nullptr;
     if (bytes == 0) return fail(kInvalidArgument, "allocateBuffer: bytes must be > 0");
@@ -118,8 +119,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
   // leaves freeing an allocation that others still map undefined.
   int freeBuffer(void* ptr) override {
     std::lock_guard<std::mutex> lock(mu_);
-    cuda_detail::DeviceGuard guard;
-    if (int st = enter()) return st;
+    cuda_detail::DeviceScope scope;
+    if (int st = enter(&scope)) return st;
     for (size_t i = 0; i < buffers_.size(); ++i) {
       if (buffers_[i].ptr != ptr) continue;
       if (int st = refuseIfInUse(ptr)) return st;
@@ -141,8 +142,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
   // freeBuffer(ptr). What is refused: see locateExportable.
   int registerBuffer(void* ptr, std::size_t bytes) override {
     std::lock_guard<std::mutex> lock(mu_);
-    cuda_detail::DeviceGuard guard;
-    if (int st = enter()) return st;
+    cuda_detail::DeviceScope scope;
+    if (int st = enter(&scope)) return st;
     if (ptr == nullptr || bytes == 0) {
       return fail(kInvalidArgument, "registerBuffer: ptr is null or bytes is 0");
     }
@@ -348,8 +349,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
                     " visible CUDA devices)";
       return kInvalidArgument;
     }
-    cuda_detail::DeviceGuard guard;
-    e = cudaSetDevice(device_);
+    cuda_detail::DeviceScope scope(device_, cuda_detail::DeviceScope::kBind);
+    e = scope.status();
     if (e != cudaSuccess) return initFail("cudaSetDevice", e);
     int unified = 0;
     e = cudaDeviceGetAttribute(&unified, cudaDevAttrUnifiedAddressing, device_);
@@ -389,9 +390,11 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
 
   // The entry of the buffer methods (the skeleton's own methods enter through enterPlatform):
   // the object is usable and the device is current on this thread.
-  int enter() {
+  // Checks the transport, then makes its device current in *scope (the caller's device comes
+  // back when the scope ends).
+  int enter(cuda_detail::DeviceScope* scope) {
     if (int st = checkInit()) return st;
-    const cudaError_t e = cudaSetDevice(device_);
+    const cudaError_t e = scope->enter(device_, cuda_detail::DeviceScope::kBind);
     if (e != cudaSuccess) return cudaFail("cudaSetDevice", e);
     return kOk;
   }

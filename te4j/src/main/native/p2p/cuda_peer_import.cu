@@ -10,6 +10,7 @@
 
 #include "core/cuda_driver_entry.cuh"
 #include "core/cuda_errors.cuh"
+#include "core/device_scope.cuh"
 #include "cuda_handle_fields.cuh"
 #include "handle_blob.h"
 #include "te4j/api.h"
@@ -72,9 +73,9 @@ int adoptSameProcess(const CudaImporter& importer, int r, const int32_t* b, std:
   }
   {
     // The driver resolves an address range only in the owning device's context.
-    cuda_detail::DeviceGuard guard;
-    if (cudaSetDevice(peer_device) != cudaSuccess) {
-      return whyOf(who + "cudaSetDevice(peer)", cudaGetLastError(), why);
+    cuda_detail::DeviceScope scope(peer_device, cuda_detail::DeviceScope::kBind);
+    if (scope.status() != cudaSuccess) {
+      return whyOf(who + "cudaSetDevice(peer)", scope.status(), why);
     }
     if (int st = checkRange(importer.get_range, r, *peer, 0, bytes, why)) return st;
   }
