@@ -1,5 +1,6 @@
-// api.cpp — the free functions of te4j/api.h and the P2pTransport factory. CUDA work goes through
-// cuda_bridge.h (the CUDA build's cuda_runtime_api.cu, or cuda_bridge_nocuda.cpp without nvcc).
+// api.cpp — the free functions of te4j/api.h (P2pTransport's factory is p2p/p2p_transport.cpp:
+// core/ includes nothing of the layers above it). CUDA work goes through cuda_bridge.h (the CUDA
+// build's cuda_runtime_api.cu, or cuda_bridge_nocuda.cpp without nvcc).
 #include "te4j/api.h"
 
 #include <fcntl.h>
@@ -12,12 +13,9 @@
 #include <new>
 #include <string>
 
-#include "p2p/host_p2p_transport.h"
 #include "transport/device/comm_device.cuh"
+#include "core/build_features.h"
 #include "core/cuda_bridge.h"
-#include "core/unavailable.h"
-#include "rdma/mlx5_probe.h"
-#include "te4j/tuning.h"
 
 namespace te4j {
 namespace {
@@ -63,7 +61,7 @@ std::string availabilityReport() {
     }
     report += cuda_bridge::built() ? "cuda.built=true\n" : "cuda.built=false\n";
     cuda_bridge::appendAvailability(&report);
-    report += rdma::kBuiltWithRdmaCore ? "rdma.mlx5.built=true\n" : "rdma.mlx5.built=false\n";
+    report += kBuiltWithRdmaCore ? "rdma.mlx5.built=true\n" : "rdma.mlx5.built=false\n";
   } catch (...) {
     // Only std::bad_alloc can get here; the contract says this never fails.
     report = "host.available=false\ncuda.built=false\n";
@@ -160,20 +158,5 @@ mooncake::device::CommCtx* newCommCtx() {
 }
 
 void deleteCommCtx(mooncake::device::CommCtx* ctx) { delete ctx; }
-
-P2pTransport* P2pTransport::create(int platform, int device, int num_ranks) {
-  try {
-    if (const char* why = tuning::environmentError()) {
-      return newUnavailableP2pTransport(platform, kInvalidArgument, why);
-    }
-    if (platform == kPlatformHost) return createHostP2pTransport(num_ranks);
-    if (platform == kPlatformCuda) return te4j_create_cuda_p2p_transport(device, num_ranks);
-    return newUnavailableP2pTransport(platform, kInvalidArgument,
-                                      "P2pTransport.create: unknown platform " +
-                                          std::to_string(platform) + " (0 = host, 1 = cuda)");
-  } catch (...) {
-    return nullptr;  // std::bad_alloc from a message string: the documented nullptr case
-  }
-}
 
 }  // namespace te4j

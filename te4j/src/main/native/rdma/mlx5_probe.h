@@ -5,20 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "core/build_features.h"  // kBuiltWithRdmaCore
+
 namespace te4j {
 namespace rdma {
 
 /// Why the mlx5 backend is missing from a build without rdma-core's headers.
 constexpr const char* kBuiltWithoutRdmaCore =
     "te4j was built without rdma-core headers (libibverbs-dev); rebuild with them";
-
-/// Whether this build holds the mlx5 hardware backend (rdma-core's headers were found); the
-/// availability report says so as rdma.mlx5.built.
-#if defined(TE4J_HAVE_RDMA_CORE_HEADERS)
-constexpr bool kBuiltWithRdmaCore = true;
-#else
-constexpr bool kBuiltWithRdmaCore = false;
-#endif
 
 /// True when libibverbs and libmlx5 load and at least one mlx5 device is listed; otherwise
 /// *why names the cause and its fix.
