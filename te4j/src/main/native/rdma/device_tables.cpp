@@ -43,6 +43,12 @@ int readQpError(MemoryPort& memory, const void* qp_table, int qp_index, int64_t 
   return 0;
 }
 
+std::string activeMaskError(int num_ranks, uint64_t active_ranks_mask) {
+  if (num_ranks < 64 && (active_ranks_mask >> num_ranks) != 0)
+    return "active_ranks_mask names ranks at or above num_ranks";
+  return "";
+}
+
 int TableRdmaTransport::setDeviceTimeoutNs(int64_t timeout_ns) {
   if (timeout_ns <= 0) return fail(kInvalidArgument, "setDeviceTimeoutNs: must be positive");
   timeout_ns_ = (uint64_t)timeout_ns;
@@ -181,10 +187,8 @@ int TableRdmaTransport::connectPeers(int local_rank, bool is_roce, const uint64_
   if (!haveQps()) return fail(kIllegalState, "connectPeers: createQueuePairs first");
   if (local_rank < 0 || local_rank >= num_ranks_)
     return fail(kInvalidArgument, "connectPeers: local_rank out of range");
-  // A bit for a rank the job does not have would be skipped, and the caller told it connected.
-  if (num_ranks_ < 64 && (active_ranks_mask >> num_ranks_) != 0)
-    return fail(kInvalidArgument,
-                "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+  const std::string bad_mask = activeMaskError(num_ranks_, active_ranks_mask);
+  if (!bad_mask.empty()) return fail(kInvalidArgument, "connectPeers: " + bad_mask);
   if (!remote_addrs || !remote_keys || !remote_qpns || !remote_lids || !subnet_prefixes ||
       !interface_ids)
     return fail(kInvalidArgument, "connectPeers: a table is null");

@@ -22,6 +22,11 @@ struct McErrorRecord;
 namespace te4j {
 namespace rdma {
 
+/// Why connectPeers' (or connectMetadata's) active_ranks_mask is refused for num_ranks ranks, or
+/// "" when it names none at or above num_ranks: such a rank would be skipped, and the caller
+/// told it was connected.
+std::string activeMaskError(int num_ranks, uint64_t active_ranks_mask);
+
 /// A transport's device tables and the window they describe.
 struct DeviceTables {
   void* qp_table = nullptr;  // IbgdaQp[num_ranks * qps_per_rank]

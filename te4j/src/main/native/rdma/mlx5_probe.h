@@ -5,8 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "core/build_features.h"  // kBuiltWithRdmaCore
-
 namespace te4j {
 namespace rdma {
 

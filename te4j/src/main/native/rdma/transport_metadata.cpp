@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/copy_text.h"
+#include "rdma/device_tables.h"
 #include "rdma/metadata_codec.h"
 #include "te4j/rdma_api.h"
 
@@ -86,9 +87,8 @@ int RdmaTransport::connectMetadata(int local_rank, const uint8_t* all, const int
   if (local_rank < 0 || local_rank >= n || ((active_ranks_mask >> local_rank) & 1u) == 0)
     return fail(kInvalidArgument, "connectPeers: local_rank " + std::to_string(local_rank) +
                                       " out of range or not in active_ranks_mask");
-  if (n < 64 && (active_ranks_mask >> n) != 0)
-    return fail(kInvalidArgument,
-                "connectPeers: active_ranks_mask names ranks at or above num_ranks");
+  const std::string bad_mask = rdma::activeMaskError(n, active_ranks_mask);
+  if (!bad_mask.empty()) return fail(kInvalidArgument, "connectPeers: " + bad_mask);
   std::vector<size_t> at((size_t)n + 1, 0);
   for (int r = 0; r < n; ++r) {
     if (lengths[r] < 0) return fail(kInvalidArgument, "connectPeers: negative metadata length");
