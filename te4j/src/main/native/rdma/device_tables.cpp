@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "device_error_records.h"
 #include "memory_port.h"
@@ -104,6 +105,23 @@ void TableRdmaTransport::freeTables() {
     if (rkeys_) memory_->freeTable(rkeys_);
   }
   qp_table_ = raddrs_ = rkeys_ = nullptr;
+}
+
+int TableRdmaTransport::publishPeerWindows(const uint64_t* remote_addrs,
+                                           const uint32_t* remote_keys,
+                                           uint64_t active_ranks_mask) {
+  std::vector<uint64_t> raddrs(num_ranks_, 0);
+  std::vector<uint32_t> rkeys(num_ranks_, 0);
+  for (int r = 0; r < num_ranks_; ++r) {
+    if (((active_ranks_mask >> r) & 1u) == 0) continue;
+    raddrs[r] = remote_addrs[r];
+    rkeys[r] = remote_keys[r];
+  }
+  std::string why;
+  if (memory_->toTable(raddrs_, raddrs.data(), sizeof(uint64_t) * num_ranks_, &why) != 0 ||
+      memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &why) != 0)
+    return fail(kCudaError, "connectPeers: tables: " + why);
+  return kOk;
 }
 
 int TableRdmaTransport::initialize(const char* device_name, int num_ranks, int num_qps) {

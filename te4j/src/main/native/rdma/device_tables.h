@@ -138,6 +138,10 @@ class TableRdmaTransport : public RdmaTransport {
   mooncake::device::McErrorRecord* errorRecord(std::string* err);
   /// Unregisters and frees the record; backends call it before releasing memory_.
   void releaseErrorRecord();
+  /// Copies each active rank's window address and key (0 for the others) into the device tables
+  /// raddrs_ and rkeys_; kOk or fail(kCudaError, ...).
+  int publishPeerWindows(const uint64_t* remote_addrs, const uint32_t* remote_keys,
+                         uint64_t active_ranks_mask);
   /// Frees the device tables (allocateControlBuffer's); backends call it before releasing memory_.
   void freeTables();
 

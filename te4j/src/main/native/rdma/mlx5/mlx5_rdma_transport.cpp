@@ -210,8 +210,6 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
       if (!restartQueues(&why))
         return fail(kSystemError, "connectPeers(" + device_->name() + "): " + why);
     }
-    std::vector<uint64_t> raddrs(num_ranks_, 0);
-    std::vector<uint32_t> rkeys(num_ranks_, 0);
     const int total = numQps();
     for (int r = 0; r < num_ranks_; ++r) {
       const bool active = (active_ranks_mask >> r) & 1u;
@@ -234,15 +232,9 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
                                         std::to_string(i) + " (rank " + std::to_string(r) +
                                         ", channel " + std::to_string(c) + "): " + why);
       }
-      if (active) {
-        raddrs[r] = remote_addrs[r];
-        rkeys[r] = remote_keys[r];
-      }
     }
-    std::string why;
-    if (memory_->toTable(raddrs_, raddrs.data(), sizeof(uint64_t) * num_ranks_, &why) != 0 ||
-        memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &why) != 0)
-      return fail(kCudaError, "connectPeers: tables: " + why);
+    const int published = publishPeerWindows(remote_addrs, remote_keys, active_ranks_mask);
+    if (published != kOk) return published;
     if (doorbell_.gpu_reg != nullptr && proxy_ == nullptr &&
         ((active_ranks_mask >> local_rank) & 1u) != 0) {
       const int s = probeDoorbells(local_rank);

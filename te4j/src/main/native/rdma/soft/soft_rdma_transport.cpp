@@ -193,8 +193,6 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       return fail(kInvalidArgument,
                   "connectPeers: the software NIC is RoCE-addressed (is_roce must be true)");
     std::vector<PeerEndpoint> peers(num_ranks_);
-    std::vector<uint64_t> raddrs(num_ranks_, 0);
-    std::vector<uint32_t> rkeys(num_ranks_, 0);
     for (int r = 0; r < num_ranks_; ++r) {
       if (!((active_ranks_mask >> r) & 1u)) continue;
       if (subnet_prefixes[r] != 0 || (interface_ids[r] >> 32) != 0xffffu || remote_lids[r] == 0 ||
@@ -205,13 +203,9 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       peers[r].active = true;
       peers[r].ipv4 = (uint32_t)interface_ids[r];
       peers[r].port = (uint16_t)remote_lids[r];
-      raddrs[r] = remote_addrs[r];
-      rkeys[r] = remote_keys[r];
     }
-    std::string err;
-    if (memory_->toTable(raddrs_, raddrs.data(), sizeof(uint64_t) * num_ranks_, &err) != 0 ||
-        memory_->toTable(rkeys_, rkeys.data(), sizeof(uint32_t) * num_ranks_, &err) != 0)
-      return fail(kCudaError, "connectPeers: tables: " + err);
+    const int published = publishPeerWindows(remote_addrs, remote_keys, active_ranks_mask);
+    if (published != kOk) return published;
     for (int r = 0; r < num_ranks_; ++r) {
       if (!peers[r].active) continue;
       if ((size_t)num_ranks_ * kAuthKeyBytes != peer_keys_.size())
@@ -220,6 +214,7 @@ class SoftRdmaTransport final : public TableRdmaTransport {
       std::memcpy(peers[r].key, peer_keys_.data() + (size_t)r * kAuthKeyBytes, kAuthKeyBytes);
     }
     setPeers(local_rank, remote_qpns, active_ranks_mask);
+    std::string err;
     if (nic_->connect(local_rank, peers, connect_timeout_ms_, &err) != 0)
       return fail(kPeerLost, "connectPeers: " + err);
     return kOk;
