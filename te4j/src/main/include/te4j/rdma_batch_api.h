@@ -41,7 +41,7 @@ class RdmaTransferBatch : public NativeObject {
                      const uint64_t* lengths, const int32_t* ranks, int64_t timeout_ns) = 0;
   /// Publishes one notification slot over this NIC (docs/MLX5.md, "Notifications"): requests
   /// [first, first + 2) on the queue pair (rank, first % qps_per_rank), posted in one run under
-  /// one doorbell, in this order:
+  /// one doorbell (two if the send ring fills between them), in this order:
   ///   first      RDMA WRITE of slot_bytes from slot_local to slot_remote (the slot's length,
   ///              CRC, flags and payload);
   ///   first + 1  8-byte compare-and-swap of the sequence word at seq_remote (8-byte aligned)

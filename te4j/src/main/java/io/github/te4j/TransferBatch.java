@@ -179,7 +179,7 @@ public final class TransferBatch extends NativeResource
      * [size(), size() + 2): {@code slot} WRITEs the slot's bytes; {@code word} names the slot's
      * 8-byte sequence word at the target and, as its local side, where the word's old value
      * lands. Posted as {@code slot}'s WRITE, then a fenced 8-byte compare-and-swap of the word
-     * from {@code expected} to {@code sequence}, on one queue pair under one doorbell. Both must
+     * from {@code expected} to {@code sequence}, on one queue pair, in that order. Both must
      * use one registered memory and one segment reached over RDMA, and the word must be 8-byte
      * aligned at both ends. Once both completed, the caller compares the old value with
      * {@code expected}: the swap happened only where they are equal.
