@@ -74,6 +74,7 @@ struct Nic {
   bool fail_alloc_pd = false, fail_uar_nc = false, fail_uar_bf = false, fail_eqn = false;
   bool fail_general_cmd = false, fail_umem = false, fail_ctrl_mr = false, fail_reg_mr = false;
   bool fail_dmabuf_mr = false;
+  bool split_mr_keys = false;           // an MR gets an rkey other than its lkey
   int fail_create_qp_after = -1;        // the (n+1)-th CREATE_QP gets status 0x3, syndrome 0x5a5a
   bool fail_umem_ex = false;            // mlx5dv_devx_umem_reg_ex refuses (EOPNOTSUPP)
   std::vector<std::string> ports_down;  // devices whose port 1 reports DOWN
@@ -240,8 +241,9 @@ inline ibv_mr* newMr(ibv_pd* pd, void* addr, size_t len) {
   mr->pd = pd;
   mr->addr = addr;
   mr->length = len;
-  mr->lkey = nic().next_key++;
-  mr->rkey = nic().next_key++;
+  // One mkey serves as both keys, as mlx5_ib gives them (unless a test splits them).
+  mr->lkey = mr->rkey = nic().next_key++;
+  if (nic().split_mr_keys) mr->rkey = nic().next_key++;
   nic().mrs[mr] = 1;
   return mr;
 }

@@ -50,6 +50,8 @@ int main() {
 #include "rdma/mlx5/mlx5_device.h"
 #include "rdma/mlx5/verbs_api.h"
 #include "te4j/api.h"
+#include "te4j/batch_api.h"
+#include "te4j/rdma_batch_api.h"
 
 using namespace mooncake::device;
 namespace devx = te4j::rdma::devx;
@@ -519,6 +521,142 @@ QpView viewOf(const Rank& r, int index) {
 void completeWqe(const QpView& v, uint32_t slot, uint16_t wqe) {
   __atomic_store_n(&((mlx5::Cqe64*)v.cqes)[slot].dw[mlx5::kCqeDwOwner],
                    mlx5::cqe_make_dw15(wqe, mlx5::kCqeReq, 0), __ATOMIC_RELEASE);
+}
+
+// Expected WQE bytes, written field by field (big-endian, as the PRM lays them out).
+struct WqeBytes {
+  uint8_t b[64] = {};
+  size_t n = 0;
+  WqeBytes& be32(uint32_t v) {
+    for (int i = 3; i >= 0; --i) b[n++] = (uint8_t)(v >> (8 * i));
+    return *this;
+  }
+  WqeBytes& be64(uint64_t v) { return be32((uint32_t)(v >> 32)).be32((uint32_t)v); }
+};
+
+// Waits until every request of `batch` is final; true when they all are within the bound.
+bool awaitBatch(te4j::RdmaTransferBatch* batch) {
+  return batch->wait(10000000000ll * timeoutScale()) == te4j::kOk;
+}
+
+// A notification slot's publication over the mlx5 backend (docs/MLX5.md, "Notifications"):
+// regionKey gives the one key host-posted requests use, and RdmaTransferBatch's
+// submitPublication posts, on the QP (rank 1, first % qps_per_rank), the slot's WRITE and then
+// the fenced 8-byte compare-and-swap of its sequence word at the next ring position, the
+// doorbell announcing both; the test plays the NIC, reads the two WQEs back byte for byte and
+// completes them.
+void notificationPublication() {
+  fake::Nic& f = fake::nic();
+  f.roce = false;
+  Rank ranks[kRanks];
+  for (Rank& r : ranks) makeRank(&r);
+  for (Rank& r : ranks) readMetadata(&r);
+  connectAll(ranks);
+  Rank& r0 = ranks[0];
+  const int64_t key0 = r0.t->regionKey(r0.buf, kWindow);
+  const int64_t key1 = ranks[1].t->regionKey(ranks[1].buf, 4096);
+  CHECK(key0 > 0 && key0 == r0.meta[6], "regionKey 0x%llx, want the window's key 0x%llx (%s)",
+        (long long)key0, (long long)r0.meta[6], r0.t->lastError());
+  CHECK(key1 > 0 && key1 == ranks[1].meta[6], "rank 1's regionKey 0x%llx", (long long)key1);
+  CHECK(r0.t->regionKey(r0.buf + 8, 8) == te4j::kInvalidArgument &&
+            contains(r0.t->lastError(), "no registration starts"),
+        "regionKey of an address inside the window: %s", r0.t->lastError());
+  CHECK(r0.t->regionKey(r0.buf, kWindow + 1) == te4j::kInvalidArgument,
+        "regionKey of a range past the window");
+  if (key0 <= 0 || key1 <= 0) return;
+
+  const int first = 2;  // channel first % qps_per_rank = 0
+  QpView v = viewOf(r0, 1 * kQpsPerRank + first % kQpsPerRank);
+  CHECK(v.qp && v.ring && v.dbr && v.cqes && v.uar, "rank 0's QP to rank 1, channel 0");
+  if (!(v.qp && v.ring && v.dbr && v.cqes && v.uar)) return;
+  te4j::RdmaTransferBatch* batch = te4j::RdmaTransferBatch::create(r0.t, 8);
+  CHECK(batch != nullptr && batch->status() == te4j::kOk, "batch");
+  if (batch == nullptr) return;
+  // Two placeholder requests so the publication starts at `first` (a batch's parts follow on).
+  const int32_t ops[2] = {te4j::kBatchWrite, te4j::kBatchWrite};
+  const uint64_t local[2] = {(uint64_t)(uintptr_t)r0.buf, (uint64_t)(uintptr_t)r0.buf};
+  const uint32_t lkeys[2] = {(uint32_t)key0, (uint32_t)key0};
+  const uint64_t remote[2] = {(uint64_t)(uintptr_t)ranks[1].buf, (uint64_t)(uintptr_t)ranks[1].buf};
+  const uint32_t rkeys[2] = {(uint32_t)key1, (uint32_t)key1};
+  const uint64_t lengths[2] = {16, 16};
+  const int32_t rank[2] = {1, 1};
+  CHECK(batch->submit(0, 2, ops, local, lkeys, remote, rkeys, lengths, rank, 5000000000ll) == 0,
+        "placeholder part: %s", batch->lastError());
+  // The placeholders go to channel 0 as WQEs 0 and 1.
+  CHECK(awaitDoorbell(v.uar, 0, 1) != 0, "doorbell of the placeholders");
+  completeWqe(v, 0, 0);
+  completeWqe(v, 1, 1);
+  CHECK(awaitBatch(batch), "placeholders complete: %s", batch->lastError());
+
+  const uint64_t slot_local = (uint64_t)(uintptr_t)(r0.buf + 0x1008);
+  const uint64_t fetch_local = (uint64_t)(uintptr_t)(r0.buf + 0x2000);
+  const uint64_t seq_remote = (uint64_t)(uintptr_t)(ranks[1].buf + 0x4000);
+  const uint32_t slot_bytes = 56 + 100;  // slot bytes 8 .. 64 + 100: header and payload
+  const uint64_t expected = 0x3, sequence = 0xb;
+  // Refused before anything is posted: a sequence word off 8-byte alignment, a bad rank.
+  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
+                                 seq_remote + 4, (uint32_t)key1, slot_bytes, expected, sequence, 1,
+                                 1000000000ll) == te4j::kInvalidArgument,
+        "a misaligned sequence word is refused");
+  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
+                                 seq_remote, (uint32_t)key1, slot_bytes, expected, sequence, 2,
+                                 1000000000ll) == te4j::kInvalidArgument,
+        "rank 2 of 2 is refused");
+  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
+                                 seq_remote, (uint32_t)key1, slot_bytes, expected, sequence, 1,
+                                 5000000000ll) == te4j::kOk,
+        "submitPublication: %s", batch->lastError());
+  const uint64_t bell = awaitDoorbell(v.uar, 0, 3);
+  uint64_t ctrl3;
+  std::memcpy(&ctrl3, v.ring + 3 * 64, 8);
+  CHECK(bell != 0 && bell == ctrl3, "the doorbell announces WQE 3 (the atomic)");
+  CHECK(__builtin_bswap32(__atomic_load_n(&v.dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE)) == 4,
+        "doorbell record %u, want 4", __builtin_bswap32(v.dbr[mlx5::kSndDbr]));
+  const uint32_t qpn = v.qp->id;
+  // WQE 2: the slot's WRITE (ds 3, CQ_UPDATE only).
+  WqeBytes write;
+  write.be32(2u << 8 | mlx5::kOpcodeRdmaWrite).be32(qpn << 8 | 3).be32(mlx5::kCtrlCqUpdate).be32(0);
+  write.be64(seq_remote + 8).be32((uint32_t)key1).be32(0);  // the slot's bytes 8 ..
+  write.be32(slot_bytes).be32((uint32_t)key0).be64(slot_local);
+  CHECK(write.n == 48 && std::memcmp(v.ring + 2 * 64, write.b, write.n) == 0,
+        "WQE 2 is the slot's WRITE");
+  // WQE 3: the fenced compare-and-swap of the sequence word (ds 4, FENCE | CQ_UPDATE): swap, then
+  // compare, then where the old value lands.
+  WqeBytes cas;
+  cas.be32(3u << 8 | 0x11).be32(qpn << 8 | 4).be32(0x80 | 0x08).be32(0);
+  cas.be64(seq_remote).be32((uint32_t)key1).be32(0);
+  cas.be64(sequence).be64(expected);
+  cas.be32(8).be32((uint32_t)key0).be64(fetch_local);
+  CHECK(cas.n == 64 && std::memcmp(v.ring + 3 * 64, cas.b, cas.n) == 0,
+        "WQE 3 is the fenced compare-and-swap of the sequence word");
+  int32_t states[2] = {-99, -99};
+  CHECK(batch->states(first, 2, states) == 0 && states[0] == te4j::kRequestPending &&
+            states[1] == te4j::kRequestPending,
+        "pending until the NIC completes them: %d %d", states[0], states[1]);
+  completeWqe(v, 2, 2);
+  completeWqe(v, 3, 3);
+  CHECK(awaitBatch(batch), "publication completes: %s", batch->lastError());
+  CHECK(batch->states(first, 2, states) == 0 && states[0] == te4j::kRequestCompleted &&
+            states[1] == te4j::kRequestCompleted,
+        "both completed: %d %d", states[0], states[1]);
+  delete batch;
+  for (Rank& r : ranks) {
+    delete r.t;
+    std::free(r.buf);
+  }
+
+  // A region whose lkey and rkey differ has no one key for host-posted requests.
+  f.split_mr_keys = true;
+  Rank split;
+  makeRank(&split);
+  CHECK(split.t->regionKey(split.buf, kWindow) == te4j::kUnavailable &&
+            contains(split.t->lastError(), "differ"),
+        "split keys: %s", split.t->lastError());
+  delete split.t;
+  std::free(split.buf);
+  f.split_mr_keys = false;
+  CHECK(f.live() == 0, "%zu fake objects left after close", f.live());
+  std::printf("notification publication: WRITE then fenced CAS on one QP, regionKey\n");
 }
 
 // Traffic, then connect again: after 2RST the NIC fetches from WQE 0 and writes CQE 0 with
@@ -1014,6 +1152,7 @@ int main() {
   twoRanks(false);
   twoRanks(true);
   reconnectAfterTraffic();
+  notificationPublication();
   fabricTuning();
   umemRegistration();
   timeoutDiagnostics();

@@ -6,6 +6,10 @@
 //   RDMA READ WQE           golden bytes from the PRM (opcode 0x10), and the whole WQE against
 //                           one assembled with mlx5dv_set_ctrl_seg / _data_seg and
 //                           MLX5_OPCODE_RDMA_READ
+//   CAS 64-bit WQE          golden bytes from the PRM (opcode 0x11, fenced), and the whole WQE
+//                           against one assembled with mlx5dv_set_ctrl_seg / _data_seg,
+//                           struct mlx5_wqe_atomic_seg, MLX5_OPCODE_ATOMIC_CS and
+//                           MLX5_WQE_CTRL_FENCE (a notification's sequence word, docs/MLX5.md)
 //   CQE field offsets and opcode/syndrome values against struct mlx5_cqe64 / mlx5_err_cqe
 // The rdma-core parts need <infiniband/mlx5dv.h> (Debian: libibverbs-dev); without it they
 // print SKIP with the reason. The PRM golden bytes always run.
@@ -105,7 +109,71 @@ static void testReadGolden() {
   expectBytes("READ leaves bytes 48..63", wqe + 48, tail, 16);
 }
 
+// 8-byte compare-and-swap, fenced: one WQEBB, ds = 4, opcode 0x11, opmod 0, fm_ce_se = FENCE |
+// CQ_UPDATE; operands swap then compare; the data segment receives the 8-byte old value.
+static void testCompareSwapGolden() {
+  alignas(64) uint8_t wqe[64];
+  std::memset(wqe, 0xee, sizeof(wqe));
+  const uint64_t word = ibgda_build_atomic_cs64(
+      wqe, 0x0102, 0x00beef, 0x1122334455667788ull, 0x0badf00du, 0x99aabbccddeeff00ull, 0x13579bdfu,
+      0x0000000000000009ull, 0x0000000000000011ull, mlx5::kCtrlFence);
+  const uint8_t golden[64] = {
+      0x00, 0x01, 0x02, 0x11,  // opmod 0 | wqe index | opcode 0x11 (ATOMIC_CS)
+      0x00, 0xbe, 0xef, 0x04,  // qpn | ds = 4 (ctrl, raddr, atomic, data)
+      0x00, 0x00, 0x00, 0x88,  // signature, dci stream id, fm_ce_se = FENCE (4 << 5) | CQ_UPDATE
+      0x00, 0x00, 0x00, 0x00,  // imm
+      0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,  // raddr (the word)
+      0x0b, 0xad, 0xf0, 0x0d, 0x00, 0x00, 0x00, 0x00,  // rkey, reserved
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x11,  // swap: the new value
+      0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x09,  // compare: the value expected there
+      0x00, 0x00, 0x00, 0x08, 0x13, 0x57, 0x9b, 0xdf,  // byte count 8, lkey
+      0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff, 0x00,  // where the old value lands
+  };
+  expectBytes("CAS 64 WQE vs PRM golden bytes", wqe, golden, 64);
+  expectBytes("CAS 64 doorbell word = the WQE's first 8 bytes", &word, golden, 8);
+  // Without the fence only CQ_UPDATE is set.
+  ibgda_build_atomic_cs64(wqe, 0x0102, 0x00beef, 0, 1, 0, 1, 0, 1, 0);
+  expectEq("CAS 64 unfenced fm_ce_se", wqe[11], mlx5::kCtrlCqUpdate);
+}
+
 #if defined(TE4J_HAVE_MLX5DV)
+// The whole fenced CAS WQE as rdma-core's helpers and structs assemble it, for random fields.
+static void testCompareSwapAgainstRdmaCore() {
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1000; ++i) {
+    const uint16_t pi = (uint16_t)rng();
+    const uint32_t qpn = (uint32_t)rng() & 0xffffffu, rkey = (uint32_t)rng(),
+                   lkey = (uint32_t)rng();
+    const uint64_t raddr = rng() & ~7ull, fetch = rng(), compare = rng(), swap = rng();
+    alignas(64) uint8_t theirs[64];
+    std::memset(theirs, 0, sizeof(theirs));
+    mlx5dv_set_ctrl_seg((struct mlx5_wqe_ctrl_seg*)theirs, pi, MLX5_OPCODE_ATOMIC_CS, 0, qpn,
+                        MLX5_WQE_CTRL_CQ_UPDATE | MLX5_WQE_CTRL_FENCE, 4, 0, 0);
+    struct mlx5_wqe_raddr_seg* r = (struct mlx5_wqe_raddr_seg*)(theirs + 16);
+    r->raddr = htobe64(raddr);
+    r->rkey = htobe32(rkey);
+    r->reserved = 0;
+    struct mlx5_wqe_atomic_seg* a = (struct mlx5_wqe_atomic_seg*)(theirs + 32);
+    a->swap_add = htobe64(swap);
+    a->compare = htobe64(compare);
+    mlx5dv_set_data_seg((struct mlx5_wqe_data_seg*)(theirs + 48), 8, lkey, (uintptr_t)fetch);
+    alignas(64) uint8_t ours[64];
+    std::memset(ours, 0, sizeof(ours));
+    const uint64_t word = ibgda_build_atomic_cs64(ours, pi, qpn, raddr, rkey, fetch, lkey, compare,
+                                                  swap, mlx5::kCtrlFence);
+    expectBytes("CAS 64 WQE vs rdma-core's assembly", ours, theirs, 64);
+    expectBytes("CAS 64 doorbell word vs rdma-core's ctrl segment", &word, theirs, 8);
+  }
+  expectEq("CAS opcode", mlx5::kOpcodeAtomicCs, MLX5_OPCODE_ATOMIC_CS);
+  expectEq("fence flag", mlx5::kCtrlFence, MLX5_WQE_CTRL_FENCE);
+  expectEq("CQ update flag", mlx5::kCtrlCqUpdate, MLX5_WQE_CTRL_CQ_UPDATE);
+  expectEq("sizeof atomic", sizeof(mlx5::AtomicSeg), sizeof(struct mlx5_wqe_atomic_seg));
+  expectEq("swap_add offset", offsetof(mlx5::AtomicSeg, swap_add),
+           offsetof(struct mlx5_wqe_atomic_seg, swap_add));
+  expectEq("compare offset", offsetof(mlx5::AtomicSeg, compare),
+           offsetof(struct mlx5_wqe_atomic_seg, compare));
+}
+
 // The whole READ WQE as rdma-core's helpers assemble it, for random fields.
 static void testReadAgainstRdmaCore() {
   std::mt19937_64 rng(7);
@@ -231,9 +299,11 @@ int main() {
   testMaskedFaGolden();
   testWriteShape();
   testReadGolden();
+  testCompareSwapGolden();
 #if defined(TE4J_HAVE_MLX5DV)
   testAgainstRdmaCore();
   testReadAgainstRdmaCore();
+  testCompareSwapAgainstRdmaCore();
 #else
   std::printf(
       "SKIP rdma-core comparisons: <infiniband/mlx5dv.h> not found (install libibverbs-dev)\n");

@@ -64,16 +64,19 @@ void fuzzParser(std::mt19937_64& rng, long iterations) {
       for (auto& b : ring) b = (uint8_t)rng();
     } else {
       uint8_t* wqe = ring.data() + (index & (bbs - 1)) * 64;
-      const uint64_t kind = rng() % 3;
+      const uint64_t kind = rng() % 4;
       if (kind == 0)
         ibgda_build_rdma_write(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
                                (uint32_t)rng(), (uint32_t)rng());
       else if (kind == 1)
         ibgda_build_rdma_read(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
                               (uint32_t)rng(), (uint32_t)rng());
-      else
+      else if (kind == 2)
         ibgda_build_masked_fa32(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
                                 (uint32_t)rng(), (uint32_t)rng(), (uint32_t)rng());
+      else  // a notification's sequence word (mlx5 only): the software NIC must refuse it
+        ibgda_build_atomic_cs64(wqe, (uint16_t)index, qpn, rng(), (uint32_t)rng(), rng(),
+                                (uint32_t)rng(), rng(), rng(), mlx5::kCtrlFence);
       mutate(rng, wqe);
     }
     ParsedWqe w;

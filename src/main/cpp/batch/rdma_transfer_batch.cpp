@@ -35,14 +35,20 @@ namespace {
 using mooncake::device::IbgdaQp;
 namespace mlx5 = mooncake::device::mlx5;
 
+/// A request's opcode beside kBatchRead / kBatchWrite, never taken from submit(): a notification
+/// slot's fenced 8-byte compare-and-swap (submitPublication).
+constexpr int32_t kSequenceSwap = -1;
+
 struct Request {
   int32_t opcode;
-  uint64_t local;
+  uint64_t local;  // kSequenceSwap: where the word's old value lands
   uint32_t lkey;
   uint64_t remote;
   uint32_t rkey;
   uint64_t length;
   int32_t rank;
+  uint64_t compare = 0;  // kSequenceSwap only
+  uint64_t swap = 0;
 };
 
 struct Part {
@@ -123,25 +129,35 @@ class RdmaBatch final : public RdmaTransferBatch {
       part.requests[static_cast<size_t>(i)] =
           Request{opcodes[i], local[i], lkeys[i], remote[i], rkeys[i], lengths[i], ranks[i]};
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    if (first != submitted_ || count > capacity_ - first)
-      return fail(kInvalidArgument, "submit: requests [" + std::to_string(first) + ", " +
-                                        std::to_string(first + static_cast<int64_t>(count)) +
-                                        ") do not follow the " + std::to_string(submitted_) +
-                                        " submitted within capacity " + std::to_string(capacity_));
-    if (cancelled_.load()) return fail(kIllegalState, "submit: the batch was cancelled");
-    if (!worker_.joinable()) {
-      try {
-        worker_ = std::thread(&RdmaBatch::run, this);
-      } catch (const std::exception& e) {
-        return fail(kSystemError,
-                    std::string("submit: cannot start the batch's posting thread: ") + e.what());
-      }
+    return enqueue(std::move(part), first, count);
+  }
+
+  int submitPublication(int first, uint64_t slot_local, uint64_t fetch_local, uint32_t lkey,
+                        uint64_t slot_remote, uint64_t seq_remote, uint32_t rkey,
+                        uint32_t slot_bytes, uint64_t expected, uint64_t sequence, int32_t rank,
+                        int64_t timeout_ns) override {
+    if (init_status_ != kOk) return fail(init_status_, last_error_);
+    if (slot_local == 0 || fetch_local == 0 || slot_remote == 0 || seq_remote == 0 || lkey == 0 ||
+        rkey == 0 || slot_bytes == 0 || (seq_remote & 7u) != 0 || (fetch_local & 7u) != 0 ||
+        rank < 0 || rank >= num_ranks_)
+      return fail(kInvalidArgument,
+                  "submitPublication: a null address or key, an empty slot, a sequence word or "
+                  "fetch address not 8-byte aligned, or a bad rank");
+    Part part;
+    part.first = first;
+    part.deadline_ns = mooncake::device::mc_globaltimer_ns() +
+                       static_cast<uint64_t>(timeout_ns < 0 ? 0 : timeout_ns);
+    try {
+      part.requests.resize(2);
+    } catch (const std::bad_alloc&) {
+      return fail(kOutOfMemory, "submitPublication: out of memory");
     }
-    queue_.push_back(std::move(part));
-    submitted_ += count;
-    cv_.notify_all();
-    return ok();
+    // One part, one rank: both go to one QP in one run, the WRITE first.
+    part.requests[0] = Request{kBatchWrite, slot_local, lkey, slot_remote, rkey, slot_bytes, rank};
+    part.requests[1] = Request{kSequenceSwap, fetch_local, lkey, seq_remote, rkey, 8, rank};
+    part.requests[1].compare = expected;
+    part.requests[1].swap = sequence;
+    return enqueue(std::move(part), first, 2);
   }
 
   int states(int first, int count, int32_t* out) override {
@@ -175,6 +191,29 @@ class RdmaBatch final : public RdmaTransferBatch {
     uint32_t end;
     int index;
   };
+
+  /// Queues a checked part of `count` requests starting at `first` for the posting thread.
+  int enqueue(Part&& part, int first, int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (first != submitted_ || count > capacity_ - first)
+      return fail(kInvalidArgument, "submit: requests [" + std::to_string(first) + ", " +
+                                        std::to_string(first + static_cast<int64_t>(count)) +
+                                        ") do not follow the " + std::to_string(submitted_) +
+                                        " submitted within capacity " + std::to_string(capacity_));
+    if (cancelled_.load()) return fail(kIllegalState, "submit: the batch was cancelled");
+    if (!worker_.joinable()) {
+      try {
+        worker_ = std::thread(&RdmaBatch::run, this);
+      } catch (const std::exception& e) {
+        return fail(kSystemError,
+                    std::string("submit: cannot start the batch's posting thread: ") + e.what());
+      }
+    }
+    queue_.push_back(std::move(part));
+    submitted_ += count;
+    cv_.notify_all();
+    return ok();
+  }
 
   int copy(const std::vector<std::atomic<int32_t>>& from, int first, int count, int32_t* out) {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
@@ -265,13 +304,19 @@ class RdmaBatch final : public RdmaTransferBatch {
         }
         const uint64_t chunk = left < mlx5::kMaxMessageBytes ? left : mlx5::kMaxMessageBytes;
         void* wqe = qp->sq_buf + static_cast<size_t>(qp->sq_pi & qp->sq_mask) * mlx5::kSendWqeBB;
-        last = r.opcode == kBatchWrite
-                   ? mooncake::device::ibgda_build_rdma_write(wqe, static_cast<uint16_t>(qp->sq_pi),
-                                                              qp->qpn, raddr, r.rkey, laddr, r.lkey,
-                                                              static_cast<uint32_t>(chunk))
-                   : mooncake::device::ibgda_build_rdma_read(wqe, static_cast<uint16_t>(qp->sq_pi),
-                                                             qp->qpn, raddr, r.rkey, laddr, r.lkey,
-                                                             static_cast<uint32_t>(chunk));
+        const uint16_t index = static_cast<uint16_t>(qp->sq_pi);
+        if (r.opcode == kSequenceSwap)
+          // Fenced: it also waits for any READ or atomic this QP still has in flight
+          // (docs/MLX5.md).
+          last = mooncake::device::ibgda_build_atomic_cs64(wqe, index, qp->qpn, raddr, r.rkey,
+                                                           laddr, r.lkey, r.compare, r.swap,
+                                                           mlx5::kCtrlFence);
+        else if (r.opcode == kBatchWrite)
+          last = mooncake::device::ibgda_build_rdma_write(wqe, index, qp->qpn, raddr, r.rkey, laddr,
+                                                          r.lkey, static_cast<uint32_t>(chunk));
+        else
+          last = mooncake::device::ibgda_build_rdma_read(wqe, index, qp->qpn, raddr, r.rkey, laddr,
+                                                         r.lkey, static_cast<uint32_t>(chunk));
         ++qp->sq_pi;
         laddr += chunk;
         raddr += chunk;

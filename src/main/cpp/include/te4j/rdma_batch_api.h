@@ -39,6 +39,24 @@ class RdmaTransferBatch : public NativeObject {
   virtual int submit(int first, int count, const int32_t* opcodes, const uint64_t* local,
                      const uint32_t* lkeys, const uint64_t* remote, const uint32_t* rkeys,
                      const uint64_t* lengths, const int32_t* ranks, int64_t timeout_ns) = 0;
+  /// Publishes one notification slot over this NIC (docs/MLX5.md, "Notifications"): requests
+  /// [first, first + 2) on the queue pair (rank, first % qps_per_rank), posted in one run under
+  /// one doorbell (two if the send ring fills between them), in this order:
+  ///   first      RDMA WRITE of slot_bytes from slot_local to slot_remote (the slot's length,
+  ///              CRC, flags and payload);
+  ///   first + 1  8-byte compare-and-swap of the sequence word at seq_remote (8-byte aligned)
+  ///              from `expected` to `sequence`, fenced, its old value landing at fetch_local.
+  /// Both use lkey locally and rkey at the owner. An RC responder makes an atomic's update
+  /// visible only after the bytes of the WRITEs before it on the queue pair (the InfiniBand
+  /// ordering rule for RDMA WRITE), so a receiver that sees the new sequence sees the whole
+  /// slot. Once both completed, the caller compares the old value at fetch_local with
+  /// `expected`: another value means the word was not where this sender left it (the swap did
+  /// not happen). The software NIC executes no 8-byte compare-and-swap: its request fails with
+  /// a local QP operation error.
+  virtual int submitPublication(int first, uint64_t slot_local, uint64_t fetch_local, uint32_t lkey,
+                                uint64_t slot_remote, uint64_t seq_remote, uint32_t rkey,
+                                uint32_t slot_bytes, uint64_t expected, uint64_t sequence,
+                                int32_t rank, int64_t timeout_ns) = 0;
   /// Copies the states of requests [first, first + count) into out.
   virtual int states(int first, int count, int32_t* out) = 0;
   /// Copies the completion words of requests [first, first + count) into out (0: none).

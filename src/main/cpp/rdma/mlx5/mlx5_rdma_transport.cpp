@@ -118,7 +118,10 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     const DmabufSource gpu = platform_ == kPlatformCuda ? &gpuDmabufFd : nullptr;
     if (registerRegion(*api_, device_->pd(), ptr, bytes, gpu, cuda_device_, &region.reg, &why) != 0)
       return fail(kUnavailable, "registerMemory(" + device_->name() + "): " + why);
-    regions_.push_back(region);
+    {
+      std::lock_guard<std::mutex> lock(regions_mu_);
+      regions_.push_back(region);
+    }
     window_rkey_ = region.reg.mr->rkey;
     window_lkey_ = region.reg.mr->lkey;
     {
@@ -132,7 +135,26 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     return kOk;
   }
 
+  // Host-posted requests (transfer batches, notifications) use one key for both ends: the MR's
+  // lkey locally and its rkey at the peer. mlx5_ib gives an ibv_reg_mr / dma-buf MR one mkey
+  // for both, so they agree; a region whose keys differ is refused rather than guessed.
+  int64_t regionKey(void* ptr, std::size_t bytes) override {
+    std::lock_guard<std::mutex> lock(regions_mu_);
+    for (size_t i = regions_.size(); i-- > 0;) {
+      const ibv_mr* mr = regions_[i].reg.mr;
+      if (regions_[i].ptr != ptr || bytes > mr->length) continue;
+      if (mr->lkey != mr->rkey || mr->lkey == 0)
+        return fail(kUnavailable, "regionKey: the region's lkey 0x" + hex(mr->lkey) +
+                                      " and rkey 0x" + hex(mr->rkey) +
+                                      " differ; host-posted requests need one key for both");
+      return (int64_t)mr->lkey;
+    }
+    return fail(kInvalidArgument,
+                "regionKey: no registration starts at that address and holds the range");
+  }
+
   bool forgetRegion(void* ptr) override {
+    std::lock_guard<std::mutex> lock(regions_mu_);
     for (size_t i = regions_.size(); i-- > 0;) {
       if (regions_[i].ptr != ptr) continue;
       const ibv_mr* mr = regions_[i].reg.mr;
@@ -582,8 +604,11 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
     destroyQps();
     freeTables();
     releaseControl();
-    for (Region& r : regions_) api_->dereg_mr(r.reg.mr);
-    regions_.clear();
+    {
+      std::lock_guard<std::mutex> lock(regions_mu_);
+      for (Region& r : regions_) api_->dereg_mr(r.reg.mr);
+      regions_.clear();
+    }
     releaseDoorbellPath(cuda_device_, &doorbell_);
     proxy_.reset();
     device_.reset();
@@ -594,7 +619,8 @@ class Mlx5RdmaTransport final : public TableRdmaTransport {
   std::unique_ptr<Mlx5Device> device_;
   DoorbellPath doorbell_;
   std::unique_ptr<DoorbellProxy> proxy_;
-  std::vector<Region> regions_;
+  std::mutex regions_mu_;        // regionKey runs on the callers' threads
+  std::vector<Region> regions_;  // guarded by regions_mu_
   uint32_t window_rkey_ = 0;
   uint32_t window_lkey_ = 0;
   ControlLayout layout_;

@@ -12,17 +12,22 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.ToIntFunction;
 
 /**
  * This agent's ring in the notification area of a receiver reached over RDMA (the software
- * NIC): ring {@code MAPPED_RINGS + r} for this agent's RDMA rank {@code r}, which only this rank
- * writes, so it needs no atomic claim. Every access is an RDMA work request of a batch of this
- * target, from a small staging buffer registered with the NIC, against the area's registered
- * address and key from the receiver's descriptor:
+ * NIC or an mlx5 NIC): ring {@code MAPPED_RINGS + r} for this agent's RDMA rank {@code r},
+ * which only this rank writes, so it needs no atomic claim. Every access is an RDMA work request
+ * of a batch of this target, from a small staging buffer registered with the NIC, against the
+ * area's registered address and key from the receiver's descriptor:
  * <ul>
- * <li>a slot: one WRITE of its header and payload (bytes 8 ..), then one WRITE of its sequence
- * word, in one part, so on one queue pair, where they execute in order: the receiver never sees
- * the sequence word before the slot (and checks the CRC all the same);</li>
+ * <li>a slot: one WRITE of its header and payload (bytes 8 ..), then its sequence word, in one
+ * part, so on one queue pair, so the receiver never sees the sequence word before the slot (and
+ * checks the CRC all the same). The software NIC executes a queue pair's requests in order, so
+ * the word is a second WRITE. An mlx5 NIC's responder orders a WRITE's bytes only before a
+ * later atomic (docs/MLX5.md, "Notifications"), so there the word is a fenced compare-and-swap
+ * from the value this sender left in it (read at opening, then its own), whose fetched old value
+ * tells whether it happened;</li>
  * <li>room: one READ of the ring's consumed index (and the area's open word) when the last one
  * read leaves no room;</li>
  * <li>opening: READs of the consumed index, the open word and every slot's sequence word (an
@@ -44,6 +49,8 @@ final class RdmaNotificationTarget implements NotificationTarget
     private static final int HEADER = SEQ + 64;
     private static final int READ_SEQS = HEADER + NotificationArea.RING_HEADER_BYTES;
     private static final int STAGING_BYTES = READ_SEQS + 8 * NotificationArea.MAX_DEPTH;
+    /** The NIC whose responder orders a slot before its sequence word only through an atomic. */
+    private static final String ATOMIC_SEQUENCE_BACKEND = "mlx5";
     /** The targets open in this process, by transport and receiver: one sender per RDMA rank and ring. */
     private static final Map<RdmaTransport, Set<String>> OPEN = new IdentityHashMap<>();
     /** How long publishing one slot may take once its data landed (the NIC, not the receiver, bounds it). */
@@ -65,6 +72,9 @@ final class RdmaNotificationTarget implements NotificationTarget
     private final ByteBuffer stage;
     private final RegisteredMemory local;
     private final SegmentHandle area;
+    private final boolean atomicSequence;
+    /** What this sender last knew each slot's sequence word to hold (atomicSequence); guarded by this. */
+    private final long[] wordLeft;
     private TransferBatch batch;  // guarded by this
     private long next;            // guarded by this
     private long consumedSeen;    // guarded by this
@@ -86,6 +96,8 @@ final class RdmaNotificationTarget implements NotificationTarget
         this.stage = MappedMemory.view(staging.address(), STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
         this.local = local;
         this.area = area;
+        this.atomicSequence = ATOMIC_SEQUENCE_BACKEND.equals(rdma.backend());
+        this.wordLeft = new long[layout.depth()];
     }
 
     /** Reaches {@code d}'s notification area over {@code rdma} and claims this rank's ring, until {@code deadline}. */
@@ -194,6 +206,10 @@ final class RdmaNotificationTarget implements NotificationTarget
             throw new ClosedException("the agent of segment '" + segment + "' (it closed its notifications)");
         }
         final long consumed = stage.getLong(READ_CONSUMED);
+        for (int k = 0; k < depth; k++)
+        {
+            wordLeft[k] = stage.getLong(READ_SEQS + 8 * k);
+        }
         long end = consumed;
         for (long p = consumed; p < consumed + depth; p++)
         {
@@ -281,6 +297,12 @@ final class RdmaNotificationTarget implements NotificationTarget
     /** Posts {@code part} and waits for its completions until {@code deadline}; throws unless all completed. */
     private void run(final List<TransferRequest> part, final long deadline, final String what)
     {
+        post(part.size(), timeout -> batch.submit(part, timeout), deadline, what);
+    }
+
+    /** Posts {@code n} requests through {@code submit} (given the time left); as {@link #run}. */
+    private void post(final int n, final ToIntFunction<Duration> submit, final long deadline, final String what)
+    {
         if (rdma.peerLost(ownerRank))
         {
             throw new PeerLostException("notification to segment '" + segment + "': its owner (RDMA rank " + ownerRank
@@ -289,7 +311,7 @@ final class RdmaNotificationTarget implements NotificationTarget
         final Lock l = staging.enter();
         try
         {
-            if (batch == null || batch.size() + part.size() > batch.capacity())
+            if (batch == null || batch.size() + n > batch.capacity())
             {
                 if (batch != null)
                 {
@@ -297,9 +319,9 @@ final class RdmaNotificationTarget implements NotificationTarget
                 }
                 batch = agent.allocateBatch(BATCH_CAPACITY);
             }
-            final int first = batch.submit(part, Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
+            final int first = submit.applyAsInt(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
             batch.awaitDone(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
-            for (int i = first; i < first + part.size(); i++)
+            for (int i = first; i < first + n; i++)
             {
                 final TransferStatus s = batch.status(i);
                 if (s.state() != TransferState.COMPLETED)
@@ -397,10 +419,29 @@ final class RdmaNotificationTarget implements NotificationTarget
         }
         stage.putInt(NotificationArea.LENGTH, n).putInt(NotificationArea.CRC, isVoid ? 0 : NotificationArea.crc(message))
             .putInt(NotificationArea.FLAGS, isVoid ? NotificationArea.FLAG_VOID : 0);
-        stage.putLong(SEQ, position + 1);
         final int slot = layout.slot(ring, position);
-        run(List.of(write(8, slot + 8, NotificationArea.SLOT_HEADER_BYTES - 8 + n), write(SEQ, slot, 8)),
+        final TransferRequest bytes = write(8, slot + 8, NotificationArea.SLOT_HEADER_BYTES - 8 + n);
+        if (!atomicSequence)
+        {
+            stage.putLong(SEQ, position + 1);
+            run(List.of(bytes, write(SEQ, slot, 8)), System.nanoTime() + OP_NANOS, "write its slot");
+            return true;
+        }
+        final int k = (int) (position & (layout.depth() - 1));
+        final long expected = wordLeft[k];
+        stage.putLong(SEQ, ~expected);  // where the word's old value lands: only the NIC leaves `expected` there
+        final TransferRequest word = write(SEQ, slot, 8);
+        post(2, timeout -> batch.submitPublication(bytes, word, expected, position + 1, timeout),
             System.nanoTime() + OP_NANOS, "write its slot");
+        final long found = stage.getLong(SEQ);
+        if (found != expected)
+        {
+            throw new Te4jException(Te4jException.Code.REMOTE_ERROR, "notification to segment '" + segment
+                + "': the sequence word of its slot held " + found + ", not the " + expected + " this sender left"
+                + " there, so the notification was not published (the receiver freed this rank's ring, taking this"
+                + " sender for lost, or the NIC's 8-byte atomics are not host-endian: docs/MLX5.md)");
+        }
+        wordLeft[k] = position + 1;
         return true;
     }
 

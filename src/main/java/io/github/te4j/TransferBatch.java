@@ -153,7 +153,7 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         final int n = part.size();
         Errors.checkArgument(n >= 1, "a submit needs at least one request");
-        return submitLocked(part, null, timeout, null);
+        return submitLocked(part, null, timeout, null, null);
     }
 
     /**
@@ -170,7 +170,34 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(part != null, "requests is null");
         Errors.checkArgument(timeout != null && !timeout.isNegative(), "timeout must be non-negative: " + timeout);
         Errors.checkArgument(part.size() >= 1, "a submit needs at least one request");
-        return submitLocked(null, part, timeout, null);
+        return submitLocked(null, part, timeout, null, null);
+    }
+
+    /**
+     * Submits a notification slot's publication for a NIC whose responder orders the slot before
+     * its sequence word only through an atomic (docs/MLX5.md, "Notifications"), as requests
+     * [size(), size() + 2): {@code slot} WRITEs the slot's bytes; {@code word} names the slot's
+     * 8-byte sequence word at the target and, as its local side, where the word's old value
+     * lands. Posted as {@code slot}'s WRITE, then a fenced 8-byte compare-and-swap of the word
+     * from {@code expected} to {@code sequence}, on one queue pair, in that order. Both must
+     * use one registered memory and one segment reached over RDMA, and the word must be 8-byte
+     * aligned at both ends. Once both completed, the caller compares the old value with
+     * {@code expected}: the swap happened only where they are equal.
+     */
+    int submitPublication(final TransferRequest slot, final TransferRequest word, final long expected,
+        final long sequence, final Duration timeout)
+    {
+        Errors.checkArgument(slot != null && word != null && timeout != null && !timeout.isNegative(),
+            "a publication needs its two requests and a non-negative timeout");
+        Errors.checkArgument(slot.opcode() == TransferOpcode.WRITE && word.opcode() == TransferOpcode.WRITE
+            && word.length() == 8 && slot.length() <= Integer.MAX_VALUE && slot.local() == word.local()
+            && slot.segment() == word.segment() && slot.segment().isRdma(),
+            "a publication is a WRITE and an 8-byte word of one memory and one segment reached over RDMA");
+        final long wordAddress = word.segment().addressOf(word.remoteOffset(), 8);
+        Errors.checkArgument(wordAddress > 0 && (wordAddress & 7) == 0
+            && ((word.local().address() + word.localOffset()) & 7) == 0,
+            "a publication's sequence word must be 8-byte aligned at both ends");
+        return submitLocked(List.of(slot, word), null, timeout, null, new long[] {expected, sequence});
     }
 
     /**
@@ -244,7 +271,7 @@ public final class TransferBatch extends NativeResource
             target = r.segment();
         }
         return agent.notificationOutbox().submit(this, target, notification, timeout, part.size(),
-            (t, gate) -> submitLocked(part, null, t, gate));
+            (t, gate) -> submitLocked(part, null, t, gate, null));
     }
 
     /**
@@ -260,7 +287,7 @@ public final class TransferBatch extends NativeResource
         Errors.checkArgument(part.segmentCount() == 1, "the part names " + part.segmentCount() + " segments: a part"
             + " with a notification names one segment, whose agent receives it");
         return agent.notificationOutbox().submit(this, part.segment(0), notification, timeout, part.size(),
-            (t, gate) -> submitLocked(null, part, t, gate));
+            (t, gate) -> submitLocked(null, part, t, gate, null));
     }
 
     /**
@@ -298,7 +325,7 @@ public final class TransferBatch extends NativeResource
      * timeout's) is done before native code takes the part.
      */
     private int submitLocked(final List<TransferRequest> list, final TransferDescriptors descriptors,
-        final Duration timeout, final Supplier<Duration> gate)
+        final Duration timeout, final Supplier<Duration> gate, final long[] publication)
     {
         final Lock la = agent.enterForSubmit();
         try
@@ -311,7 +338,7 @@ public final class TransferBatch extends NativeResource
                 {
                     if (descriptors != null)
                     {
-                        return submitChecked(descriptors, timeout, gate);
+                        return submitChecked(descriptors, timeout, gate, publication);
                     }
                     final int n = list.size();
                     // Checked before the list is copied, in submitChecked's order: the deadline, then capacity.
@@ -338,7 +365,7 @@ public final class TransferBatch extends NativeResource
                         {
                             d.add(list.get(i));
                         }
-                        return submitChecked(d, timeout, gate);
+                        return submitChecked(d, timeout, gate, publication);
                     }
                     finally
                     {
@@ -372,7 +399,7 @@ public final class TransferBatch extends NativeResource
     }
 
     private int submitChecked(final TransferDescriptors part, final Duration checkedTimeout,
-        final Supplier<Duration> gate)
+        final Supplier<Duration> gate, final long[] publication)
     {
         final BatchSubmitEvent event = new BatchSubmitEvent();
         event.begin();
@@ -569,7 +596,8 @@ public final class TransferBatch extends NativeResource
                     anyLost |= l;
                 }
                 final long end = System.nanoTime() + timeoutNanos;  // saturated: cannot overflow
-                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeoutNanos);
+                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeoutNanos,
+                    publication);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -627,11 +655,13 @@ public final class TransferBatch extends NativeResource
     /**
      * Hands the part to the native batches: requests to mapped segments to the platform's, those
      * over RDMA to the RDMA one (except those whose owner is already lost: final here). Under this
-     * batch's monitor. A negative status: nothing of the part was submitted.
+     * batch's monitor. A negative status: nothing of the part was submitted. {@code publication}
+     * ({expected, sequence}, or null) makes the part a notification slot's publication
+     * ({@link #submitPublication}).
      */
     private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
         final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
-        final long timeoutNanos)
+        final long timeoutNanos, final long[] publication)
     {
         if (nr == 0)
         {
@@ -718,7 +748,12 @@ public final class TransferBatch extends NativeResource
             rn[k] = staging.lengthView.get(first + i);
             rk[k] = ranks[i];
         }
-        final int status = rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk, timeoutNanos);
+        // A publication's two requests share their memory and segment (submitPublication), so one
+        // key each way; its second request's local side receives the sequence word's old value.
+        final int status = publication == null
+            ? rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk, timeoutNanos)
+            : rdmaPeer.submitPublication(rdmaSubmitted, rl[0], rl[1], rlk[0], rr[0], rr[1], rrk[0], (int) rn[0],
+                publication[0], publication[1], rk[0], timeoutNanos);
         for (int k = 0; k < np; k++)
         {
             final int i = posted.get(k);
@@ -732,7 +767,8 @@ public final class TransferBatch extends NativeResource
                 route[first + i] = ROUTE_NONE;
                 nativeStates[first + i] = status;
                 statuses[first + i] = TransferStatus.failed(Errors.toException(status, "request " + (first + i)
-                    + ": RdmaTransferBatch.submit", rdmaPeer.lastError()));
+                    + (publication == null ? ": RdmaTransferBatch.submit" : ": RdmaTransferBatch.submitPublication"),
+                    rdmaPeer.lastError()));
             }
         }
         if (status >= 0)

@@ -60,7 +60,22 @@ public class NotificationSoftNicTest
         n1.initialize(2, 1, 256);
         n0.register(src0);
         n1.register(seg1);
-        final Path dir = Files.createTempDirectory("te4j-notify-soft");
+        connectPair(n0, n1);
+        a0.useRdma(n0);
+        a1.useRdma(n1);
+        a1.notifications();  // the area, registered with the NIC at publish
+        dir0 = InMemorySegmentDirectory.open(space);
+        dir1 = InMemorySegmentDirectory.open(space);
+        a0.publishSegment(dir0);
+        a1.publishSegment(dir1);
+        s1 = a0.openSegment("soft1", dir0, T);
+        Assert.assertTrue(s1.isRdma(), "rank 1's segment must be reached over the software NIC");
+    }
+
+    /** Connects two initialized transports of one process as ranks 0 and 1. */
+    static void connectPair(final RdmaTransport n0, final RdmaTransport n1) throws Exception
+    {
+        final Path dir = Files.createTempDirectory("te4j-notify-rdma");
         final CompletableFuture<Void> other = CompletableFuture.runAsync(() ->
         {
             try (HandleExchange x1 = FileExchange.builder().directory(dir).rank(1).worldSize(2).defaultTimeout(T).build())
@@ -73,15 +88,6 @@ public class NotificationSoftNicTest
             n0.connect(x0, T);
         }
         other.get(30, TimeUnit.SECONDS);
-        a0.useRdma(n0);
-        a1.useRdma(n1);
-        a1.notifications();  // the area, registered with the NIC at publish
-        dir0 = InMemorySegmentDirectory.open(space);
-        dir1 = InMemorySegmentDirectory.open(space);
-        a0.publishSegment(dir0);
-        a1.publishSegment(dir1);
-        s1 = a0.openSegment("soft1", dir0, T);
-        Assert.assertTrue(s1.isRdma(), "rank 1's segment must be reached over the software NIC");
     }
 
     @AfterMethod(alwaysRun = true)
@@ -216,5 +222,42 @@ public class NotificationSoftNicTest
         Assert.assertEquals(n.sender(), "soft0twin");
         Assert.assertEquals(n.message(), new byte[] {9});
         Assert.assertEquals(inbox.poll(), Optional.empty());
+    }
+
+    /**
+     * The publication an mlx5 NIC is given (docs/MLX5.md: the slot's WRITE, then a fenced 8-byte
+     * compare-and-swap of its sequence word, TransferBatch.submitPublication) reaches the NIC as
+     * those two work requests, in that order: the software NIC, which executes no
+     * compare-and-swap, places the WRITE's bytes and fails the second request with a local QP
+     * operation error, leaving the word untouched. The work requests' bytes are pinned natively
+     * (test_rdma_wqe_format, test_mlx5_backend).
+     */
+    @Test(groups = "host", timeOut = 120_000)
+    public void aPublicationIsTheSlotWriteThenACompareAndSwap()
+    {
+        seg1.fill(0, 8192, Patterns.POISON);
+        Patterns.write(src0, 0, 200, 77);
+        try (TransferBatch b = a0.allocateBatch(4))
+        {
+            final TransferRequest slot = TransferRequest.write(r0, 0, s1, 4096 + 8, 200);
+            final IllegalArgumentException misaligned = Assert.expectThrows(IllegalArgumentException.class,
+                () -> b.submitPublication(slot, TransferRequest.write(r0, 4096, s1, 4100, 8), 0, 1, T));
+            Assert.assertTrue(misaligned.getMessage().contains("8-byte aligned"), misaligned.getMessage());
+            final IllegalArgumentException read = Assert.expectThrows(IllegalArgumentException.class,
+                () -> b.submitPublication(slot, TransferRequest.read(r0, 4096, s1, 4096, 8), 0, 1, T));
+            Assert.assertTrue(read.getMessage().contains("a WRITE and an 8-byte word"), read.getMessage());
+            Assert.assertEquals(b.size(), 0, "refused before anything was submitted");
+
+            final int first = b.submitPublication(slot, TransferRequest.write(r0, 4096, s1, 4096, 8), 0, 1, T);
+            Assert.assertEquals(first, 0);
+            Assert.assertEquals(b.size(), 2);
+            Assert.assertTrue(b.awaitDone(T));
+            Assert.assertEquals(b.status(0).state(), TransferState.COMPLETED, "the slot's WRITE: " + b.status(0));
+            final TransferStatus swap = b.status(1);
+            Assert.assertEquals(swap.state(), TransferState.FAILED, "the compare-and-swap: " + swap);
+            Assert.assertTrue(String.valueOf(swap.cause()).contains("local QP operation error"), String.valueOf(swap));
+        }
+        Assert.assertNull(Patterns.verify(seg1, 4096 + 8, 200, 77), "the slot's bytes");
+        Assert.assertNull(Patterns.verifyPoison(seg1, 4096, 8), "the sequence word is untouched");
     }
 }

@@ -55,10 +55,18 @@ struct alignas(16) MaskedFa32Seg {
   uint64_t reserved;        // 0
 };
 
+/// Standard 8-byte atomic (opcode 0x11 compare-and-swap, 0x12 fetch-and-add; opmod 0): the swap
+/// (or add) operand and the compare operand, as rdma-core's struct mlx5_wqe_atomic_seg.
+struct alignas(16) AtomicSeg {
+  uint64_t swap_add;  // big-endian
+  uint64_t compare;   // big-endian; ignored by fetch-and-add
+};
+
 static_assert(sizeof(CtrlSeg) == 16, "ctrl segment is one DS unit");
 static_assert(sizeof(RaddrSeg) == 16, "raddr segment is one DS unit");
 static_assert(sizeof(DataSeg) == 16, "data segment is one DS unit");
 static_assert(sizeof(MaskedFa32Seg) == 16, "masked FA segment is one DS unit");
+static_assert(sizeof(AtomicSeg) == 16, "atomic segment is one DS unit");
 
 /// Fills a control segment. pi: the WQE index (the producer counter, wraps at 0xffff);
 /// ds: WQE size in 16-byte units (6 bits used); qpn: 24-bit QP number; imm is stored as given,
@@ -105,6 +113,12 @@ MC_DEVICE_INLINE void set_masked_fa32_seg(MaskedFa32Seg* seg, uint32_t add,
   seg->add_data = mc_bswap32(add);
   seg->field_boundary = mc_bswap32(field_boundary);
   seg->reserved = 0;
+}
+
+/// Fills an 8-byte atomic segment: the swap (or add) operand and the compare operand.
+MC_DEVICE_INLINE void set_atomic_seg(AtomicSeg* seg, uint64_t swap_add, uint64_t compare) {
+  seg->swap_add = mc_bswap64(swap_add);
+  seg->compare = mc_bswap64(compare);
 }
 
 }  // namespace mlx5

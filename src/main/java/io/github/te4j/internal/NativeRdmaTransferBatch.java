@@ -35,6 +35,12 @@ public final class NativeRdmaTransferBatch extends Pointer
         @Cast("const uint64_t*") long[] lengths, @Cast("const int32_t*") int[] ranks,
         @Cast("int64_t") long timeoutNanos);
 
+    public native int submitPublication(int first, @Cast("uint64_t") long slotLocal,
+        @Cast("uint64_t") long fetchLocal, @Cast("uint32_t") int lkey, @Cast("uint64_t") long slotRemote,
+        @Cast("uint64_t") long seqRemote, @Cast("uint32_t") int rkey, @Cast("uint32_t") int slotBytes,
+        @Cast("uint64_t") long expected, @Cast("uint64_t") long sequence, @Cast("int32_t") int rank,
+        @Cast("int64_t") long timeoutNanos);
+
     public native int states(int first, int count, @Cast("int32_t*") int[] out);
 
     public native int syndromes(int first, int count, @Cast("int32_t*") int[] out);
