@@ -42,7 +42,9 @@ one() {
   echo "$f"
 }
 tests_jar=$(one "target/te4j-*-tests.jar")
-lib_jar=$(one "target/te4j-*[0-9T].jar")
+# the API jar: te4j-<v>.jar, the one without a classifier
+lib_jar=$(ls target/te4j-*.jar 2>/dev/null | grep -v -- '-tests.jar\|-sources.jar\|-javadoc.jar\|-headers.jar\|-linux-' | head -1 || true)
+[ -n "$lib_jar" ] || { echo "gpu-bundle: no target/te4j-<v>.jar (build with mvn package first)" >&2; exit 1; }
 natives_jar=$(one "target/te4j-*-linux-*.jar")
 plain_bench=$(one "bench/target/original-te4j-bench-*.jar")
 bench_tests=$(one "bench/target/te4j-bench-*-tests.jar")
