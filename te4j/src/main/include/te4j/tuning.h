@@ -1,9 +1,10 @@
 // te4j/tuning.h — process-wide performance knobs: the kernel and protocol variants that
 // te4j-bench measures side by side in one run. Every knob defaults to te4j's production choice;
 // the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
-// (te4j-bench --variant) changes them for the whole process. Reads are one relaxed atomic load,
-// so an op picks up a change with its next launch; changing a knob while ops are in flight on a
-// stream is allowed (each op reads the knobs once, at enqueue).
+// (te4j-bench --variant) changes them for the whole process. An op stream reads the knobs it
+// uses once, into a snapshot, when it is created; an op compares one counter (generation())
+// and takes a new snapshot only after an apply(). Changing a knob while ops are in flight on a
+// stream is allowed (ops already enqueued keep the knobs they were enqueued under).
 //
 // knob      values                                        affects
 // put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
@@ -105,6 +106,10 @@ const char* environmentError();
 
 /// Current value of a knob (relaxed load).
 int get(Knob knob);
+
+/// Counts the apply() calls (TE4J_TUNING's at load time included): a snapshot of the knobs
+/// taken at generation g is current while generation() == g.
+unsigned generation();
 
 /// hostthreads: how many threads copy one large host-platform put (value names are the counts).
 int hostThreads();

@@ -161,6 +161,15 @@ mooncake::device::CommCtx* newCommCtx() {
 
 void deleteCommCtx(mooncake::device::CommCtx* ctx) { delete ctx; }
 
+uint64_t commCtxRdmaRanks(const mooncake::device::CommCtx* ctx) {
+  uint64_t ranks = 0;
+  if (ctx == nullptr) return ranks;
+  for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
+    if (ctx->routes[r] == mooncake::device::kMcRankRouteRdma) ranks |= uint64_t(1) << r;
+  }
+  return ranks;
+}
+
 P2pTransport* P2pTransport::create(int platform, int device, int num_ranks) {
   try {
     if (const char* why = tuning::environmentError()) {
