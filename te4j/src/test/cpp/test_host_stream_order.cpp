@@ -156,7 +156,7 @@ void failingShortOp(Fixture& f) {
   static const int32_t kRank1Unmapped[2] = {1, 0};
   mooncake::device::CommCtx unmapped = f.ctx;
   unmapped.p2p.available = kRank1Unmapped;
-  unmapped.routes[1] = mooncake::device::kMcRankRouteNone;
+  mooncake::device::mc_set_decided_route(&unmapped, 1, mooncake::device::kMcRankRouteNone);
   EXPECT(f.stream->put(&unmapped, 1, f.local + 0x5000, f.local + 0x6000, kSmall, 0, 0) == te4j::kOk,
          "the enqueue succeeds, the op fails: %s", f.stream->lastError());
   EXPECT(f.stream->put(&f.ctx, 1, f.local + 0x5000, f.local + 0x6000, kSmall, 0, 0) == te4j::kOk,

@@ -77,9 +77,11 @@ int runRank(int rank) {
   CHECK(window >= 0, "importPeerHandles: %s", p2p->lastError());
   CommCtx* ctx = te4j::newCommCtx();
   CHECK(p2p->makeCommCtx(window, ctx) == 0, "makeCommCtx: %s", p2p->lastError());
-  CHECK(ctx->routes[rank] == mooncake::device::kMcRankRouteSameDevice &&
-            ctx->routes[peer] == mooncake::device::kMcRankRouteNone,
-        "routes before RDMA: own %d, peer %d", ctx->routes[rank], ctx->routes[peer]);
+  CHECK(
+      mooncake::device::mc_decided_route(*ctx, rank) == mooncake::device::kMcRankRouteSameDevice &&
+          mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteNone,
+      "routes before RDMA: own %d, peer %d", mooncake::device::mc_decided_route(*ctx, rank),
+      mooncake::device::mc_decided_route(*ctx, peer));
   te4j::OpStream* stream = te4j::OpStream::create(te4j::kPlatformHost, 0);
   CHECK(stream != nullptr && stream->status() == 0, "OpStream::create: %s",
         stream ? stream->lastError() : "null");
@@ -99,9 +101,11 @@ int runRank(int rank) {
     CHECK(s == 0, "connectPeers: %s", t->lastError());
     barrier();  // both ends connected before anyone posts
     CHECK(t->fillCommCtx(ctx) == 0, "fillCommCtx: %s", t->lastError());
-    CHECK(ctx->routes[rank] == mooncake::device::kMcRankRouteSameDevice &&
-              ctx->routes[peer] == mooncake::device::kMcRankRouteRdma,
-          "routes with RDMA: own %d, peer %d", ctx->routes[rank], ctx->routes[peer]);
+    CHECK(mooncake::device::mc_decided_route(*ctx, rank) ==
+                  mooncake::device::kMcRankRouteSameDevice &&
+              mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteRdma,
+          "routes with RDMA: own %d, peer %d", mooncake::device::mc_decided_route(*ctx, rank),
+          mooncake::device::mc_decided_route(*ctx, peer));
     ok = g_fail == 0;
   }
   const int64_t timeout = 20000000000ll * timeoutScale();
@@ -149,7 +153,7 @@ int runRank(int rank) {
   // Nobody frees its window while the peer may still write into it.
   barrier();
   te4j::RdmaTransport::clearCommCtx(ctx);
-  CHECK(ctx->routes[peer] == mooncake::device::kMcRankRouteNone,
+  CHECK(mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteNone,
         "cleared: the peer reaches nothing");
   te4j::destroyObject(stream);
   te4j::destroyObject(t);

@@ -232,8 +232,9 @@ int SymmetricWindowTransport::makeCommCtx(int window, mooncake::device::CommCtx*
   // Each rank's route, as the window decided it; ranks past the window's reach nothing.
   for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
     const bool known = static_cast<std::size_t>(r) < w->routes.size();
-    ctx->routes[r] = static_cast<uint8_t>(known ? w->routes[static_cast<std::size_t>(r)]
-                                                : mooncake::device::kMcRankRouteNone);
+    mooncake::device::mc_set_decided_route(
+        ctx, r,
+        known ? w->routes[static_cast<std::size_t>(r)] : mooncake::device::kMcRankRouteNone);
   }
   return ok();
 }

@@ -88,7 +88,9 @@ namespace {
 // upstream way (routes unknown) keeps deriving its routes from the tables.
 void setUnmappedRoutes(mooncake::device::CommCtx* ctx, uint8_t from, uint8_t to) {
   for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
-    if (ctx->routes[r] == from) ctx->routes[r] = to;
+    if (mooncake::device::mc_decided_route(*ctx, r) == from) {
+      mooncake::device::mc_set_decided_route(ctx, r, to);
+    }
   }
 }
 

@@ -96,7 +96,7 @@ constexpr std::size_t kInlineMaxBytes = 8192;
 // Slots of the ring; more queued ops go to the overflow list. A power of two.
 constexpr uint64_t kRingSlots = 1024;
 
-enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
+enum class OpKind : uint8_t { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
 
 const char* opName(OpKind kind) {
   switch (kind) {
@@ -128,25 +128,47 @@ struct HostKnobs {
   }
 };
 
-// Route of an op before enqueue decides it (and of a wait or quiet, which have no rank).
-constexpr int kNoRoute = mooncake::device::kMcRankRouteUnknown;
-
 // One queued operation; the CommCtx is copied at enqueue time, as a kernel parameter would be.
 // Aligned to cache lines: a producer filling one slot does not share a line with the slot the
 // executor is reading. The producer adds the route (the context's, read once) and the knobs.
+// Packed into three cache lines: every op is copied into the ring, and back-to-back ops are
+// bound by those copies.
 struct alignas(64) HostOp {
   OpKind kind;
+  uint8_t route;         // McRankRoute to dst_rank (enqueue sets it; waits and quiets: Unknown)
+  uint8_t copy_mode;     // knob hostcopy at enqueue
+  uint8_t copy_threads;  // knob hostthreads at enqueue
+  uint32_t spin_ns;      // knob hostspin at enqueue
   CommCtx ctx;
   int dst_rank;
+  uint32_t value;
   void* recv_ptr;
   const void* send_ptr;
   std::size_t nbytes;
   uint32_t* sig_ptr;
-  uint32_t value;
   int64_t timeout_ns;
-  int route;        // McRankRoute to dst_rank (enqueue sets it)
-  HostKnobs knobs;  // the stream's at enqueue
+
+  static HostOp make(OpKind kind, const CommCtx& ctx, int dst_rank, void* recv_ptr,
+                     const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                     int64_t timeout_ns) {
+    HostOp op;
+    op.kind = kind;
+    op.route = mooncake::device::kMcRankRouteUnknown;
+    op.copy_mode = tuning::kHostMemmove;
+    op.copy_threads = 1;
+    op.spin_ns = 0;
+    op.ctx = ctx;
+    op.dst_rank = dst_rank;
+    op.value = value;
+    op.recv_ptr = recv_ptr;
+    op.send_ptr = send_ptr;
+    op.nbytes = nbytes;
+    op.sig_ptr = sig_ptr;
+    op.timeout_ns = timeout_ns;
+    return op;
+  }
 };
+static_assert(sizeof(HostOp) == 192, "an op fills three cache lines");
 
 std::string hexAddress(const void* p) {
   char buf[32];
@@ -220,8 +242,9 @@ class HostOpStream final : public OpStream {
     (void)threads;
     int rc = checkPut("put", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
     if (rc != kOk) return rc;
-    return enqueue(
-        {OpKind::kPut, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, 0, kNoRoute, {}});
+    HostOp op =
+        HostOp::make(OpKind::kPut, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, 0);
+    return enqueue(op);
   }
 
   int putWithSignal(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
@@ -232,17 +255,9 @@ class HostOpStream final : public OpStream {
     int rc = checkPut("putWithSignal", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
     if (rc == kOk) rc = checkWord("putWithSignal", sig_ptr);
     if (rc != kOk) return rc;
-    return enqueue({OpKind::kPutWithSignal,
-                    *ctx,
-                    dst_rank,
-                    recv_ptr,
-                    send_ptr,
-                    nbytes,
-                    sig_ptr,
-                    value,
-                    0,
-                    kNoRoute,
-                    {}});
+    HostOp op = HostOp::make(OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes,
+                             sig_ptr, value, 0);
+    return enqueue(op);
   }
 
   int signal(const CommCtx* ctx, int dst_rank, uint32_t* sig_ptr, uint32_t value) override {
@@ -257,25 +272,16 @@ class HostOpStream final : public OpStream {
     int rc = checkWord("waitSignal", sig_ptr);
     if (rc != kOk) return rc;
     if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
-    HostOp op{OpKind::kWaitSignal,
-              CommCtx{},
-              0,
-              nullptr,
-              nullptr,
-              0,
-              sig_ptr,
-              expected,
-              std::min(timeout_ns, kMaxWaitNs),
-              kNoRoute,
-              {}};
+    HostOp op = HostOp::make(OpKind::kWaitSignal, CommCtx(), 0, nullptr, nullptr, 0, sig_ptr,
+                             expected, std::min(timeout_ns, kMaxWaitNs));
     return enqueue(op);
   }
 
   int synchronize(int64_t timeout_ns) override {
     if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
     // Completions of posted RDMA requests are waited for on the executor, in stream order.
-    const int queued =
-        enqueue({OpKind::kQuiet, CommCtx{}, 0, nullptr, nullptr, 0, nullptr, 0, 0, kNoRoute, {}});
+    HostOp quiet = HostOp::make(OpKind::kQuiet, CommCtx(), 0, nullptr, nullptr, 0, nullptr, 0, 0);
+    const int queued = enqueue(quiet);
     if (queued != kOk) return queued;
     using mooncake::device::mc_globaltimer_ns;
     using mooncake::device::mc_pause;
@@ -356,24 +362,29 @@ class HostOpStream final : public OpStream {
     if (dst_rank < 0) return fail(kInvalidArgument, std::string(opName(kind)) + ": dst_rank < 0");
     int rc = checkWord(opName(kind), ptr);
     if (rc != kOk) return rc;
-    return enqueue({kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0, kNoRoute, {}});
+    HostOp op = HostOp::make(kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0);
+    return enqueue(op);
   }
 
   // Producers: the ring while it has room and nothing waits in the overflow list (so the
   // executor, which empties the ring before it takes from the list, keeps submission order).
-  int enqueue(HostOp op) {
+  // Takes op by reference (the caller's, completed here): a by-value op would be copied once
+  // more on every enqueue, which back-to-back ops measurably pay for.
+  int enqueue(HostOp& op) {
     if (init_status_ != kOk) {
       return fail(init_status_, "OpStream(host) is not usable: the executor thread did not start");
     }
     // The route to the rank, once: the one the context decided when it was connected (a context
     // built the upstream way derives it from its tables, host memory on this platform).
     if (op.kind != OpKind::kWaitSignal && op.kind != OpKind::kQuiet) {
-      op.route = mooncake::device::mc_rank_route(op.ctx, op.dst_rank);
+      op.route = static_cast<uint8_t>(mooncake::device::mc_rank_route(op.ctx, op.dst_rank));
     }
     {
       std::lock_guard<std::mutex> lock(produce_mu_);
       if (tuning::generation() != knobs_.generation) knobs_ = HostKnobs::now();
-      op.knobs = knobs_;
+      op.copy_mode = static_cast<uint8_t>(knobs_.copy_mode);
+      op.copy_threads = static_cast<uint8_t>(knobs_.copy_threads);
+      op.spin_ns = knobs_.spin_ns;
       if (runInlineWhenIdle(op)) return ok();
       const uint64_t t = tail_.v.load(std::memory_order_relaxed);
       // The executor's position is read again only when the ring looks full: reading it per op
@@ -623,7 +634,7 @@ class HostOpStream final : public OpStream {
           }
           // memmove by default: a put to the own rank may overlap its source (hostPutCopy
           // keeps memmove for overlaps; the knob hostcopy picks memcpy / non-temporal).
-          hostPutCopy(dst, op.send_ptr, op.nbytes, op.knobs.copy_mode, op.knobs.copy_threads);
+          hostPutCopy(dst, op.send_ptr, op.nbytes, op.copy_mode, op.copy_threads);
         }
         if (op.kind == OpKind::kPut) return kOk;
         // The release add orders the copy above before the signal, for any acquiring reader.
@@ -771,7 +782,7 @@ class HostOpStream final : public OpStream {
     const uint64_t start = mc_globaltimer_ns();
     const uint64_t deadline = start + static_cast<uint64_t>(op.timeout_ns);
     uint32_t seen = 0;
-    const uint64_t max_spin = op.knobs.spin_ns;
+    const uint64_t max_spin = op.spin_ns;
     wait_spin_ns_ = std::min(std::max(wait_spin_ns_, kMinWaitSpinNs), max_spin);
     // hostspin=0 (and auto below 4 CPUs): one look at the word, then park.
     if (spinThenYield(op.sig_ptr, op.value, std::min(deadline, start + wait_spin_ns_), &seen)) {

@@ -32,20 +32,36 @@ enum McRankRoute : uint8_t {
 
 /// Everything a kernel needs to reach every rank: P2P tables, RDMA tables, own rank, and each
 /// rank's route. Passed to kernels by value (it lives in the kernel's parameter space, so a
-/// route costs no memory load).
+/// route costs no memory load). The routes take 2 bits a rank (16 bytes for kMcMaxRanks): the
+/// context is copied per op (kernel parameters, the host executor's queue), so it stays small.
 struct CommCtx {
   P2PContext p2p;
   IbgdaContext ibgda;
   int rank;
-  uint8_t routes[kMcMaxRanks];  // McRankRoute of each rank; all 0 when built the upstream way
+  uint32_t routes_decided;  // 1: route_bits hold the routes; 0: built the upstream way
+  uint64_t route_bits[2];   // rank r: bits 2(r%32).. of word r/32; 0 None, else the McRankRoute
 };
 
-/// The route to dst_rank decided when the context was connected, or kMcRankRouteUnknown (also
-/// for a rank outside the table). Reads only the context itself: safe on the host for a
-/// context whose tables are in device memory.
+/// The route to dst_rank decided when the context was connected, or kMcRankRouteUnknown (a
+/// context built the upstream way, a rank outside the table). Reads only the context itself:
+/// safe on the host for a context whose tables are in device memory.
 MC_HOST_DEVICE inline int mc_decided_route(const CommCtx& ctx, int dst_rank) {
-  return dst_rank >= 0 && dst_rank < kMcMaxRanks ? (int)ctx.routes[dst_rank]
-                                                 : (int)kMcRankRouteUnknown;
+  if (ctx.routes_decided == 0 || dst_rank < 0 || dst_rank >= kMcMaxRanks) {
+    return kMcRankRouteUnknown;
+  }
+  const int code = (int)((ctx.route_bits[dst_rank >> 5] >> (2 * (dst_rank & 31))) & 3u);
+  return code == 0 ? (int)kMcRankRouteNone : code;
+}
+
+/// Records rank's route in ctx (host side, when the context is connected) and marks the
+/// context's routes decided. A rank outside the table is ignored.
+MC_HOST_DEVICE inline void mc_set_decided_route(CommCtx* ctx, int rank, int route) {
+  if (rank < 0 || rank >= kMcMaxRanks) return;
+  const uint64_t code =
+      route == kMcRankRouteNone || route == kMcRankRouteUnknown ? 0u : (uint64_t)(route & 3);
+  const int shift = 2 * (rank & 31);
+  ctx->route_bits[rank >> 5] = (ctx->route_bits[rank >> 5] & ~(3ull << shift)) | (code << shift);
+  ctx->routes_decided = 1;
 }
 
 /// The route to dst_rank: the decided one, else (a context built the upstream way) derived
