@@ -27,10 +27,8 @@ const KnobInfo kKnobs[kKnobCount] = {
      kPutAuto,
      {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
       "cluster", nullptr}},
-    {"signal", kSignalRed, {"atom", "red", "set", nullptr}},
+    {"signal", kSignalRed, {"atom", "red", nullptr}},
     {"pdl", 1, {"0", "1", nullptr}},
-    {"wait", kWaitSleep, {"sleep", "spin", nullptr}},
-    {"rawdata", 0, {"0", "1", nullptr}},
     {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
     {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
@@ -118,7 +116,6 @@ int applyInternal(const char* spec, std::string* why) {
     for (int k = 0; k < kKnobCount; ++k) {
       if (name == kKnobs[k].name) knob = k;
     }
-    if (name == "threads") continue;  // a launch shape the bench applies itself
     if (knob < 0) {
       *why = "unknown tuning knob '" + name + "' in '" + s + "'; the knobs: " + validKnobs();
       return -1;
