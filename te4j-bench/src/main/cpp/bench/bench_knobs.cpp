@@ -2,6 +2,7 @@
 #include "te4j/bench_knobs.h"
 
 #include <atomic>
+#include <sstream>
 
 namespace te4j {
 namespace bench {
@@ -41,12 +42,10 @@ bool splitBenchKnobs(const char* spec, BenchKnobs* knobs, std::string* library_s
   if (spec == nullptr) return true;
   const std::string s(spec);
   if (s.empty() || s == "default") return true;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t end = s.find(',', pos);
-    if (end == std::string::npos) end = s.size();
-    const std::string item = s.substr(pos, end - pos);
-    pos = end + 1;
+  // Items the library knows pass through unchanged, in their order.
+  std::istringstream items(s);
+  std::string item;
+  while (std::getline(items, item, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     const std::string name = item.substr(0, eq);
