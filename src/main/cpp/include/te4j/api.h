@@ -231,6 +231,9 @@ class P2pTransport : public NativeObject {
 /// Allocates a zeroed CommCtx in host memory (JavaCPP peer: io.github.te4j.internal.NativeCommCtx).
 mooncake::device::CommCtx* newCommCtx();
 void deleteCommCtx(mooncake::device::CommCtx* ctx);
+/// Bit r set when rank r's route in ctx (decided when it was connected: McRankRoute,
+/// transport/device/comm_device.cuh) is RDMA; 0 for a null ctx.
+uint64_t commCtxRdmaRanks(const mooncake::device::CommCtx* ctx);
 
 /// The host-side operations interface of a platform: asynchronous, in order, on one stream.
 ///

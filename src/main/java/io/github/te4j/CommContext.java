@@ -29,6 +29,8 @@ public final class CommContext extends NativeResource
     private final long p2pRanksMask;
     private final NativeCommCtx ctx;
     private final AtomicInteger commCtxVersion = new AtomicInteger();
+    /** The native context's RDMA ranks (bit r), read again after every change of it. */
+    private volatile long rdmaRanksMask;
     private volatile RdmaTransport rdma;
     private volatile PeerMonitor peers;
 
@@ -118,10 +120,13 @@ public final class CommContext extends NativeResource
         return p2pRanksMask;
     }
 
-    /** Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached. */
+    /**
+     * Whether operations to {@code r} go over RDMA: an active rank whose route, decided natively when
+     * this context was connected (no P2P mapping, RDMA tables attached), is RDMA.
+     */
     public boolean routesOverRdma(final int r)
     {
-        return isActive(r) && r != rank && (p2pRanksMask & (1L << r)) == 0 && rdma != null;
+        return isActive(r) && (rdmaRanksMask & (1L << r)) != 0;
     }
 
     /** The RDMA transport attached with {@link #withRdma}, or null. */
@@ -285,6 +290,7 @@ public final class CommContext extends NativeResource
     /** Called after every native change of the {@code CommCtx} (see {@link #commCtxVersion()}). */
     void commCtxChanged()
     {
+        rdmaRanksMask = NativeApi.commCtxRdmaRanks(ctx);
         commCtxVersion.incrementAndGet();
     }
 
