@@ -16,6 +16,8 @@ import java.util.Map;
  *     log.info("no CUDA: {}", Availability.unavailabilityCause(Platform.CUDA).getMessage());
  * }
  * }</pre>
+ *
+ * @since 0.1
  */
 public final class Availability
 {
@@ -25,31 +27,51 @@ public final class Availability
     {
     }
 
-    /** Whether te4j's native library loaded. */
+    /**
+     * Whether te4j's native library loaded.
+     *
+     * @since 0.1
+     */
     public static boolean isAvailable()
     {
         return NativeLibrary.isAvailable();
     }
 
-    /** Why the native library did not load, or null. */
+    /**
+     * Why the native library did not load, or null.
+     *
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause()
     {
         return NativeLibrary.unavailabilityCause();
     }
 
-    /** Throws {@link UnavailableException} with the cause if the native library did not load. */
+    /**
+     * Throws {@link UnavailableException} with the cause if the native library did not load.
+     *
+     * @since 0.1
+     */
     public static void ensureAvailability()
     {
         NativeLibrary.ensureAvailable();
     }
 
-    /** Whether a platform can be used here. */
+    /**
+     * Whether a platform can be used here.
+     *
+     * @since 0.1
+     */
     public static boolean isAvailable(final Platform platform)
     {
         return unavailabilityCause(platform) == null;
     }
 
-    /** Why a platform cannot be used here, or null when it can. */
+    /**
+     * Why a platform cannot be used here, or null when it can.
+     *
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause(final Platform platform)
     {
         if (!NativeLibrary.isAvailable())
@@ -77,7 +99,11 @@ public final class Availability
         return null;
     }
 
-    /** Throws {@link UnavailableException} naming the cause if {@code platform} cannot be used. */
+    /**
+     * Throws {@link UnavailableException} naming the cause if {@code platform} cannot be used.
+     *
+     * @since 0.1
+     */
     public static void ensureAvailability(final Platform platform)
     {
         final Throwable cause = unavailabilityCause(platform);
@@ -89,7 +115,11 @@ public final class Availability
         }
     }
 
-    /** Number of usable CUDA devices (0 when CUDA cannot be used). */
+    /**
+     * Number of usable CUDA devices (0 when CUDA cannot be used).
+     *
+     * @since 0.1
+     */
     public static int cudaDeviceCount()
     {
         if (!NativeLibrary.isAvailable())
@@ -99,7 +129,11 @@ public final class Availability
         return Math.max(0, NativeApi.cudaDeviceCount());
     }
 
-    /** Whether CUDA device {@code device} can map {@code peer}'s memory. */
+    /**
+     * Whether CUDA device {@code device} can map {@code peer}'s memory.
+     *
+     * @since 0.1
+     */
     public static boolean cudaCanAccessPeer(final int device, final int peer)
     {
         final int n = cudaDeviceCount();
@@ -110,7 +144,11 @@ public final class Availability
         return NativeApi.cudaCanAccessPeer(device, peer) == 1;
     }
 
-    /** The raw report: "key=value" facts from the native side (empty when it did not load). */
+    /**
+     * The raw report: "key=value" facts from the native side (empty when it did not load).
+     *
+     * @since 0.1
+     */
     public static Map<String, String> report()
     {
         Map<String, String> r = report;
@@ -133,7 +171,11 @@ public final class Availability
         return r;
     }
 
-    /** A human-readable summary: one line per platform, with the reason when unavailable. */
+    /**
+     * A human-readable summary: one line per platform, with the reason when unavailable.
+     *
+     * @since 0.1
+     */
     public static String describe()
     {
         final List<String> lines = new ArrayList<>();
@@ -161,7 +203,11 @@ public final class Availability
         return String.join(System.lineSeparator(), lines);
     }
 
-    /** Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC). */
+    /**
+     * Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC).
+     *
+     * @since 0.1
+     */
     public static void main(final String[] args)
     {
         System.out.println(describe());

@@ -1,6 +1,10 @@
 package io.github.te4j;
 
-/** An operation on an object that was already closed. */
+/**
+ * An operation on an object that was already closed.
+ *
+ * @since 0.1
+ */
 public class ClosedException extends Te4jException
 {
     private static final long serialVersionUID = 1L;

@@ -16,6 +16,8 @@ import org.bytedeco.javacpp.BytePointer;
  * A symmetric window: this rank's buffer plus the peer tables that reach every other rank's
  * buffer of the same size, and the device-side {@code CommCtx} that operations hand to kernels.
  * Data in a window is addressed by byte offset; every offset is checked against the window size.
+ *
+ * @since 0.1
  */
 public final class CommContext extends NativeResource
 {
@@ -89,7 +91,11 @@ public final class CommContext extends NativeResource
         return out;
     }
 
-    /** This rank. */
+    /**
+     * This rank.
+     *
+     * @since 0.1
+     */
     public int rank()
     {
         return rank;
@@ -100,31 +106,51 @@ public final class CommContext extends NativeResource
         return numRanks;
     }
 
-    /** Bit r set when rank r takes part. */
+    /**
+     * Bit r set when rank r takes part.
+     *
+     * @since 0.1
+     */
     public long activeRanksMask()
     {
         return activeRanksMask;
     }
 
-    /** Whether {@code r} is an active rank of this window. */
+    /**
+     * Whether {@code r} is an active rank of this window.
+     *
+     * @since 0.1
+     */
     public boolean isActive(final int r)
     {
         return r >= 0 && r < numRanks && (activeRanksMask & (1L << r)) != 0;
     }
 
-    /** Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called. */
+    /**
+     * Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called.
+     *
+     * @since 0.1
+     */
     public long p2pRanksMask()
     {
         return p2pRanksMask;
     }
 
-    /** Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached. */
+    /**
+     * Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached.
+     *
+     * @since 0.1
+     */
     public boolean routesOverRdma(final int r)
     {
         return isActive(r) && r != rank && (p2pRanksMask & (1L << r)) == 0 && rdma != null;
     }
 
-    /** The RDMA transport attached with {@link #withRdma}, or null. */
+    /**
+     * The RDMA transport attached with {@link #withRdma}, or null.
+     *
+     * @since 0.1
+     */
     public RdmaTransport rdma()
     {
         return rdma;
@@ -137,6 +163,8 @@ public final class CommContext extends NativeResource
      * this rank (the same start address; the same size or less). Call it before enqueuing
      * operations with this context (operations already enqueued keep the tables they copied).
      * Returns this context.
+     *
+     * @since 0.1
      */
     public CommContext withRdma(final RdmaTransport transport)
     {
@@ -171,13 +199,21 @@ public final class CommContext extends NativeResource
         rdma = transport;
     }
 
-    /** The local buffer of the window. */
+    /**
+     * The local buffer of the window.
+     *
+     * @since 0.1
+     */
     public DeviceBuffer localBuffer()
     {
         return local;
     }
 
-    /** Window size in bytes (the same on every rank). */
+    /**
+     * Window size in bytes (the same on every rank).
+     *
+     * @since 0.1
+     */
     public long size()
     {
         return local.size();
@@ -188,7 +224,11 @@ public final class CommContext extends NativeResource
         return transport.platform();
     }
 
-    /** Whether every active peer is mapped (P2P-reachable). */
+    /**
+     * Whether every active peer is mapped (P2P-reachable).
+     *
+     * @since 0.1
+     */
     public boolean allPeersAccessible()
     {
         final Lock l = enter();
@@ -202,7 +242,11 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Really touches every active peer's buffer; throws naming the first that fails. */
+    /**
+     * Really touches every active peer's buffer; throws naming the first that fails.
+     *
+     * @since 0.1
+     */
     public void verifyPeerAccess()
     {
         final Lock l = enter();
@@ -216,7 +260,11 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Platform address of the int[numRanks] availability table (for users' own kernels). */
+    /**
+     * Platform address of the int[numRanks] availability table (for users' own kernels).
+     *
+     * @since 0.1
+     */
     public long availableTablePtr()
     {
         final Lock l = enter();
@@ -230,7 +278,11 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Platform address of the void*[numRanks] peer pointer table (for users' own kernels). */
+    /**
+     * Platform address of the void*[numRanks] peer pointer table (for users' own kernels).
+     *
+     * @since 0.1
+     */
     public long peerPtrsTablePtr()
     {
         final Lock l = enter();
@@ -291,6 +343,8 @@ public final class CommContext extends NativeResource
     /**
      * Bytes of the C++ {@code mooncake::device::CommCtx} a kernel receives by value
      * ({@code sizeof(CommCtx)} as libte4j was built).
+     *
+     * @since 0.1
      */
     public static long commCtxSize()
     {
@@ -300,6 +354,8 @@ public final class CommContext extends NativeResource
     /**
      * The offsets of CommCtx's fields as libte4j was built, "size=N align=A p2p=O ibgda=O
      * rank=O p2p.size=N ibgda.size=N": for checking a kernel compiled elsewhere against it.
+     *
+     * @since 0.1
      */
     public static String commCtxLayout()
     {
@@ -310,6 +366,8 @@ public final class CommContext extends NativeResource
      * A copy of this context's {@code CommCtx}: the bytes to pass by value to a kernel launched
      * by the caller's own launcher (e.g. the JavaCPP Presets' {@code cuLaunchKernel}). The tables
      * it points to stay valid while this context is open.
+     *
+     * @since 0.1
      */
     public byte[] commCtxBytes()
     {
@@ -343,6 +401,8 @@ public final class CommContext extends NativeResource
      * {@link #commCtxBytes()} in native memory: a new {@code BytePointer} of
      * {@link #commCtxSize()} bytes owned by the caller (free it with {@code close()} or leave it
      * to the garbage collector), e.g. for a {@code kernelParams} entry of {@code cuLaunchKernel}.
+     *
+     * @since 0.1
      */
     public BytePointer commCtxPointer()
     {

@@ -21,6 +21,8 @@ import org.bytedeco.javacpp.Pointer;
  * drained (bounded: memory they may still touch is kept, not freed), its registrations with
  * transfer agents (its own, and raw ranges inside it) are withdrawn, and every RDMA transport of
  * the process deregisters it.
+ *
+ * @since 0.1
  */
 public final class DeviceBuffer extends NativeResource
 {
@@ -40,13 +42,21 @@ public final class DeviceBuffer extends NativeResource
         this.registered = registered;
     }
 
-    /** Platform address of the first byte (a GPU virtual address on CUDA). */
+    /**
+     * Platform address of the first byte (a GPU virtual address on CUDA).
+     *
+     * @since 0.1
+     */
     public long address()
     {
         return address;
     }
 
-    /** Size in bytes. */
+    /**
+     * Size in bytes.
+     *
+     * @since 0.1
+     */
     public long size()
     {
         return size;
@@ -57,13 +67,21 @@ public final class DeviceBuffer extends NativeResource
         return owner.platform();
     }
 
-    /** CUDA device ordinal (0 on the host platform). */
+    /**
+     * CUDA device ordinal (0 on the host platform).
+     *
+     * @since 0.1
+     */
     public int device()
     {
         return owner.device();
     }
 
-    /** Whether this buffer was allocated elsewhere and only registered with te4j. */
+    /**
+     * Whether this buffer was allocated elsewhere and only registered with te4j.
+     *
+     * @since 0.1
+     */
     public boolean isRegistered()
     {
         return registered;
@@ -74,7 +92,11 @@ public final class DeviceBuffer extends NativeResource
         return owner;
     }
 
-    /** Copies {@code length} bytes of {@code src} from {@code srcOffset} into this buffer at {@code offset}. */
+    /**
+     * Copies {@code length} bytes of {@code src} from {@code srcOffset} into this buffer at {@code offset}.
+     *
+     * @since 0.1
+     */
     public void write(final long offset, final byte[] src, final int srcOffset, final int length)
     {
         Errors.checkArgument(src != null, "src is null");
@@ -93,13 +115,21 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Copies all of {@code src} into this buffer at {@code offset}. */
+    /**
+     * Copies all of {@code src} into this buffer at {@code offset}.
+     *
+     * @since 0.1
+     */
     public void write(final long offset, final byte[] src)
     {
         write(offset, src, 0, src == null ? 0 : src.length);
     }
 
-    /** Copies {@code length} bytes at {@code offset} of this buffer into {@code dst} from {@code dstOffset}. */
+    /**
+     * Copies {@code length} bytes at {@code offset} of this buffer into {@code dst} from {@code dstOffset}.
+     *
+     * @since 0.1
+     */
     public void read(final long offset, final byte[] dst, final int dstOffset, final int length)
     {
         Errors.checkArgument(dst != null, "dst is null");
@@ -118,7 +148,11 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Returns {@code length} bytes at {@code offset}. */
+    /**
+     * Returns {@code length} bytes at {@code offset}.
+     *
+     * @since 0.1
+     */
     public byte[] read(final long offset, final int length)
     {
         Errors.checkArgument(length >= 0, "length=" + length + " is negative");
@@ -135,6 +169,7 @@ public final class DeviceBuffer extends NativeResource
      * where it lies, without an intermediate array; a heap buffer from its array.
      *
      * @throws IndexOutOfBoundsException when the bytes do not fit at {@code offset}
+     * @since 0.1
      */
     public void write(final long offset, final ByteBuffer src)
     {
@@ -168,6 +203,7 @@ public final class DeviceBuffer extends NativeResource
      *
      * @throws IndexOutOfBoundsException when that many bytes do not lie at {@code offset}
      * @throws IllegalArgumentException when {@code dst} is read-only
+     * @since 0.1
      */
     public void read(final long offset, final ByteBuffer dst)
     {
@@ -230,6 +266,7 @@ public final class DeviceBuffer extends NativeResource
      *     {@link Integer#MAX_VALUE}
      * @throws IndexOutOfBoundsException when the range lies outside this buffer
      * @throws ClosedException when this buffer is closed
+     * @since 0.1
      */
     public HostMemoryView hostView(final long offset, final long length)
     {
@@ -249,7 +286,11 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** {@link #hostView(long, long)} of the whole buffer. */
+    /**
+     * {@link #hostView(long, long)} of the whole buffer.
+     *
+     * @since 0.1
+     */
     public HostMemoryView hostView()
     {
         return hostView(0, size);
@@ -269,6 +310,7 @@ public final class DeviceBuffer extends NativeResource
      * @throws UnsupportedOperationException on Java 17 to 21, or with a te4j jar built by an older JDK
      * @throws IllegalArgumentException on the CUDA platform (device memory)
      * @throws ClosedException when this buffer is closed
+     * @since 0.1
      */
     @SuppressWarnings("unchecked")
     public <S> S asMemorySegment()
@@ -299,7 +341,11 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Sets {@code length} bytes at {@code offset} to {@code value}. */
+    /**
+     * Sets {@code length} bytes at {@code offset} to {@code value}.
+     *
+     * @since 0.1
+     */
     public void fill(final long offset, final long length, final byte value)
     {
         Errors.checkRange("DeviceBuffer.fill", offset, length, size);

@@ -11,6 +11,8 @@ import java.util.concurrent.locks.Lock;
  * CUDA {@link TransferEngine}, giving {@link Kernel} handles by name. Closing it first drains
  * every stream that launched one of its kernels; keep it open while a {@link CapturedGraph}
  * that launches its kernels is still replayed.
+ *
+ * @since 0.1
  */
 public final class DeviceModule extends NativeResource
 {
@@ -32,6 +34,8 @@ public final class DeviceModule extends NativeResource
      * on the host platform or without the CUDA build/driver, {@link Te4jException} with the
      * driver's (JIT) log when the image does not load, e.g. INVALID_ARGUMENT for an image with
      * no code for this GPU.
+     *
+     * @since 0.1
      */
     public static DeviceModule load(final TransferEngine engine, final KernelImage image)
     {
@@ -68,6 +72,8 @@ public final class DeviceModule extends NativeResource
     /**
      * The kernel {@code kernelName}: an {@code extern "C"} name or a lowered C++ name
      * ({@link KernelImage#loweredName}). Throws INVALID_ARGUMENT when the module has no such kernel.
+     *
+     * @since 0.1
      */
     public Kernel kernel(final String kernelName)
     {
@@ -99,13 +105,21 @@ public final class DeviceModule extends NativeResource
         }
     }
 
-    /** The CUDA device it is loaded on. */
+    /**
+     * The CUDA device it is loaded on.
+     *
+     * @since 0.1
+     */
     public int device()
     {
         return device;
     }
 
-    /** The name of the image it was loaded from. */
+    /**
+     * The name of the image it was loaded from.
+     *
+     * @since 0.1
+     */
     public String imageName()
     {
         return name;

@@ -14,6 +14,8 @@ import org.bytedeco.javacpp.BytePointer;
  *
  * <p>Thread-safe: accesses from several threads are as safe as plain memory accesses (no
  * ordering between threads beyond what the caller arranges). Offsets are relative to the view.
+ *
+ * @since 0.1
  */
 public final class HostMemoryView
 {
@@ -31,19 +33,31 @@ public final class HostMemoryView
         this.memory = new AddressPointer(address, length).asByteBuffer().order(ByteOrder.nativeOrder());
     }
 
-    /** The view's size in bytes. */
+    /**
+     * The view's size in bytes.
+     *
+     * @since 0.1
+     */
     public int size()
     {
         return length;
     }
 
-    /** Whether its buffer is still open (a later access may still find it closed). */
+    /**
+     * Whether its buffer is still open (a later access may still find it closed).
+     *
+     * @since 0.1
+     */
     public boolean isOpen()
     {
         return !buffer.isClosed();
     }
 
-    /** The byte at {@code offset}. */
+    /**
+     * The byte at {@code offset}.
+     *
+     * @since 0.1
+     */
     public byte get(final int offset)
     {
         Errors.checkRange("HostMemoryView.get", offset, 1, length);
@@ -58,7 +72,11 @@ public final class HostMemoryView
         }
     }
 
-    /** Stores {@code value} at {@code offset}. */
+    /**
+     * Stores {@code value} at {@code offset}.
+     *
+     * @since 0.1
+     */
     public void put(final int offset, final byte value)
     {
         Errors.checkRange("HostMemoryView.put", offset, 1, length);
@@ -73,7 +91,11 @@ public final class HostMemoryView
         }
     }
 
-    /** The 8 bytes at {@code offset}, in the platform's byte order. */
+    /**
+     * The 8 bytes at {@code offset}, in the platform's byte order.
+     *
+     * @since 0.1
+     */
     public long getLong(final int offset)
     {
         Errors.checkRange("HostMemoryView.getLong", offset, Long.BYTES, length);
@@ -88,7 +110,11 @@ public final class HostMemoryView
         }
     }
 
-    /** Stores {@code value} at {@code offset}, in the platform's byte order. */
+    /**
+     * Stores {@code value} at {@code offset}, in the platform's byte order.
+     *
+     * @since 0.1
+     */
     public void putLong(final int offset, final long value)
     {
         Errors.checkRange("HostMemoryView.putLong", offset, Long.BYTES, length);
@@ -108,6 +134,7 @@ public final class HostMemoryView
      * to its limit) and advances its position.
      *
      * @throws IndexOutOfBoundsException when that many bytes do not lie at {@code offset}
+     * @since 0.1
      */
     public void get(final int offset, final ByteBuffer dst)
     {
@@ -132,6 +159,7 @@ public final class HostMemoryView
      * {@code offset} and advances its position.
      *
      * @throws IndexOutOfBoundsException when they do not fit at {@code offset}
+     * @since 0.1
      */
     public void put(final int offset, final ByteBuffer src)
     {

@@ -11,12 +11,22 @@ import java.util.Arrays;
  * the fields that the native decoder returns. {@link #fromBytes(byte[])} rejects anything else
  * (length, magic, version, CRC-32, platform, pid, size) with a {@link BadHandleException} naming
  * the field.
+ *
+ * @since 0.1
  */
 public final class IpcHandle
 {
-    /** The first four bytes, "TE4J" (the native blob's magic word, little-endian). */
+    /**
+     * The first four bytes, "TE4J" (the native blob's magic word, little-endian).
+     *
+     * @since 0.1
+     */
     public static final int MAGIC = 0x4a344554;
-    /** The version the bytes carry after the magic. */
+    /**
+     * The version the bytes carry after the magic.
+     *
+     * @since 0.1
+     */
     public static final int VERSION = 1;
     /** Bounds of any handle's length: the smallest blob header and the largest platform blob, with the CRC. */
     static final int MIN_BYTES = 44;
@@ -46,6 +56,8 @@ public final class IpcHandle
     /**
      * A view of bytes from {@link #toBytes()} (another rank's {@link P2pTransport#exportHandle}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
+     *
+     * @since 0.1
      */
     public static IpcHandle fromBytes(final byte[] bytes)
     {
@@ -107,13 +119,21 @@ public final class IpcHandle
         return Platform.fromNativeId((int)values[PLATFORM]);
     }
 
-    /** Size of the exported buffer. */
+    /**
+     * Size of the exported buffer.
+     *
+     * @since 0.1
+     */
     public long bufferSize()
     {
         return values[SIZE];
     }
 
-    /** Whether the handle was made on this host and pid namespace (the native library's host identity). */
+    /**
+     * Whether the handle was made on this host and pid namespace (the native library's host identity).
+     *
+     * @since 0.1
+     */
     public boolean isFromThisHost()
     {
         return values[FROM_THIS_HOST] != 0;
@@ -131,7 +151,11 @@ public final class IpcHandle
         return words.clone();
     }
 
-    /** The bytes this view reads (a copy). */
+    /**
+     * The bytes this view reads (a copy).
+     *
+     * @since 0.1
+     */
     public byte[] toBytes()
     {
         return bytes.clone();

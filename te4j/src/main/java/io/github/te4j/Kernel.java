@@ -16,6 +16,8 @@ import java.util.concurrent.locks.Lock;
  * such a fault is sticky (DEVICE_FAULT: the process's CUDA context is unusable and the process
  * must restart). Launches inside {@link OpStream#beginCapture() graph capture} are captured.
  * Thread-safe.
+ *
+ * @since 0.1
  */
 public final class Kernel
 {
@@ -48,25 +50,41 @@ public final class Kernel
         return module;
     }
 
-    /** The most threads per block this kernel can be launched with (its registers decide). */
+    /**
+     * The most threads per block this kernel can be launched with (its registers decide).
+     *
+     * @since 0.1
+     */
     public int maxThreadsPerBlock()
     {
         return maxThreadsPerBlock;
     }
 
-    /** Number of parameters as the driver reports them, or -1 when it cannot tell (drivers before CUDA 12.4). */
+    /**
+     * Number of parameters as the driver reports them, or -1 when it cannot tell (drivers before CUDA 12.4).
+     *
+     * @since 0.1
+     */
     public int parameterCount()
     {
         return paramSizes == null ? -1 : paramSizes.length;
     }
 
-    /** Byte sizes of the parameters as the driver reports them, or null when it cannot tell. */
+    /**
+     * Byte sizes of the parameters as the driver reports them, or null when it cannot tell.
+     *
+     * @since 0.1
+     */
     public long[] parameterSizes()
     {
         return paramSizes == null ? null : paramSizes.clone();
     }
 
-    /** The largest grid of a cooperative launch with this block size and shared memory (all blocks resident). */
+    /**
+     * The largest grid of a cooperative launch with this block size and shared memory (all blocks resident).
+     *
+     * @since 0.1
+     */
     public int maxCooperativeBlocks(final int threadsPerBlock, final long sharedBytes)
     {
         Errors.checkArgument(threadsPerBlock >= 1 && threadsPerBlock <= 1024,
@@ -97,6 +115,8 @@ public final class Kernel
      * launch that cannot be right (wrong argument count or sizes, a block over the kernel's
      * limit, a stream of another device, a closed object) and {@link Te4jException} when the
      * driver refuses it (e.g. a cooperative grid that does not fit).
+     *
+     * @since 0.1
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args)
     {
@@ -107,6 +127,8 @@ public final class Kernel
      * Enqueues {@code repeats} launches of this kernel with the same shape and arguments, back
      * to back from native code (the arguments checked and marshalled once): for many small
      * launches. Otherwise as {@link #launch(OpStream, LaunchConfig, KernelArgs)}.
+     *
+     * @since 0.1
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
     {

@@ -15,6 +15,8 @@ import org.bytedeco.javacpp.Pointer;
  * each launch, so a context's RDMA tables attached later are seen). Not thread-safe: one
  * instance is marshalled into its own native parameter block at each launch, so threads that
  * launch at the same time each use their own.
+ *
+ * @since 0.1
  */
 public final class KernelArgs
 {
@@ -53,13 +55,21 @@ public final class KernelArgs
     private int[] copiedCtxVersions;
     private long ctxCopies;
 
-    /** An empty parameter list. */
+    /**
+     * An empty parameter list.
+     *
+     * @since 0.1
+     */
     public static KernelArgs of()
     {
         return new KernelArgs();
     }
 
-    /** A {@code CommCtx} passed by value: this context's P2P tables, RDMA tables and rank. */
+    /**
+     * A {@code CommCtx} passed by value: this context's P2P tables, RDMA tables and rank.
+     *
+     * @since 0.1
+     */
     public KernelArgs add(final CommContext ctx)
     {
         Errors.checkArgument(ctx != null, "argument " + args.size() + ": CommContext is null");
@@ -67,13 +77,21 @@ public final class KernelArgs
         return this;
     }
 
-    /** A pointer to the start of {@code buffer}. */
+    /**
+     * A pointer to the start of {@code buffer}.
+     *
+     * @since 0.1
+     */
     public KernelArgs add(final DeviceBuffer buffer)
     {
         return add(buffer, 0);
     }
 
-    /** A pointer {@code offset} bytes into {@code buffer} (0 &lt;= offset &lt;= size). */
+    /**
+     * A pointer {@code offset} bytes into {@code buffer} (0 &lt;= offset &lt;= size).
+     *
+     * @since 0.1
+     */
     public KernelArgs add(final DeviceBuffer buffer, final long offset)
     {
         Errors.checkArgument(buffer != null, "argument " + args.size() + ": DeviceBuffer is null");
@@ -86,6 +104,8 @@ public final class KernelArgs
     /**
      * A raw device address (memory te4j does not own, e.g. from the JavaCPP Presets for CUDA);
      * the caller keeps it valid until the kernel has run.
+     *
+     * @since 0.1
      */
     public KernelArgs addPointer(final long address)
     {
@@ -93,7 +113,11 @@ public final class KernelArgs
         return this;
     }
 
-    /** A struct of the user's passed by value: its bytes, laid out as the C++ struct (little-endian). */
+    /**
+     * A struct of the user's passed by value: its bytes, laid out as the C++ struct (little-endian).
+     *
+     * @since 0.1
+     */
     public KernelArgs addBytes(final byte[] struct)
     {
         Errors.checkArgument(struct != null && struct.length > 0 && struct.length <= 4096,
@@ -152,7 +176,11 @@ public final class KernelArgs
         return version;
     }
 
-    /** Number of parameters. */
+    /**
+     * Number of parameters.
+     *
+     * @since 0.1
+     */
     public int count()
     {
         return args.size();

@@ -41,10 +41,16 @@ import java.util.regex.Pattern;
  *     Kernel k = module.kernel(image.loweredName("&amp;put_kernel&lt;4&gt;"));
  * }
  * </pre>
+ *
+ * @since 0.1
  */
 public final class KernelCompiler
 {
-    /** Names the NVRTC library to load instead of searching (a path or a soname). */
+    /**
+     * Names the NVRTC library to load instead of searching (a path or a soname).
+     *
+     * @since 0.1
+     */
     public static final String LIBRARY_PROPERTY = "te4j.nvrtc.library";
 
     private static final Pattern ARCH = Pattern.compile("(sm|compute)_[0-9]{2,3}[af]?");
@@ -75,20 +81,32 @@ public final class KernelCompiler
         this.diskCache = diskCache;
     }
 
-    /** Whether NVRTC loads here. */
+    /**
+     * Whether NVRTC loads here.
+     *
+     * @since 0.1
+     */
     public static boolean isAvailable()
     {
         return load() > 0;
     }
 
-    /** Why NVRTC is unavailable (naming the libraries tried and the fix), or null when it is available. */
+    /**
+     * Why NVRTC is unavailable (naming the libraries tried and the fix), or null when it is available.
+     *
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause()
     {
         load();
         return cause;
     }
 
-    /** Throws {@link UnavailableException} with the cause when NVRTC is unavailable. */
+    /**
+     * Throws {@link UnavailableException} with the cause when NVRTC is unavailable.
+     *
+     * @since 0.1
+     */
     public static void ensureAvailability()
     {
         if (!isAvailable())
@@ -97,14 +115,22 @@ public final class KernelCompiler
         }
     }
 
-    /** NVRTC's version as major * 1000 + minor * 10 (13000 = 13.0); throws when unavailable. */
+    /**
+     * NVRTC's version as major * 1000 + minor * 10 (13000 = 13.0); throws when unavailable.
+     *
+     * @since 0.1
+     */
     public static int version()
     {
         ensureAvailability();
         return version;
     }
 
-    /** The NVRTC library in use, or "" when none is loaded. */
+    /**
+     * The NVRTC library in use, or "" when none is loaded.
+     *
+     * @since 0.1
+     */
     public static String library()
     {
         load();
@@ -114,6 +140,8 @@ public final class KernelCompiler
     /**
      * Tries to load NVRTC from {@code library} alone (a path or a soname), without changing the
      * one in use; null when it loads, else why not. For checking an installation.
+     *
+     * @since 0.1
      */
     public static UnavailableException probe(final String library)
     {
@@ -161,6 +189,8 @@ public final class KernelCompiler
     /**
      * A compiler for {@code architecture}: "sm_90" (a cubin for that GPU generation) or
      * "compute_90" (PTX, which the driver compiles for any newer GPU at load time).
+     *
+     * @since 0.1
      */
     public static KernelCompiler forArchitecture(final String architecture)
     {
@@ -169,7 +199,11 @@ public final class KernelCompiler
         return new KernelCompiler(architecture, List.of(), null);
     }
 
-    /** A compiler for the architecture of CUDA device {@code device} (sm_XY: a cubin). */
+    /**
+     * A compiler for the architecture of CUDA device {@code device} (sm_XY: a cubin).
+     *
+     * @since 0.1
+     */
     public static KernelCompiler forDevice(final int device)
     {
         Errors.checkArgument(device >= 0, "device " + device + " < 0");
@@ -186,6 +220,8 @@ public final class KernelCompiler
     /**
      * This compiler with NVRTC options added, e.g. "-DBLOCK=256", "--use_fast_math", "-G",
      * "-I/my/headers". An architecture option here replaces the compiler's own.
+     *
+     * @since 0.1
      */
     public KernelCompiler withOptions(final String... more)
     {
@@ -200,7 +236,11 @@ public final class KernelCompiler
         return new KernelCompiler(architecture, List.copyOf(all), diskCache);
     }
 
-    /** This compiler with images also kept in (and read from) {@code dir}, created when missing. */
+    /**
+     * This compiler with images also kept in (and read from) {@code dir}, created when missing.
+     *
+     * @since 0.1
+     */
     public KernelCompiler withDiskCache(final Path dir)
     {
         Errors.checkArgument(dir != null, "dir is null");
@@ -223,6 +263,8 @@ public final class KernelCompiler
      * names ({@link KernelImage#loweredName}). Throws {@link Te4jException} (INVALID_ARGUMENT)
      * with NVRTC's log when the source does not compile, {@link UnavailableException} without
      * NVRTC.
+     *
+     * @since 0.1
      */
     public KernelImage compile(final String name, final String source, final String... nameExpressions)
     {
@@ -265,19 +307,29 @@ public final class KernelCompiler
     /**
      * The folder holding te4j's device headers (extracted from the jar once when needed): what
      * {@code -I} names for a kernel compiled with nvcc instead of NVRTC.
+     *
+     * @since 0.1
      */
     public static Path includeDirectory()
     {
         return DeviceHeaders.get().dir();
     }
 
-    /** Images held by the in-memory cache (all compilers of this process). */
+    /**
+     * Images held by the in-memory cache (all compilers of this process).
+     *
+     * @since 0.1
+     */
     public static int memoryCacheSize()
     {
         return MEMORY_CACHE.size();
     }
 
-    /** Empties the in-memory cache (the disk caches stay). */
+    /**
+     * Empties the in-memory cache (the disk caches stay).
+     *
+     * @since 0.1
+     */
     public static void clearMemoryCache()
     {
         MEMORY_CACHE.clear();

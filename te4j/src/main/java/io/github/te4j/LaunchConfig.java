@@ -5,6 +5,8 @@ package io.github.te4j;
  * the launch is cooperative (every block resident at once, so a grid-wide barrier such as
  * {@code cooperative_groups::this_grid().sync()} or {@code mc_grid_sync()} can be used).
  * Immutable.
+ *
+ * @since 0.1
  */
 public final class LaunchConfig
 {
@@ -30,13 +32,21 @@ public final class LaunchConfig
         this.cooperative = cooperative;
     }
 
-    /** {@code blocks} blocks of {@code threads} threads (one-dimensional). */
+    /**
+     * {@code blocks} blocks of {@code threads} threads (one-dimensional).
+     *
+     * @since 0.1
+     */
     public static LaunchConfig of(final int blocks, final int threads)
     {
         return of(blocks, 1, 1, threads, 1, 1);
     }
 
-    /** A three-dimensional grid of three-dimensional blocks. */
+    /**
+     * A three-dimensional grid of three-dimensional blocks.
+     *
+     * @since 0.1
+     */
     public static LaunchConfig of(final int gridX, final int gridY, final int gridZ, final int blockX,
         final int blockY, final int blockZ)
     {
@@ -56,7 +66,11 @@ public final class LaunchConfig
         Errors.checkArgument(v >= 1 && v <= max, what + "=" + v + " outside [1, " + max + "]");
     }
 
-    /** This shape with {@code bytes} of dynamic shared memory per block (above 48 KiB the kernel opts in at launch). */
+    /**
+     * This shape with {@code bytes} of dynamic shared memory per block (above 48 KiB the kernel opts in at launch).
+     *
+     * @since 0.1
+     */
     public LaunchConfig sharedBytes(final long bytes)
     {
         Errors.checkArgument(bytes >= 0 && bytes <= 256 * 1024, "sharedBytes=" + bytes + " outside [0, 256 KiB]");
@@ -66,6 +80,8 @@ public final class LaunchConfig
     /**
      * This shape launched cooperatively: all blocks run at once (the grid must fit on the GPU,
      * see {@link Kernel#maxCooperativeBlocks}), so blocks may wait for each other.
+     *
+     * @since 0.1
      */
     public LaunchConfig cooperative(final boolean on)
     {
@@ -102,13 +118,21 @@ public final class LaunchConfig
         return blockZ;
     }
 
-    /** Threads per block. */
+    /**
+     * Threads per block.
+     *
+     * @since 0.1
+     */
     public int threadsPerBlock()
     {
         return blockX * blockY * blockZ;
     }
 
-    /** Blocks in the grid. */
+    /**
+     * Blocks in the grid.
+     *
+     * @since 0.1
+     */
     public long blocks()
     {
         return (long) gridX * gridY * gridZ;

@@ -12,16 +12,34 @@ import org.bytedeco.javacpp.Pointer;
  * <p>The query uses the driver's pointer attributes and never creates a CUDA context. Without a
  * CUDA driver or device, or with a te4j built without CUDA, no CUDA memory can exist in the
  * process, so every address is {@link #PAGEABLE_HOST}.
+ *
+ * @since 0.1
  */
 public enum MemoryKind
 {
-    /** Host memory the CUDA driver does not know (malloc, direct ByteBuffers, te4j host windows). */
+    /**
+     * Host memory the CUDA driver does not know (malloc, direct ByteBuffers, te4j host windows).
+     *
+     * @since 0.1
+     */
     PAGEABLE_HOST(false, true),
-    /** Page-locked host memory ({@code cudaMallocHost}, {@code cudaHostAlloc}, {@code cudaHostRegister}). */
+    /**
+     * Page-locked host memory ({@code cudaMallocHost}, {@code cudaHostAlloc}, {@code cudaHostRegister}).
+     *
+     * @since 0.1
+     */
     PINNED_HOST(true, true),
-    /** GPU memory ({@code cudaMalloc}, pool allocations, {@code cuMemCreate} mappings). */
+    /**
+     * GPU memory ({@code cudaMalloc}, pool allocations, {@code cuMemCreate} mappings).
+     *
+     * @since 0.1
+     */
     DEVICE(true, false),
-    /** Managed memory ({@code cudaMallocManaged}): migrates between host and devices on use. */
+    /**
+     * Managed memory ({@code cudaMallocManaged}): migrates between host and devices on use.
+     *
+     * @since 0.1
+     */
     MANAGED(true, true);
 
     private final boolean deviceAccessible;
@@ -33,13 +51,21 @@ public enum MemoryKind
         this.hostAccessible = hostAccessible;
     }
 
-    /** Whether kernels (te4j's CUDA batch copy among them) can read and write it by its address. */
+    /**
+     * Whether kernels (te4j's CUDA batch copy among them) can read and write it by its address.
+     *
+     * @since 0.1
+     */
     public boolean isDeviceAccessible()
     {
         return deviceAccessible;
     }
 
-    /** Whether host threads (the host platform's copies, Java's ByteBuffers) can read and write it. */
+    /**
+     * Whether host threads (the host platform's copies, Java's ByteBuffers) can read and write it.
+     *
+     * @since 0.1
+     */
     public boolean isHostAccessible()
     {
         return hostAccessible;
@@ -51,6 +77,7 @@ public enum MemoryKind
      * @throws IllegalArgumentException when the address is 0, the range is empty or wraps, or it
      *     is host memory that is not mapped over the whole range (a copy into it would crash)
      * @throws Te4jException when the driver's query fails
+     * @since 0.1
      */
     public static MemoryKind of(final long address, final long bytes)
     {
@@ -62,6 +89,7 @@ public enum MemoryKind
      * {@link #pointerBytes(Pointer)} bytes.
      *
      * @throws IllegalArgumentException as {@link #of(long, long)}, and for a null pointer
+     * @since 0.1
      */
     public static MemoryKind of(final Pointer pointer)
     {
@@ -73,6 +101,7 @@ public enum MemoryKind
      * element at its position (JavaCPP's own convention for passing a pointer to native code).
      *
      * @throws IllegalArgumentException for a null pointer (or one whose address is 0)
+     * @since 0.1
      */
     public static long pointerAddress(final Pointer pointer)
     {
@@ -89,6 +118,7 @@ public enum MemoryKind
      * its capacity or limit ({@code mem.capacity(bytes)}) or use the address overloads.
      *
      * @throws IllegalArgumentException when the pointer designates no bytes
+     * @since 0.1
      */
     public static long pointerBytes(final Pointer pointer)
     {

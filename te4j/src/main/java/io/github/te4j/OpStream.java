@@ -20,10 +20,16 @@ import org.bytedeco.javacpp.Pointer;
  * route; {@link #waitSignal} waits until the local word is {@code >=} the expected value
  * (wrap-around aware). {@link #putWithSignal} signals once for the whole put, after all of its
  * data (every block) is visible.
+ *
+ * @since 0.1
  */
 public final class OpStream extends NativeResource
 {
-    /** Default blocks per put on CUDA (0: te4j's choice, sized from the message). */
+    /**
+     * Default blocks per put on CUDA (0: te4j's choice, sized from the message).
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_BLOCKS = 0;
 
     private final TransferEngine engine;
@@ -70,7 +76,11 @@ public final class OpStream extends NativeResource
         return engine.platform();
     }
 
-    /** The CUDA stream handle ({@code cudaStream_t}) or 0 on the host platform. */
+    /**
+     * The CUDA stream handle ({@code cudaStream_t}) or 0 on the host platform.
+     *
+     * @since 0.1
+     */
     public long nativeHandle()
     {
         final Lock l = enter();
@@ -87,6 +97,8 @@ public final class OpStream extends NativeResource
     /**
      * Launch shape of puts on CUDA: {@code blocks} (0 = te4j's choice) of {@code threads} (0 = te4j's
      * choice, else a multiple of 32 up to 1024). Ignored on the host platform.
+     *
+     * @since 0.1
      */
     public OpStream launchShape(final int blocks, final int threads)
     {
@@ -105,6 +117,8 @@ public final class OpStream extends NativeResource
      * or two ranks' windows that are one segment): the copy runs in chunks, in parallel on CUDA,
      * so overlapping bytes end up unspecified. te4j cannot see that two addresses are one
      * memory, so it does not refuse such a put.
+     *
+     * @since 0.1
      */
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes)
@@ -123,7 +137,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** {@link #put} with the source in the window's own buffer. */
+    /**
+     * {@link #put} with the source in the window's own buffer.
+     *
+     * @since 0.1
+     */
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final long srcOffset,
         final long bytes)
     {
@@ -135,6 +153,8 @@ public final class OpStream extends NativeResource
     /**
      * {@link #put}, then adds {@code value} to the 32-bit word at {@code signalOffset} of rank
      * {@code dstRank}'s window, release-ordered after all of the put's data: once per operation.
+     *
+     * @since 0.1
      */
     public void putWithSignal(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes, final long signalOffset, final int value)
@@ -155,7 +175,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Release-ordered 32-bit atomic add of {@code value} on rank {@code dstRank}'s word at {@code signalOffset}. */
+    /**
+     * Release-ordered 32-bit atomic add of {@code value} on rank {@code dstRank}'s word at {@code signalOffset}.
+     *
+     * @since 0.1
+     */
     public void signal(final CommContext ctx, final int dstRank, final long signalOffset, final int value)
     {
         checkRemote(ctx, dstRank);
@@ -172,7 +196,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** The device API's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window. */
+    /**
+     * The device API's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window.
+     *
+     * @since 0.1
+     */
     public void redAdd(final CommContext ctx, final int dstRank, final long offset, final int value)
     {
         checkRemote(ctx, dstRank);
@@ -193,6 +221,8 @@ public final class OpStream extends NativeResource
      * Enqueues a wait until this rank's word at {@code signalOffset} is {@code >= expected}
      * (wrap-around aware). If it does not happen within {@code timeout}, the next
      * {@link #synchronize(Duration)} throws {@link Te4jTimeoutException}.
+     *
+     * @since 0.1
      */
     public void waitSignal(final CommContext ctx, final long signalOffset, final int expected, final Duration timeout)
     {
@@ -211,7 +241,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Waits for everything enqueued; throws the first error recorded since the last call. */
+    /**
+     * Waits for everything enqueued; throws the first error recorded since the last call.
+     *
+     * @since 0.1
+     */
     public void synchronize(final Duration timeout)
     {
         final long ns = checkTimeout(timeout);
@@ -256,7 +290,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Starts capturing the operations enqueued from now on into a CUDA graph (CUDA only). */
+    /**
+     * Starts capturing the operations enqueued from now on into a CUDA graph (CUDA only).
+     *
+     * @since 0.1
+     */
     public void beginCapture()
     {
         final Lock l = enter();
@@ -270,7 +308,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Ends the capture; the graph replays the captured operations on this stream. */
+    /**
+     * Ends the capture; the graph replays the captured operations on this stream.
+     *
+     * @since 0.1
+     */
     public CapturedGraph endCapture()
     {
         final Lock l = enter();

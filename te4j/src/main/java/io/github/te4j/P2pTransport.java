@@ -20,6 +20,8 @@ import java.util.concurrent.locks.Lock;
  * <p>The usual sequence on every rank: {@link #allocateBuffer(long)} (same size everywhere),
  * {@link #exportHandle(DeviceBuffer)}, all-gather the handles, {@link #importPeerHandles}; or all of
  * that at once with {@link #connect(DeviceBuffer, int, HandleExchange, Duration)}.
+ *
+ * @since 0.1
  */
 public final class P2pTransport extends NativeResource
 {
@@ -60,13 +62,21 @@ public final class P2pTransport extends NativeResource
         return engine.device();
     }
 
-    /** Number of ranks this transport was made for. */
+    /**
+     * Number of ranks this transport was made for.
+     *
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
     }
 
-    /** Allocates {@code bytes} of zeroed platform memory, exportable to peers. */
+    /**
+     * Allocates {@code bytes} of zeroed platform memory, exportable to peers.
+     *
+     * @since 0.1
+     */
     public DeviceBuffer allocateBuffer(final long bytes)
     {
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
@@ -93,6 +103,8 @@ public final class P2pTransport extends NativeResource
      * Registers device memory allocated elsewhere (for example with the JavaCPP Presets for CUDA's
      * {@code cudaMalloc}): it must be a whole {@code cudaMalloc} allocation or lie inside one;
      * pool ({@code cudaMallocAsync}) and managed memory are refused. CUDA only.
+     *
+     * @since 0.1
      */
     public DeviceBuffer registerBuffer(final long address, final long bytes)
     {
@@ -129,7 +141,11 @@ public final class P2pTransport extends NativeResource
         return engine;
     }
 
-    /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
+    /**
+     * Exports {@code buffer} (whole) as a handle that peers on this host can import.
+     *
+     * @since 0.1
+     */
     public IpcHandle exportHandle(final DeviceBuffer buffer)
     {
         checkOwn(buffer);
@@ -154,6 +170,7 @@ public final class P2pTransport extends NativeResource
      * @param rank             this rank, in [0, numRanks)
      * @param handles          one handle per rank (own entry and inactive ranks may be null)
      * @param activeRanksMask  bit r set when rank r takes part (numRanks bits at most)
+     * @since 0.1
      */
     public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
         final long activeRanksMask)
@@ -167,6 +184,8 @@ public final class P2pTransport extends NativeResource
      * ranks get P2P entry 0 ({@code available[r] == 0}), so operations to them take the RDMA route
      * once {@link CommContext#withRdma(RdmaTransport)} is called, even where P2P would work. Their
      * handles are not read (null is fine).
+     *
+     * @since 0.1
      */
     public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
         final long activeRanksMask, final long p2pRanksMask)
@@ -249,6 +268,8 @@ public final class P2pTransport extends NativeResource
      * came from the other ranks ({@link IpcHandle#toBytes()}; own entry and inactive ranks may be
      * null): each is decoded by the native decoder, which names what is wrong in a
      * {@link BadHandleException}.
+     *
+     * @since 0.1
      */
     public CommContext importPeerHandleBytes(final DeviceBuffer local, final int rank, final List<byte[]> handles,
         final long activeRanksMask)
@@ -275,6 +296,8 @@ public final class P2pTransport extends NativeResource
      * Export, all-gather through {@code exchange}, import, barrier: the whole handshake for one
      * buffer, within {@code timeout} as a whole. Every rank must call this with a buffer of the
      * same size.
+     *
+     * @since 0.1
      */
     public CommContext connect(final DeviceBuffer local, final int numActive, final HandleExchange exchange,
         final Duration timeout)
@@ -334,6 +357,8 @@ public final class P2pTransport extends NativeResource
      * {@link #connect(DeviceBuffer, HandleExchange, Duration)} that maps only the ranks of
      * {@code p2pRanksMask} over P2P (see {@link #importPeerHandles(DeviceBuffer, int, List, long, long)}):
      * e.g. {@code 1L << rank} to send everything to the other ranks over RDMA.
+     *
+     * @since 0.1
      */
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout,
         final long p2pRanksMask)
@@ -346,7 +371,11 @@ public final class P2pTransport extends NativeResource
         return ctx;
     }
 
-    /** Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active. */
+    /**
+     * Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active.
+     *
+     * @since 0.1
+     */
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout)
     {
         return connect(local, numRanks, exchange, timeout);

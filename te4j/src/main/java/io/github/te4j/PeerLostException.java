@@ -5,6 +5,8 @@ package io.github.te4j;
  * the handle exchange while it was still needed. Thrown by transports and streams (the next
  * {@code synchronize}, a connect) and by every {@link io.github.te4j.exchange.HandleExchange}
  * (the embedded rendezvous, the file exchange, etcd): one class, whichever layer noticed.
+ *
+ * @since 0.1
  */
 public class PeerLostException extends Te4jException
 {
@@ -32,6 +34,7 @@ public class PeerLostException extends Te4jException
     /**
      * @param rank the lost rank
      * @param reason how it was lost
+     * @since 0.1
      */
     public PeerLostException(final int rank, final String reason)
     {
@@ -47,13 +50,21 @@ public class PeerLostException extends Te4jException
         this.reason = reason;
     }
 
-    /** @return the lost rank, or -1 when unknown */
+    /**
+     * @return the lost rank, or -1 when unknown
+     *
+     * @since 0.1
+     */
     public int rank()
     {
         return rank;
     }
 
-    /** @return how the rank was lost, without the rank prefix */
+    /**
+     * @return how the rank was lost, without the rank prefix
+     *
+     * @since 0.1
+     */
     public String reason()
     {
         return reason;

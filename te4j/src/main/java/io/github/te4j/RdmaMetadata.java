@@ -17,14 +17,28 @@ import java.util.Arrays;
  * rejects anything else with a {@link BadHandleException} naming the field, including values no
  * rank sends (QP number 0 or over 24 bits, remote key 0, nothing registered, a software NIC
  * address that is not a unicast IPv4 address and TCP port).
+ *
+ * @since 0.1
  */
 public final class RdmaMetadata
 {
-    /** "TE4M": the first four bytes. */
+    /**
+     * "TE4M": the first four bytes.
+     *
+     * @since 0.1
+     */
     public static final int MAGIC = 0x5445344d;
-    /** The version the bytes carry after the magic. */
+    /**
+     * The version the bytes carry after the magic.
+     *
+     * @since 0.1
+     */
     public static final int VERSION = 2;
-    /** Length of a software NIC's key. */
+    /**
+     * Length of a software NIC's key.
+     *
+     * @since 0.1
+     */
     public static final int KEY_BYTES = 32;
     /** Bytes before the QP numbers (the native layout's header). */
     static final int HEADER_BYTES = 68;
@@ -101,6 +115,8 @@ public final class RdmaMetadata
     /**
      * A view of bytes from {@link #toBytes()} (another rank's {@link RdmaTransport#localMetadata()}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
+     *
+     * @since 0.1
      */
     public static RdmaMetadata fromBytes(final byte[] bytes)
     {
@@ -131,7 +147,11 @@ public final class RdmaMetadata
         return end == 0 ? "RDMA metadata refused" : new String(why, 0, end, StandardCharsets.UTF_8);
     }
 
-    /** 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}). */
+    /**
+     * 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}).
+     *
+     * @since 0.1
+     */
     public int backend()
     {
         return (int)values[BACKEND];
@@ -157,25 +177,41 @@ public final class RdmaMetadata
         return (int)values[GID_INDEX];
     }
 
-    /** InfiniBand LID; the software NIC's TCP port. */
+    /**
+     * InfiniBand LID; the software NIC's TCP port.
+     *
+     * @since 0.1
+     */
     public int lid()
     {
         return (int)values[LID];
     }
 
-    /** Address of the registered buffer in the owner's address space. */
+    /**
+     * Address of the registered buffer in the owner's address space.
+     *
+     * @since 0.1
+     */
     public long raddr()
     {
         return values[RADDR];
     }
 
-    /** Remote key of the registered buffer. */
+    /**
+     * Remote key of the registered buffer.
+     *
+     * @since 0.1
+     */
     public int rkey()
     {
         return (int)values[RKEY];
     }
 
-    /** Size of the registered buffer. */
+    /**
+     * Size of the registered buffer.
+     *
+     * @since 0.1
+     */
     public long registeredBytes()
     {
         return values[REGISTERED];
@@ -191,7 +227,11 @@ public final class RdmaMetadata
         return values[IFID];
     }
 
-    /** QP numbers, numRanks x qpsPerRank. */
+    /**
+     * QP numbers, numRanks x qpsPerRank.
+     *
+     * @since 0.1
+     */
     public int[] qpns()
     {
         final int[] q = new int[values.length - VALUES];
@@ -213,7 +253,11 @@ public final class RdmaMetadata
         return authKey.clone();
     }
 
-    /** The bytes this view reads (a copy). */
+    /**
+     * The bytes this view reads (a copy).
+     *
+     * @since 0.1
+     */
     public byte[] toBytes()
     {
         return bytes.clone();

@@ -43,6 +43,8 @@ import org.slf4j.LoggerFactory;
  * <p>After an error CQE the queue pairs are in the error state: every rank calls
  * {@link #reconnect(HandleExchange, Duration)}. Close the streams that used this transport
  * before closing it (the engine does so when it closes).
+ *
+ * @since 0.1
  */
 public final class RdmaTransport extends NativeResource
 {
@@ -51,26 +53,40 @@ public final class RdmaTransport extends NativeResource
     static final int BACKEND_AUTO = 0;
     static final int BACKEND_SOFT = 1;
     static final int BACKEND_MLX5 = 2;
-    /** Ring sizes the native side accepts. */
+    /**
+     * Ring sizes the native side accepts.
+     *
+     * @since 0.1
+     */
     public static final int MIN_RING = 2;
     public static final int MAX_RING = 32768;
-    /** te4j's send ring when {@link #initialize(int, int, int)} is given 0. */
+    /**
+     * te4j's send ring when {@link #initialize(int, int, int)} is given 0.
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_RING = 256;
     /**
      * Most send-ring slots (64-byte WQEBBs) of all queue pairs together, numRanks x qpsPerRank x
      * ring: each slot costs about 128 bytes of NIC control memory (the slot and its CQE), so the
      * default of 2^22 slots bounds it near 512 MiB per transport. {@code -Dte4j.rdma.maxRingSlots}.
+     *
+     * @since 0.1
      */
     public static final long MAX_RING_SLOTS = Math.max(1024, Long.getLong("te4j.rdma.maxRingSlots", 1L << 22));
     /**
      * How long a connected peer's host may stay silent before it counts as lost
      * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
+     *
+     * @since 0.1
      */
     public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
         10_000));
     /**
      * Bound of the whole of {@link #connectPeers(int, List, long)} without a timeout: every
      * peer's TCP connect, handshake and every read of it together.
+     *
+     * @since 0.1
      */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
@@ -120,13 +136,21 @@ public final class RdmaTransport extends NativeResource
         return filter.equals("soft") || filter.startsWith("soft@") ? BACKEND_SOFT : BACKEND_MLX5;
     }
 
-    /** The filter this transport was made with. */
+    /**
+     * The filter this transport was made with.
+     *
+     * @since 0.1
+     */
     public String deviceFilter()
     {
         return deviceFilter;
     }
 
-    /** "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}). */
+    /**
+     * "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}).
+     *
+     * @since 0.1
+     */
     public String backend()
     {
         final Lock l = enter();
@@ -140,7 +164,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs). */
+    /**
+     * Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs).
+     *
+     * @since 0.1
+     */
     public void initialize(final int numRanks, final int qpsPerRank)
     {
         initialize(numRanks, qpsPerRank, 0);
@@ -150,6 +178,8 @@ public final class RdmaTransport extends NativeResource
      * Opens the device (software NIC: starts its listener) for {@code numRanks} ranks with
      * {@code qpsPerRank} queue pairs to each rank (channels), each with a send ring of
      * {@code ringWqebbs} 64-byte slots (a power of two in [2, 32768]; 0 = te4j's default).
+     *
+     * @since 0.1
      */
     public synchronized void initialize(final int numRanks, final int qpsPerRank, final int ringWqebbs)
     {
@@ -179,19 +209,31 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Ranks, after {@link #initialize}; 0 before. */
+    /**
+     * Ranks, after {@link #initialize}; 0 before.
+     *
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
     }
 
-    /** Queue pairs (channels) to each rank, after {@link #initialize}. */
+    /**
+     * Queue pairs (channels) to each rank, after {@link #initialize}.
+     *
+     * @since 0.1
+     */
     public int qpsPerRank()
     {
         return qpsPerRank;
     }
 
-    /** The rank this transport connected as, or -1 before {@link #connectPeers}. */
+    /**
+     * The rank this transport connected as, or -1 before {@link #connectPeers}.
+     *
+     * @since 0.1
+     */
     public int localRank()
     {
         return localRank;
@@ -201,6 +243,8 @@ public final class RdmaTransport extends NativeResource
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
      * offsets refer to. It may belong to any engine of this process on the same platform and
      * device: its free, whichever engine frees it, deregisters it first.
+     *
+     * @since 0.1
      */
     public void register(final DeviceBuffer buffer)
     {
@@ -231,6 +275,8 @@ public final class RdmaTransport extends NativeResource
      * On the host platform the memory must be host memory ({@link MemoryKind}), mapped in this
      * process over the whole range. Memory te4j did not allocate stays the caller's to keep
      * allocated: te4j cannot see another library's free.
+     *
+     * @since 0.1
      */
     public synchronized void register(final long address, final long bytes)
     {
@@ -269,13 +315,18 @@ public final class RdmaTransport extends NativeResource
      *
      * @throws IllegalArgumentException as {@link #register(long, long)}, and for a null pointer or
      *     one that designates no bytes
+     * @since 0.1
      */
     public void register(final Pointer pointer)
     {
         register(MemoryKind.pointerAddress(pointer), MemoryKind.pointerBytes(pointer));
     }
 
-    /** Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE. */
+    /**
+     * Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE.
+     *
+     * @since 0.1
+     */
     public synchronized void deregister(final long address)
     {
         Errors.checkArgument(address != 0, "address is null");
@@ -322,20 +373,32 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Deregisters {@code buffer}. */
+    /**
+     * Deregisters {@code buffer}.
+     *
+     * @since 0.1
+     */
     public void deregister(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         deregister(buffer.address());
     }
 
-    /** Start address of the current symmetric registration (0: none). */
+    /**
+     * Start address of the current symmetric registration (0: none).
+     *
+     * @since 0.1
+     */
     public long registeredAddress()
     {
         return registeredAddress;
     }
 
-    /** Size of the current symmetric registration (0: none). */
+    /**
+     * Size of the current symmetric registration (0: none).
+     *
+     * @since 0.1
+     */
     public long registeredBytes()
     {
         return registeredBytes;
@@ -344,6 +407,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * Allocates the rings and creates the queue pairs (new QP numbers); called again, it
      * recreates them ({@link #recreateQueuePairs}).
+     *
+     * @since 0.1
      */
     public synchronized void createQueuePairs()
     {
@@ -373,6 +438,8 @@ public final class RdmaTransport extends NativeResource
      * on the contexts using this transport are done (bounded). The new QP numbers must be
      * exchanged and {@link #connectPeers} called again at every rank: see
      * {@link #reconnect(HandleExchange, Duration)}.
+     *
+     * @since 0.1
      */
     public synchronized void recreateQueuePairs()
     {
@@ -393,7 +460,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** This rank's metadata (after {@link #createQueuePairs} and {@link #register}). */
+    /**
+     * This rank's metadata (after {@link #createQueuePairs} and {@link #register}).
+     *
+     * @since 0.1
+     */
     public synchronized RdmaMetadata localMetadata()
     {
         checkInitialized("localMetadata");
@@ -418,6 +489,8 @@ public final class RdmaTransport extends NativeResource
      * peer's registration is refused by that peer's NIC and surfaces as an error CQE
      * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
      * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
+     *
+     * @since 0.1
      */
     public void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask)
     {
@@ -429,6 +502,8 @@ public final class RdmaTransport extends NativeResource
      * {@code timeout}: one deadline for every peer's TCP connect, handshake and every read of
      * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
      * it. Every software NIC connection proves the listening NIC's key from its metadata.
+     *
+     * @since 0.1
      */
     public synchronized void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask,
         final Duration timeout)
@@ -516,6 +591,8 @@ public final class RdmaTransport extends NativeResource
      * vanished without closing its connections is noticed. For connections made afterwards; at
      * least 1 s; default {@link #DEFAULT_PEER_TIMEOUT_MILLIS}. A peer whose process exits or is
      * killed closes its connections and is noticed at once.
+     *
+     * @since 0.1
      */
     public synchronized void peerTimeout(final Duration timeout)
     {
@@ -536,7 +613,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** The peer timeout in use ({@link #peerTimeout(Duration)}). */
+    /**
+     * The peer timeout in use ({@link #peerTimeout(Duration)}).
+     *
+     * @since 0.1
+     */
     public Duration peerTimeout()
     {
         return Duration.ofMillis(peerTimeoutMillis);
@@ -546,6 +627,8 @@ public final class RdmaTransport extends NativeResource
      * Ranks (bit r) whose connection from this rank broke since the last connect: the peer's
      * process exited or was killed, or its host stopped answering within the peer timeout.
      * Waits on contexts that reach such a rank over RDMA fail with {@link PeerLostException}.
+     *
+     * @since 0.1
      */
     public long lostPeers()
     {
@@ -597,6 +680,8 @@ public final class RdmaTransport extends NativeResource
      * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
      * before every peer is connected. Every rank calls it. {@code timeout} bounds the whole call
      * (gather, connect and barrier share one deadline).
+     *
+     * @since 0.1
      */
     public void connect(final HandleExchange exchange, final Duration timeout)
     {
@@ -623,6 +708,8 @@ public final class RdmaTransport extends NativeResource
      * Recovery after an error CQE, at every rank: waits for every rank (so nobody still posts
      * on the old queue pairs), recreates the queue pairs and connects them again. Contexts
      * made with {@link CommContext#withRdma(RdmaTransport)} keep working.
+     *
+     * @since 0.1
      */
     public void reconnect(final HandleExchange exchange, final Duration timeout)
     {
@@ -635,7 +722,11 @@ public final class RdmaTransport extends NativeResource
         connect(exchange, deadline.left("connect"));
     }
 
-    /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
+    /**
+     * Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s.
+     *
+     * @since 0.1
+     */
     public void deviceTimeout(final Duration timeout)
     {
         RdmaArguments.checkTimeout(timeout);
@@ -651,7 +742,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel. */
+    /**
+     * Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel.
+     *
+     * @since 0.1
+     */
     public RdmaQpState qpState(final int qpIndex)
     {
         final int total = numRanks() * qpsPerRank();
@@ -669,7 +764,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...). */
+    /**
+     * The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...).
+     *
+     * @since 0.1
+     */
     public Map<String, Long> statistics()
     {
         checkInitialized("statistics");
@@ -692,7 +791,11 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "". */
+    /**
+     * Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "".
+     *
+     * @since 0.1
+     */
     public String diagnostics()
     {
         final Lock l = enter();

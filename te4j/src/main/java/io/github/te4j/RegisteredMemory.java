@@ -10,6 +10,8 @@ package io.github.te4j;
  * buffer it is or lies in is closed: that close withdraws it from the agent first and waits
  * (bounded) for the batches that use it. Memory allocated elsewhere must stay allocated until
  * the registration ends: te4j cannot see another library's free.
+ *
+ * @since 0.1
  */
 public final class RegisteredMemory
 {
@@ -33,7 +35,11 @@ public final class RegisteredMemory
         this.segmentOffset = segmentOffset;
     }
 
-    /** The platform address of the first byte. */
+    /**
+     * The platform address of the first byte.
+     *
+     * @since 0.1
+     */
     public long address()
     {
         return address;
@@ -44,7 +50,11 @@ public final class RegisteredMemory
         return size;
     }
 
-    /** The te4j buffer, or null for memory allocated elsewhere. */
+    /**
+     * The te4j buffer, or null for memory allocated elsewhere.
+     *
+     * @since 0.1
+     */
     public DeviceBuffer buffer()
     {
         return buffer;
@@ -53,6 +63,8 @@ public final class RegisteredMemory
     /**
      * Where this memory starts in the rank's segment (peers' remote offsets), or -1 when it is not
      * part of the segment (memory allocated elsewhere).
+     *
+     * @since 0.1
      */
     public long segmentOffset()
     {
@@ -62,6 +74,8 @@ public final class RegisteredMemory
     /**
      * Whether it is still registered: not unregistered, its agent open, and the te4j buffer it is
      * or lies in (a raw range inside a te4j buffer) not closed.
+     *
+     * @since 0.1
      */
     public boolean isRegistered()
     {

@@ -3,12 +3,18 @@ package io.github.te4j;
 /**
  * Base of every error te4j reports. Carries the failing operation, the native status code and,
  * where one is known, how to fix it.
+ *
+ * @since 0.1
  */
 public class Te4jException extends RuntimeException
 {
     private static final long serialVersionUID = 1L;
 
-    /** Status codes of the native API ({@code te4j::Status}). */
+    /**
+     * Status codes of the native API ({@code te4j::Status}).
+     *
+     * @since 0.1
+     */
     public enum Code
     {
         OK(0), INVALID_ARGUMENT(-1), UNAVAILABLE(-2), CUDA_ERROR(-3), SYSTEM_ERROR(-4), TIMEOUT(-5),
@@ -22,13 +28,21 @@ public class Te4jException extends RuntimeException
             this.nativeCode = nativeCode;
         }
 
-        /** The native value. */
+        /**
+         * The native value.
+         *
+         * @since 0.1
+         */
         public int nativeCode()
         {
             return nativeCode;
         }
 
-        /** The code of a native status value ({@link #UNKNOWN} for values te4j does not know). */
+        /**
+         * The code of a native status value ({@link #UNKNOWN} for values te4j does not know).
+         *
+         * @since 0.1
+         */
         public static Code of(final int status)
         {
             for (final Code c : values())
@@ -56,7 +70,11 @@ public class Te4jException extends RuntimeException
         this.code = code;
     }
 
-    /** What kind of failure this is. */
+    /**
+     * What kind of failure this is.
+     *
+     * @since 0.1
+     */
     public Code code()
     {
         return code;

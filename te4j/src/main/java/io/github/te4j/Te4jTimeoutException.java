@@ -1,6 +1,10 @@
 package io.github.te4j;
 
-/** A bounded wait (signal, completion, synchronisation, rendezvous) passed its deadline. */
+/**
+ * A bounded wait (signal, completion, synchronisation, rendezvous) passed its deadline.
+ *
+ * @since 0.1
+ */
 public class Te4jTimeoutException extends Te4jException
 {
     private static final long serialVersionUID = 1L;

@@ -40,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * over RDMA instead (one WRITE or READ work request per request), so their owners may be in
  * other network namespaces or on other hosts. Every argument is checked here before native code
  * runs.
+ *
+ * @since 0.1
  */
 public final class TransferAgent extends NativeResource
 {
@@ -75,6 +77,8 @@ public final class TransferAgent extends NativeResource
      * remote key, and segments of other ranks whose descriptors carry them are opened over RDMA.
      * Every te4j buffer of the segment, and every local memory that requests to such segments use,
      * must be registered with {@code rdma} ({@link RdmaTransport#register(DeviceBuffer)}) first.
+     *
+     * @since 0.1
      */
     public void useRdma(final RdmaTransport rdma)
     {
@@ -103,7 +107,11 @@ public final class TransferAgent extends NativeResource
         return rdma;
     }
 
-    /** This rank's segment name. */
+    /**
+     * This rank's segment name.
+     *
+     * @since 0.1
+     */
     public String segmentName()
     {
         return segmentName;
@@ -117,6 +125,8 @@ public final class TransferAgent extends NativeResource
     /**
      * Registers a te4j buffer of this agent's transport: the local side of requests, and part of
      * this rank's segment from the next publish on.
+     *
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final DeviceBuffer buffer)
     {
@@ -182,6 +192,7 @@ public final class TransferAgent extends NativeResource
      *
      * @throws IllegalArgumentException for a bad range, a kind the route cannot carry, unmapped
      *     memory, or memory that overlaps other registered memory or freed te4j memory
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final long address, final long bytes)
     {
@@ -224,6 +235,7 @@ public final class TransferAgent extends NativeResource
      *
      * @throws IllegalArgumentException as {@link #registerLocalMemory(long, long)}, and for a
      *     null pointer or one that designates no bytes
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final Pointer pointer)
     {
@@ -259,6 +271,8 @@ public final class TransferAgent extends NativeResource
     /**
      * Unregisters memory, after the batches that use it have finished (bounded: a batch that
      * does not finish in time is cancelled first). Peers see it gone from the next publish on.
+     *
+     * @since 0.1
      */
     public void unregisterLocalMemory(final RegisteredMemory memory)
     {
@@ -282,7 +296,11 @@ public final class TransferAgent extends NativeResource
         }
     }
 
-    /** This rank's segment descriptor as peers will see it (the te4j buffers registered now). */
+    /**
+     * This rank's segment descriptor as peers will see it (the te4j buffers registered now).
+     *
+     * @since 0.1
+     */
     public byte[] segmentDescriptor()
     {
         final Lock l = enter();
@@ -336,6 +354,8 @@ public final class TransferAgent extends NativeResource
      * Publishes this rank's segment and learns every other rank's: an all-gather of descriptors
      * through {@code exchange}, then a barrier (nobody frees a buffer before every peer could map
      * it), both within {@code timeout} as a whole. Every rank of the exchange calls it.
+     *
+     * @since 0.1
      */
     public void publishSegment(final HandleExchange exchange, final Duration timeout)
     {
@@ -372,6 +392,8 @@ public final class TransferAgent extends NativeResource
      * Publishes this rank's segment in {@code directory} under its name (replacing an earlier
      * publish); {@link #openSegment(String, Duration)} of other agents that use the same
      * directory finds it there.
+     *
+     * @since 0.1
      */
     public void publishSegment(final SegmentDirectory directory)
     {
@@ -389,6 +411,7 @@ public final class TransferAgent extends NativeResource
      * or present in the directory this agent published to: maps its buffers here.
      *
      * @throws IllegalArgumentException when no segment of that name is known
+     * @since 0.1
      */
     public SegmentHandle openSegment(final String name)
     {
@@ -413,7 +436,11 @@ public final class TransferAgent extends NativeResource
         return open(found.get());
     }
 
-    /** {@link #openSegment(String)} that waits up to {@code timeout} for the name to appear in {@code directory}. */
+    /**
+     * {@link #openSegment(String)} that waits up to {@code timeout} for the name to appear in {@code directory}.
+     *
+     * @since 0.1
+     */
     public SegmentHandle openSegment(final String name, final SegmentDirectory directory, final Duration timeout)
     {
         SegmentDirectory.checkName(name);
@@ -569,6 +596,8 @@ public final class TransferAgent extends NativeResource
      * The notifications other agents send to this one: the receiving side. Senders find this
      * agent's notification area (host memory, on every platform) in its segment descriptor, so
      * publish after the first call (every publish includes it).
+     *
+     * @since 0.1
      */
     public Notifications notifications()
     {
@@ -659,6 +688,7 @@ public final class TransferAgent extends NativeResource
      * segment by name: publish this agent's segment where the receiver looks.
      *
      * @param message at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @since 0.1
      */
     public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
     {
@@ -705,7 +735,11 @@ public final class TransferAgent extends NativeResource
         return outbox;
     }
 
-    /** A batch of at most {@code capacity} requests (1 to 2^20). */
+    /**
+     * A batch of at most {@code capacity} requests (1 to 2^20).
+     *
+     * @since 0.1
+     */
     public TransferBatch allocateBatch(final int capacity)
     {
         Errors.checkArgument(capacity >= 1 && capacity <= TransferBatch.MAX_CAPACITY,
@@ -731,6 +765,8 @@ public final class TransferAgent extends NativeResource
      * batch submit checks it (errors name its index in the list), its addresses resolved and
      * handed to native code once (CUDA: copied to device memory). {@code requests} may be
      * cleared and reused once this returns. Segments reached over RDMA are refused.
+     *
+     * @since 0.1
      */
     public TransferList prepareList(final TransferDescriptors requests)
     {
@@ -752,7 +788,11 @@ public final class TransferAgent extends NativeResource
         }
     }
 
-    /** {@link #prepareList(TransferDescriptors)} of a list of requests (a null one is refused by index). */
+    /**
+     * {@link #prepareList(TransferDescriptors)} of a list of requests (a null one is refused by index).
+     *
+     * @since 0.1
+     */
     public TransferList prepareList(final List<TransferRequest> requests)
     {
         Errors.checkArgument(requests != null, "requests is null");

@@ -40,10 +40,16 @@ import java.util.function.Supplier;
  * or READ work request each, posted by a thread of the batch (many in flight, up to the send
  * ring); an error CQE fails its request with the syndrome, and (RC semantics) the requests after
  * it on the same queue pair with the flush syndrome, until the ranks reconnect.
+ *
+ * @since 0.1
  */
 public final class TransferBatch extends NativeResource
 {
-    /** The largest capacity. */
+    /**
+     * The largest capacity.
+     *
+     * @since 0.1
+     */
     public static final int MAX_CAPACITY = 1 << 20;
 
     /** How long a close, or a wait past the deadline, gives requests already running. */
@@ -134,7 +140,11 @@ public final class TransferBatch extends NativeResource
         return capacity;
     }
 
-    /** The number of requests submitted so far. */
+    /**
+     * The number of requests submitted so far.
+     *
+     * @since 0.1
+     */
     public synchronized int size()
     {
         return submitted;
@@ -146,6 +156,7 @@ public final class TransferBatch extends NativeResource
      * @param part the requests, 1 or more, within the remaining capacity
      * @param timeout how long they may take; the batch's deadline becomes the later of this and its own
      * @return the batch index of the part's first request
+     * @since 0.1
      */
     public int submit(final List<TransferRequest> part, final Duration timeout)
     {
@@ -164,6 +175,7 @@ public final class TransferBatch extends NativeResource
      * @param part the requests, 1 or more, within the remaining capacity
      * @param timeout how long they may take; the batch's deadline becomes the later of this and its own
      * @return the batch index of the part's first request
+     * @since 0.1
      */
     public int submit(final TransferDescriptors part, final Duration timeout)
     {
@@ -180,6 +192,8 @@ public final class TransferBatch extends NativeResource
      * state. Returns at once (await the batch for the outcome); later submits are refused.
      * Idempotent, and a no-op once every request is final; after the deadline has cancelled the
      * batch, the requests it stopped stay {@link TransferState#TIMEOUT}.
+     *
+     * @since 0.1
      */
     public void cancel()
     {
@@ -223,6 +237,7 @@ public final class TransferBatch extends NativeResource
      * delivers nothing; closing the batch once it finished loses nothing.
      *
      * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @since 0.1
      */
     public int submit(final List<TransferRequest> part, final byte[] notification, final Duration timeout)
     {
@@ -250,6 +265,8 @@ public final class TransferBatch extends NativeResource
     /**
      * {@link #submit(TransferDescriptors, Duration)} with a notification, as
      * {@link #submit(List, byte[], Duration)}.
+     *
+     * @since 0.1
      */
     public int submit(final TransferDescriptors part, final byte[] notification, final Duration timeout)
     {
@@ -854,7 +871,11 @@ public final class TransferBatch extends NativeResource
         return "request " + index + ": ";
     }
 
-    /** The state of request {@code index} now. */
+    /**
+     * The state of request {@code index} now.
+     *
+     * @since 0.1
+     */
     public TransferStatus status(final int index)
     {
         synchronized (this)
@@ -869,7 +890,11 @@ public final class TransferBatch extends NativeResource
         }
     }
 
-    /** The states of every submitted request now, by index. */
+    /**
+     * The states of every submitted request now, by index.
+     *
+     * @since 0.1
+     */
     public List<TransferStatus> statuses()
     {
         refreshOrThrow();
@@ -885,6 +910,7 @@ public final class TransferBatch extends NativeResource
      *
      * @param out at least {@link #size()} long
      * @return the number of requests written (those submitted when it looked)
+     * @since 0.1
      */
     public int states(final TransferState[] out)
     {
@@ -906,6 +932,7 @@ public final class TransferBatch extends NativeResource
      * Waits like {@link #await(Duration)} without building the list of states.
      *
      * @return whether every submitted request is final
+     * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
     {
@@ -938,7 +965,11 @@ public final class TransferBatch extends NativeResource
         }
     }
 
-    /** Whether every submitted request is final. */
+    /**
+     * Whether every submitted request is final.
+     *
+     * @since 0.1
+     */
     public boolean isDone()
     {
         refreshOrThrow();
@@ -952,6 +983,8 @@ public final class TransferBatch extends NativeResource
      * Waits until every submitted request is final or {@code timeout} passes, and returns the
      * states: requests still running at the end are {@link TransferState#PENDING}. At the
      * batch's deadline the requests not started end as {@link TransferState#TIMEOUT}.
+     *
+     * @since 0.1
      */
     public List<TransferStatus> await(final Duration timeout)
     {
@@ -967,6 +1000,8 @@ public final class TransferBatch extends NativeResource
      * <p>Dependent actions run on a thread of their own when the requests finish, and on the
      * closing thread, after the batch is released, when a close completes it exceptionally;
      * never inside a te4j lock or drain. They may close this batch, its agent, transport or engine.
+     *
+     * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {

@@ -13,6 +13,8 @@ import java.util.Map;
  *
  * <p>Nothing is checked when a request is added: submit checks every one against the
  * registrations and names its index in the batch, as for {@link TransferRequest}s.
+ *
+ * @since 0.1
  */
 public final class TransferDescriptors
 {
@@ -38,7 +40,11 @@ public final class TransferDescriptors
     private int segmentCount;
     private Map<Object, Integer> index;
 
-    /** @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY} */
+    /**
+     * @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY}
+     *
+     * @since 0.1
+     */
     public TransferDescriptors(final int initialCapacity)
     {
         Errors.checkArgument(initialCapacity >= 1 && initialCapacity <= TransferBatch.MAX_CAPACITY,
@@ -51,13 +57,21 @@ public final class TransferDescriptors
         lengths = new long[initialCapacity];
     }
 
-    /** The requests added since the last {@link #clear()}. */
+    /**
+     * The requests added since the last {@link #clear()}.
+     *
+     * @since 0.1
+     */
     public int size()
     {
         return size;
     }
 
-    /** Forgets every request (and the memories and segments they named); the arrays stay. */
+    /**
+     * Forgets every request (and the memories and segments they named); the arrays stay.
+     *
+     * @since 0.1
+     */
     public TransferDescriptors clear()
     {
         Arrays.fill(memories, 0, memoryCount, null);
@@ -73,6 +87,7 @@ public final class TransferDescriptors
      * Adds a request (the fields of {@link TransferRequest#of}); checked when submitted.
      *
      * @return its index among these descriptors
+     * @since 0.1
      */
     public int add(final TransferOpcode opcode, final RegisteredMemory local, final long localOffset,
         final SegmentHandle segment, final long remoteOffset, final long length)
@@ -87,14 +102,22 @@ public final class TransferDescriptors
         return i;
     }
 
-    /** {@link #add} of a READ: the segment's bytes at remoteOffset into local at localOffset. */
+    /**
+     * {@link #add} of a READ: the segment's bytes at remoteOffset into local at localOffset.
+     *
+     * @since 0.1
+     */
     public int read(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,
         final long remoteOffset, final long length)
     {
         return add(TransferOpcode.READ, local, localOffset, segment, remoteOffset, length);
     }
 
-    /** {@link #add} of a WRITE: local's bytes at localOffset into the segment at remoteOffset. */
+    /**
+     * {@link #add} of a WRITE: local's bytes at localOffset into the segment at remoteOffset.
+     *
+     * @since 0.1
+     */
     public int write(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,
         final long remoteOffset, final long length)
     {

@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
  *     stream.synchronize(Duration.ofSeconds(10));
  * }
  * }</pre>
+ *
+ * @since 0.1
  */
 public final class TransferEngine extends NativeResource
 {
@@ -41,7 +43,11 @@ public final class TransferEngine extends NativeResource
         this.device = device;
     }
 
-    /** A builder; defaults: {@link Platform#HOST}, device 0. */
+    /**
+     * A builder; defaults: {@link Platform#HOST}, device 0.
+     *
+     * @since 0.1
+     */
     public static Builder builder()
     {
         return new Builder();
@@ -52,13 +58,21 @@ public final class TransferEngine extends NativeResource
         return platform;
     }
 
-    /** CUDA device ordinal (0 on the host platform). */
+    /**
+     * CUDA device ordinal (0 on the host platform).
+     *
+     * @since 0.1
+     */
     public int device()
     {
         return device;
     }
 
-    /** The engine's P2P transport for {@code numRanks} ranks, made on first call. */
+    /**
+     * The engine's P2P transport for {@code numRanks} ranks, made on first call.
+     *
+     * @since 0.1
+     */
     public P2pTransport getOrCreateP2pTransport(final int numRanks)
     {
         Errors.checkArgument(numRanks >= 1 && numRanks <= 64, "numRanks=" + numRanks + " must be in [1, 64]");
@@ -89,6 +103,8 @@ public final class TransferEngine extends NativeResource
      * {@code deviceFilter}: {@code "soft"}, {@code "soft@<IPv4>[:<port>]"} (the software NIC),
      * {@code ""}/{@code "auto"} (mlx5 if present, else the software NIC) or an mlx5 device name
      * prefix. Throws {@link UnavailableException} naming the cause when the backend cannot work here.
+     *
+     * @since 0.1
      */
     public RdmaTransport getOrCreateRdmaTransport(final String deviceFilter)
     {
@@ -120,6 +136,8 @@ public final class TransferEngine extends NativeResource
     /**
      * A transfer agent ({@link TransferAgent}) for this rank's segment {@code segmentName}, over the
      * buffers of {@code p2p} (this engine's transport). Host platform.
+     *
+     * @since 0.1
      */
     public TransferAgent createTransferAgent(final P2pTransport p2p, final String segmentName)
     {
@@ -159,7 +177,11 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread). */
+    /**
+     * A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread).
+     *
+     * @since 0.1
+     */
     public OpStream createStream()
     {
         final Lock l = enter();
@@ -177,6 +199,8 @@ public final class TransferEngine extends NativeResource
      * Wraps a CUDA stream created elsewhere, e.g. {@code org.bytedeco.cuda.cudart.CUstream_st} from
      * the JavaCPP Presets for CUDA. The stream stays the caller's; it must not be the legacy
      * default stream, where a spinning wait could deadlock.
+     *
+     * @since 0.1
      */
     public OpStream wrapStream(final Pointer cudaStream)
     {
@@ -185,7 +209,11 @@ public final class TransferEngine extends NativeResource
         return wrapStream(cudaStream.address());
     }
 
-    /** Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value. */
+    /**
+     * Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value.
+     *
+     * @since 0.1
+     */
     public OpStream wrapStream(final long cudaStreamHandle)
     {
         Errors.checkArgument(platform == Platform.CUDA, "wrapStream needs the CUDA platform, this engine is " + platform);
@@ -274,7 +302,11 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** Builds a {@link TransferEngine}. */
+    /**
+     * Builds a {@link TransferEngine}.
+     *
+     * @since 0.1
+     */
     public static final class Builder
     {
         private Platform platform = Platform.HOST;
@@ -284,7 +316,11 @@ public final class TransferEngine extends NativeResource
         {
         }
 
-        /** The platform; {@link Platform#HOST} by default. */
+        /**
+         * The platform; {@link Platform#HOST} by default.
+         *
+         * @since 0.1
+         */
         public Builder platform(final Platform platform)
         {
             Errors.checkArgument(platform != null, "platform is null");
@@ -292,7 +328,11 @@ public final class TransferEngine extends NativeResource
             return this;
         }
 
-        /** The CUDA device ordinal (ignored on the host platform). */
+        /**
+         * The CUDA device ordinal (ignored on the host platform).
+         *
+         * @since 0.1
+         */
         public Builder device(final int device)
         {
             Errors.checkArgument(device >= 0, "device=" + device + " is negative");
@@ -300,7 +340,11 @@ public final class TransferEngine extends NativeResource
             return this;
         }
 
-        /** Checks availability and builds; throws {@link UnavailableException} naming the cause. */
+        /**
+         * Checks availability and builds; throws {@link UnavailableException} naming the cause.
+         *
+         * @since 0.1
+         */
         public TransferEngine build()
         {
             Availability.ensureAvailability(platform);

@@ -39,6 +39,8 @@ import org.bytedeco.javacpp.IntPointer;
  * <p>Routes: the host platform (segments mapped into this process) and CUDA (peers' memory
  * mapped through CUDA IPC, this device). Segments opened over RDMA ({@link SegmentHandle#isRdma()})
  * are refused at prepare: submit those requests in a {@link TransferBatch}.
+ *
+ * @since 0.1
  */
 public final class TransferList extends NativeResource
 {
@@ -267,13 +269,21 @@ public final class TransferList extends NativeResource
         return "request " + index + ": ";
     }
 
-    /** The number of requests; a post names a range of [0, size()). */
+    /**
+     * The number of requests; a post names a range of [0, size()).
+     *
+     * @since 0.1
+     */
     public int size()
     {
         return size;
     }
 
-    /** {@link #post(int, int, Duration)} of every request. */
+    /**
+     * {@link #post(int, int, Duration)} of every request.
+     *
+     * @since 0.1
+     */
     public TransferPost post(final Duration timeout)
     {
         return post(0, size, timeout);
@@ -289,6 +299,7 @@ public final class TransferList extends NativeResource
      *     list names was unregistered (or its buffer closed) since prepare
      * @throws ClosedException when the list, its agent, or a segment it names is closed
      * @throws PeerLostException when the owner of a segment the list names is lost
+     * @since 0.1
      */
     public TransferPost post(final int from, final int to, final Duration timeout)
     {

@@ -21,6 +21,8 @@ import java.util.concurrent.CompletableFuture;
  * uses was being unregistered or closed); a request that was copying when the post was stopped
  * finishes and is COMPLETED. Every copy is all or nothing. No request of a list fails alone (the
  * checks that could fail one are made at prepare and at post).
+ *
+ * @since 0.1
  */
 public final class TransferPost
 {
@@ -48,25 +50,41 @@ public final class TransferPost
         this.event = event;
     }
 
-    /** The list it posted. */
+    /**
+     * The list it posted.
+     *
+     * @since 0.1
+     */
     public TransferList list()
     {
         return list;
     }
 
-    /** The first list index posted. */
+    /**
+     * The first list index posted.
+     *
+     * @since 0.1
+     */
     public int from()
     {
         return from;
     }
 
-    /** One past the last list index posted. */
+    /**
+     * One past the last list index posted.
+     *
+     * @since 0.1
+     */
     public int to()
     {
         return to;
     }
 
-    /** The number of requests posted: indices [0, size()) here. */
+    /**
+     * The number of requests posted: indices [0, size()) here.
+     *
+     * @since 0.1
+     */
     public int size()
     {
         return to - from;
@@ -86,7 +104,11 @@ public final class TransferPost
         return deadline;
     }
 
-    /** Whether every request is final (the post has ended). */
+    /**
+     * Whether every request is final (the post has ended).
+     *
+     * @since 0.1
+     */
     public boolean isDone()
     {
         if (!list.refresh(this))
@@ -101,6 +123,7 @@ public final class TransferPost
      * requests not started end as {@link TransferState#TIMEOUT}.
      *
      * @return whether every request is final
+     * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
     {
@@ -128,14 +151,22 @@ public final class TransferPost
         }
     }
 
-    /** {@link #awaitDone(Duration)}, then the states: those still running are {@link TransferState#PENDING}. */
+    /**
+     * {@link #awaitDone(Duration)}, then the states: those still running are {@link TransferState#PENDING}.
+     *
+     * @since 0.1
+     */
     public List<TransferStatus> await(final Duration timeout)
     {
         awaitDone(timeout);
         return statuses();
     }
 
-    /** The state of request {@code index} (list request from() + index) now. */
+    /**
+     * The state of request {@code index} (list request from() + index) now.
+     *
+     * @since 0.1
+     */
     public TransferStatus status(final int index)
     {
         if (index < 0 || index >= size())
@@ -152,6 +183,8 @@ public final class TransferPost
     /**
      * The states of every request now, by index: a view built without an object per request.
      * Once the post has ended it never changes.
+     *
+     * @since 0.1
      */
     public List<TransferStatus> statuses()
     {
@@ -167,6 +200,7 @@ public final class TransferPost
      *
      * @param out at least {@link #size()} long
      * @return {@link #size()}
+     * @since 0.1
      */
     public int states(final TransferState[] out)
     {
@@ -190,6 +224,8 @@ public final class TransferPost
      * Cancels the post: its requests that have not started end as {@link TransferState#CANCELLED}
      * and never touch memory; those copying finish. Returns at once (await the post for the
      * outcome). A no-op once the post has ended, or after its deadline already stopped it.
+     *
+     * @since 0.1
      */
     public void cancel()
     {
@@ -200,6 +236,8 @@ public final class TransferPost
      * A future completed with the states once the post has ended (also when requests were
      * cancelled or timed out); completed exceptionally only when the list is closed while the
      * post still runs in native code past the close's bounded wait.
+     *
+     * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {

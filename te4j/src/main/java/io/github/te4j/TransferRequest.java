@@ -4,10 +4,16 @@ package io.github.te4j;
  * One transfer of a batch: {@code length} bytes between registered local memory at
  * {@code localOffset} and an opened remote segment at {@code remoteOffset}. Immutable; checked
  * against the registrations when submitted ({@link TransferBatch#submit}).
+ *
+ * @since 0.1
  */
 public final class TransferRequest
 {
-    /** The longest request: 2^40 bytes. */
+    /**
+     * The longest request: 2^40 bytes.
+     *
+     * @since 0.1
+     */
     public static final long MAX_LENGTH = 1L << 40;
 
     private final TransferOpcode opcode;
@@ -28,21 +34,33 @@ public final class TransferRequest
         this.length = length;
     }
 
-    /** A request; its arguments are checked when it is submitted, where the error names its index. */
+    /**
+     * A request; its arguments are checked when it is submitted, where the error names its index.
+     *
+     * @since 0.1
+     */
     public static TransferRequest of(final TransferOpcode opcode, final RegisteredMemory local, final long localOffset,
         final SegmentHandle segment, final long remoteOffset, final long length)
     {
         return new TransferRequest(opcode, local, localOffset, segment, remoteOffset, length);
     }
 
-    /** Copies {@code length} bytes of the segment at {@code remoteOffset} into {@code local} at {@code localOffset}. */
+    /**
+     * Copies {@code length} bytes of the segment at {@code remoteOffset} into {@code local} at {@code localOffset}.
+     *
+     * @since 0.1
+     */
     public static TransferRequest read(final RegisteredMemory local, final long localOffset,
         final SegmentHandle segment, final long remoteOffset, final long length)
     {
         return of(TransferOpcode.READ, local, localOffset, segment, remoteOffset, length);
     }
 
-    /** Copies {@code length} bytes of {@code local} at {@code localOffset} into the segment at {@code remoteOffset}. */
+    /**
+     * Copies {@code length} bytes of {@code local} at {@code localOffset} into the segment at {@code remoteOffset}.
+     *
+     * @since 0.1
+     */
     public static TransferRequest write(final RegisteredMemory local, final long localOffset,
         final SegmentHandle segment, final long remoteOffset, final long length)
     {

@@ -2,7 +2,11 @@ package io.github.te4j;
 
 import java.util.Objects;
 
-/** The state of one request of a {@link TransferBatch} or a {@link TransferPost}, with the cause of a failure. */
+/**
+ * The state of one request of a {@link TransferBatch} or a {@link TransferPost}, with the cause of a failure.
+ *
+ * @since 0.1
+ */
 public final class TransferStatus
 {
     private static final TransferStatus PENDING = new TransferStatus(TransferState.PENDING, null);
@@ -49,7 +53,11 @@ public final class TransferStatus
         return state;
     }
 
-    /** Why the request failed ({@link TransferState#FAILED} only), else null. */
+    /**
+     * Why the request failed ({@link TransferState#FAILED} only), else null.
+     *
+     * @since 0.1
+     */
     public RuntimeException cause()
     {
         return cause;

@@ -1,6 +1,10 @@
 package io.github.te4j;
 
-/** A platform, device, driver or library that te4j needs is not usable on this machine. */
+/**
+ * A platform, device, driver or library that te4j needs is not usable on this machine.
+ *
+ * @since 0.1
+ */
 public class UnavailableException extends Te4jException
 {
     private static final long serialVersionUID = 1L;

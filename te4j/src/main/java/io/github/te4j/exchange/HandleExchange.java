@@ -11,17 +11,31 @@ import java.util.List;
  * <p>Every wait is bounded: when it runs out a {@link RendezvousTimeoutException} names the
  * missing ranks. After any failure the exchange is unusable (the ranks no longer agree on where
  * they are); later calls throw. Calls on one instance are serialized.
+ *
+ * @since 0.1
  */
 public interface HandleExchange extends AutoCloseable
 {
 
-    /** @return this process's rank, {@code 0 <= rank < worldSize} */
+    /**
+     * @return this process's rank, {@code 0 <= rank < worldSize}
+     *
+     * @since 0.1
+     */
     int rank();
 
-    /** @return the number of ranks */
+    /**
+     * @return the number of ranks
+     *
+     * @since 0.1
+     */
     int worldSize();
 
-    /** @return the limit that the overloads without a timeout use */
+    /**
+     * @return the limit that the overloads without a timeout use
+     *
+     * @since 0.1
+     */
     Duration defaultTimeout();
 
     /**
@@ -33,6 +47,7 @@ public interface HandleExchange extends AutoCloseable
      * @throws RendezvousTimeoutException when not all ranks arrived in time
      * @throws PeerLostException when a rank's connection ended
      * @throws RendezvousException on any other protocol failure
+     * @since 0.1
      */
     List<byte[]> allGather(byte[] mine, Duration timeout);
 
@@ -41,6 +56,7 @@ public interface HandleExchange extends AutoCloseable
      *
      * @param mine this rank's blob
      * @return the blobs indexed by rank
+     * @since 0.1
      */
     default List<byte[]> allGather(final byte[] mine)
     {
@@ -53,10 +69,15 @@ public interface HandleExchange extends AutoCloseable
      * @param timeout how long to wait for all ranks
      * @throws RendezvousTimeoutException when not all ranks arrived in time
      * @throws RendezvousException on any other failure
+     * @since 0.1
      */
     void barrier(Duration timeout);
 
-    /** {@link #barrier(Duration)} with {@link #defaultTimeout()}. */
+    /**
+     * {@link #barrier(Duration)} with {@link #defaultTimeout()}.
+     *
+     * @since 0.1
+     */
     default void barrier()
     {
         barrier(defaultTimeout());
@@ -71,6 +92,7 @@ public interface HandleExchange extends AutoCloseable
      *             be null, elsewhere
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
+     * @since 0.1
      */
     default byte[] broadcast(final int root, final byte[] data, final Duration timeout)
     {

@@ -32,11 +32,16 @@ import java.util.Optional;
  * @param localRank this process's index among the ranks of its host
  * @param rendezvous the address of the job's exchange, when the environment names one
  * @param found every launcher variable that was set, in the table's order
+ * @since 0.1
  */
 public record LaunchEnvironment(String launcher, int rank, int worldSize, int localRank,
                                 Optional<String> rendezvous, Map<String, String> found)
 {
-    /** The rendezvous address variable. */
+    /**
+     * The rendezvous address variable.
+     *
+     * @since 0.1
+     */
     public static final String TE4J_RENDEZVOUS = "TE4J_RENDEZVOUS";
 
     private static final String[][] CONVENTIONS = {
@@ -47,7 +52,11 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     };
     private static final String[] OTHER = {TE4J_RENDEZVOUS, "MASTER_ADDR", "MASTER_PORT"};
 
-    /** Copies the map. */
+    /**
+     * Copies the map.
+     *
+     * @since 0.1
+     */
     public LaunchEnvironment
     {
         Checks.notNull(launcher, "launcher");
@@ -55,7 +64,11 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
         found = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Checks.notNull(found, "found")));
     }
 
-    /** @return the GPU ordinal this rank uses: its local rank */
+    /**
+     * @return the GPU ordinal this rank uses: its local rank
+     *
+     * @since 0.1
+     */
     public int device()
     {
         return localRank;
@@ -64,6 +77,7 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     /**
      * @return this process's place, from {@link System#getenv()}
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict
+     * @since 0.1
      */
     public static LaunchEnvironment fromEnvironment()
     {
@@ -74,6 +88,7 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
      * @param env the variables to read
      * @return the place they describe
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict
+     * @since 0.1
      */
     public static LaunchEnvironment fromEnvironment(final Map<String, String> env)
     {

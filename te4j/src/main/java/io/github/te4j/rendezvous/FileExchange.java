@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This exchange cannot notice a rank that died: a missing rank shows as a
  * {@link RendezvousTimeoutException} naming it.
+ *
+ * @since 0.1
  */
 public final class FileExchange implements HandleExchange
 {
@@ -101,7 +103,11 @@ public final class FileExchange implements HandleExchange
         LOG.debug("file exchange rank {}/{} in {}", rank, worldSize, base);
     }
 
-    /** @return a new builder */
+    /**
+     * @return a new builder
+     *
+     * @since 0.1
+     */
     public static Builder builder()
     {
         return new Builder();
@@ -125,7 +131,11 @@ public final class FileExchange implements HandleExchange
         return defaultTimeout;
     }
 
-    /** @return the directory this exchange's collectives live in (the session subdirectory if one is set) */
+    /**
+     * @return the directory this exchange's collectives live in (the session subdirectory if one is set)
+     *
+     * @since 0.1
+     */
     public Path directory()
     {
         return base;
@@ -384,7 +394,11 @@ public final class FileExchange implements HandleExchange
         }
     }
 
-    /** Configuration of a {@link FileExchange}. Not thread-safe. */
+    /**
+     * Configuration of a {@link FileExchange}. Not thread-safe.
+     *
+     * @since 0.1
+     */
     public static final class Builder
     {
         private Path directory;
@@ -402,6 +416,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param directory the directory shared by all ranks (created if missing)
          * @return this builder
+         * @since 0.1
          */
         public Builder directory(final Path directory)
         {
@@ -412,6 +427,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param rank this process's rank, {@code 0 <= rank < worldSize}
          * @return this builder
+         * @since 0.1
          */
         public Builder rank(final int rank)
         {
@@ -422,6 +438,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param worldSize number of ranks, 1..{@value Rendezvous#MAX_WORLD_SIZE}
          * @return this builder
+         * @since 0.1
          */
         public Builder worldSize(final int worldSize)
         {
@@ -433,6 +450,7 @@ public final class FileExchange implements HandleExchange
          * @param session a subdirectory name unique to the job (letters, digits, '.', '_', '-'; at most 64),
          *                or null to use the directory itself
          * @return this builder
+         * @since 0.1
          */
         public Builder session(final String session)
         {
@@ -447,6 +465,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
+         * @since 0.1
          */
         public Builder defaultTimeout(final Duration timeout)
         {
@@ -458,6 +477,7 @@ public final class FileExchange implements HandleExchange
          * @param interval the longest pause between two looks at the directory (default 50 ms); polling starts
          *                 at 1 ms and backs off to this
          * @return this builder
+         * @since 0.1
          */
         public Builder pollInterval(final Duration interval)
         {
@@ -473,6 +493,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param bytes the largest blob accepted (default 64 MiB)
          * @return this builder
+         * @since 0.1
          */
         public Builder maxBlobBytes(final int bytes)
         {
@@ -488,6 +509,7 @@ public final class FileExchange implements HandleExchange
          * @return the exchange, its directory created
          * @throws IllegalArgumentException on an invalid configuration
          * @throws RendezvousException when the directory cannot be created
+         * @since 0.1
          */
         public FileExchange build()
         {

@@ -6,6 +6,8 @@ import java.util.List;
 /**
  * A bounded wait of the handle exchange ran out: it says what it waited for and which ranks had
  * not arrived.
+ *
+ * @since 0.1
  */
 public final class RendezvousTimeoutException extends RendezvousException
 {
@@ -23,6 +25,7 @@ public final class RendezvousTimeoutException extends RendezvousException
      * @param waitingFor what the wait was for, e.g. {@code "allGather #3"}
      * @param missingRanks the ranks that had not arrived when the wait ended
      * @param timeout the limit that ran out
+     * @since 0.1
      */
     public RendezvousTimeoutException(final String peer, final String waitingFor, final List<Integer> missingRanks,
                                       final Duration timeout)
@@ -34,19 +37,31 @@ public final class RendezvousTimeoutException extends RendezvousException
         this.timeout = timeout;
     }
 
-    /** @return what the wait was for */
+    /**
+     * @return what the wait was for
+     *
+     * @since 0.1
+     */
     public String waitingFor()
     {
         return waitingFor;
     }
 
-    /** @return the ranks that had not arrived, ascending */
+    /**
+     * @return the ranks that had not arrived, ascending
+     *
+     * @since 0.1
+     */
     public List<Integer> missingRanks()
     {
         return missingRanks;
     }
 
-    /** @return the limit that ran out */
+    /**
+     * @return the limit that ran out
+     *
+     * @since 0.1
+     */
     public Duration timeout()
     {
         return timeout;

@@ -11,6 +11,8 @@ import jdk.jfr.StackTrace;
 /**
  * Every request of a {@code TransferBatch} is final: its duration runs from the batch's first
  * submit to the moment te4j saw the last request final (a wait, a poll or the future's watcher).
+ *
+ * @since 0.1
  */
 @Name("io.github.te4j.BatchComplete")
 @Label("Transfer Batch Complete")

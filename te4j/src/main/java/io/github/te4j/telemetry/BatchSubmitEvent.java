@@ -9,7 +9,11 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
-/** One part submitted to a {@code TransferBatch}: its duration is the submit call's (checks and native hand-off). */
+/**
+ * One part submitted to a {@code TransferBatch}: its duration is the submit call's (checks and native hand-off).
+ *
+ * @since 0.1
+ */
 @Name("io.github.te4j.BatchSubmit")
 @Label("Transfer Batch Submit")
 @Category({"te4j", "Transfer"})

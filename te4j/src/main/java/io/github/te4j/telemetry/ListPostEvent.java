@@ -12,6 +12,8 @@ import jdk.jfr.StackTrace;
 /**
  * One post of a {@code TransferList}, committed when te4j sees it end: its duration runs from
  * the post call to then, and its fields say how it ended.
+ *
+ * @since 0.1
  */
 @Name("io.github.te4j.ListPost")
 @Label("Transfer List Post")

@@ -9,7 +9,11 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
-/** A {@code TransferList} prepared: its duration is the whole prepare (checks, routing, staging; on CUDA the copy to the device). */
+/**
+ * A {@code TransferList} prepared: its duration is the whole prepare (checks, routing, staging; on CUDA the copy to the device).
+ *
+ * @since 0.1
+ */
 @Name("io.github.te4j.ListPrepare")
 @Label("Transfer List Prepare")
 @Category({"te4j", "Transfer"})

@@ -8,7 +8,11 @@ import jdk.jfr.Event;
 import jdk.jfr.Label;
 import jdk.jfr.Name;
 
-/** A notification was taken from a ring and handed to the application (poll, take or the listener). */
+/**
+ * A notification was taken from a ring and handed to the application (poll, take or the listener).
+ *
+ * @since 0.1
+ */
 @Name("io.github.te4j.NotificationReceived")
 @Label("Notification Received")
 @Category({"te4j", "Notifications"})

@@ -12,6 +12,8 @@ import jdk.jfr.Name;
  * A notification was published into its receiver's ring: for one sent with a submit, after the
  * submit's data landed. Its duration runs from the send (or the submit) to that publication, so
  * it holds the wait for the data and any back-pressure wait for a free slot.
+ *
+ * @since 0.1
  */
 @Name("io.github.te4j.NotificationSent")
 @Label("Notification Sent")

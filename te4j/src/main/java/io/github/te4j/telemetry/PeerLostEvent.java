@@ -8,7 +8,11 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
-/** te4j saw a segment's owner lost (its process exited, or its RDMA connection broke): once per segment handle. */
+/**
+ * te4j saw a segment's owner lost (its process exited, or its RDMA connection broke): once per segment handle.
+ *
+ * @since 0.1
+ */
 @Name("io.github.te4j.PeerLost")
 @Label("Peer Lost")
 @Category({"te4j", "Transfer"})
