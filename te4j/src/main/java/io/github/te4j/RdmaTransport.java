@@ -59,6 +59,10 @@ public final class RdmaTransport extends NativeResource
      * @since 0.1
      */
     public static final int MIN_RING = 2;
+    /**
+     * The largest send ring in 64-byte slots (WQEBBs) that {@link #initialize(int, int, int)} accepts.
+     * @since 0.1
+     */
     public static final int MAX_RING = 32768;
     /**
      * te4j's send ring when {@link #initialize(int, int, int)} is given 0.
@@ -139,6 +143,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * The filter this transport was made with.
      *
+     * @return the device filter given to {@link TransferEngine#getOrCreateRdmaTransport(String)}
      * @since 0.1
      */
     public String deviceFilter()
@@ -149,6 +154,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}).
      *
+     * @return {@code "soft"} or {@code "mlx5"}
+     * @throws ClosedException when this transport is closed
      * @since 0.1
      */
     public String backend()
@@ -167,6 +174,13 @@ public final class RdmaTransport extends NativeResource
     /**
      * Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs).
      *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @param qpsPerRank queue pairs to each rank, in [1, 1024]
+     * @throws IllegalArgumentException when an argument is out of range
+     * @throws IllegalStateException when this transport is already initialized
+     * @throws ClosedException when this transport is closed
+     * @throws UnavailableException when no matching RDMA device is present
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void initialize(final int numRanks, final int qpsPerRank)
@@ -179,6 +193,16 @@ public final class RdmaTransport extends NativeResource
      * {@code qpsPerRank} queue pairs to each rank (channels), each with a send ring of
      * {@code ringWqebbs} 64-byte slots (a power of two in [2, 32768]; 0 = te4j's default).
      *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @param qpsPerRank queue pairs to each rank, in [1, 1024]
+     * @param ringWqebbs send ring slots per queue pair: 0, or a power of two in [{@link #MIN_RING}, {@link
+     *     #MAX_RING}]
+     * @throws IllegalArgumentException when an argument is out of range, or all the rings together exceed
+     *     {@link #MAX_RING_SLOTS}
+     * @throws IllegalStateException when this transport is already initialized
+     * @throws ClosedException when this transport is closed
+     * @throws UnavailableException when no matching RDMA device is present
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public synchronized void initialize(final int numRanks, final int qpsPerRank, final int ringWqebbs)
@@ -212,6 +236,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * Ranks, after {@link #initialize}; 0 before.
      *
+     * @return the number of ranks, or 0 before {@link #initialize}
      * @since 0.1
      */
     public int numRanks()
@@ -222,6 +247,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * Queue pairs (channels) to each rank, after {@link #initialize}.
      *
+     * @return queue pairs per rank, or 0 before {@link #initialize}
      * @since 0.1
      */
     public int qpsPerRank()
@@ -232,6 +258,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * The rank this transport connected as, or -1 before {@link #connectPeers}.
      *
+     * @return this rank, or -1 while not connected
      * @since 0.1
      */
     public int localRank()
@@ -244,6 +271,11 @@ public final class RdmaTransport extends NativeResource
      * offsets refer to. It may belong to any engine of this process on the same platform and
      * device: its free, whichever engine frees it, deregisters it first.
      *
+     * @param buffer the buffer to register, on this transport's platform and device
+     * @throws IllegalArgumentException when {@code buffer} is null or on another platform or device, or as
+     *     {@link #register(long, long)} says
+     * @throws ClosedException when this transport or {@code buffer} is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void register(final DeviceBuffer buffer)
@@ -276,6 +308,13 @@ public final class RdmaTransport extends NativeResource
      * process over the whole range. Memory te4j did not allocate stays the caller's to keep
      * allocated: te4j cannot see another library's free.
      *
+     * @param address the start of the memory, not 0
+     * @param bytes its size, positive
+     * @throws IllegalArgumentException when the range is empty or null, overlaps a te4j buffer without lying
+     *     inside it, is a freed te4j buffer or an opened segment's mapping, or (host platform) is not host
+     *     memory
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public synchronized void register(final long address, final long bytes)
@@ -313,6 +352,7 @@ public final class RdmaTransport extends NativeResource
      * {@link MemoryKind#pointerBytes} bytes. The memory must stay allocated as
      * {@link #register(long, long)} says.
      *
+     * @param pointer the pointer whose memory to register
      * @throws IllegalArgumentException as {@link #register(long, long)}, and for a null pointer or
      *     one that designates no bytes
      * @since 0.1
@@ -325,6 +365,10 @@ public final class RdmaTransport extends NativeResource
     /**
      * Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE.
      *
+     * @param address the start address given to {@link #register(long, long)}
+     * @throws IllegalArgumentException when {@code address} is 0
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when nothing is registered at {@code address}
      * @since 0.1
      */
     public synchronized void deregister(final long address)
@@ -376,6 +420,10 @@ public final class RdmaTransport extends NativeResource
     /**
      * Deregisters {@code buffer}.
      *
+     * @param buffer a buffer registered with {@link #register(DeviceBuffer)}
+     * @throws IllegalArgumentException when {@code buffer} is null
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when {@code buffer} is not registered
      * @since 0.1
      */
     public void deregister(final DeviceBuffer buffer)
@@ -387,6 +435,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * Start address of the current symmetric registration (0: none).
      *
+     * @return the address, or 0 when nothing is registered
      * @since 0.1
      */
     public long registeredAddress()
@@ -397,6 +446,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * Size of the current symmetric registration (0: none).
      *
+     * @return the size in bytes, or 0 when nothing is registered
      * @since 0.1
      */
     public long registeredBytes()
@@ -463,6 +513,10 @@ public final class RdmaTransport extends NativeResource
     /**
      * This rank's metadata (after {@link #createQueuePairs} and {@link #register}).
      *
+     * @return this rank's metadata, to hand to the other ranks' {@link #connectPeers}
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called, or
+     *     no memory is registered
+     * @throws ClosedException when this transport is closed
      * @since 0.1
      */
     public synchronized RdmaMetadata localMetadata()
@@ -490,6 +544,17 @@ public final class RdmaTransport extends NativeResource
      * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
      * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
      *
+     * @param localRank this rank, in [0, numRanks)
+     * @param all every rank's {@link RdmaMetadata#toBytes()}, indexed by rank; inactive entries may be null
+     * @param activeRanksMask bit r set when rank r takes part; includes this rank
+     * @throws IllegalArgumentException when {@code localRank} is out of range, {@code all} does not hold one
+     *     entry per rank, the mask leaves out this rank, or this rank's own entry is null
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called
+     * @throws BadHandleException when an active rank's entry is null, damaged, foreign or disagrees with this
+     *     rank
+     * @throws Te4jTimeoutException when the peers are not all connected by the deadline
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask)
@@ -503,6 +568,18 @@ public final class RdmaTransport extends NativeResource
      * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
      * it. Every software NIC connection proves the listening NIC's key from its metadata.
      *
+     * @param localRank this rank, in [0, numRanks)
+     * @param all every rank's {@link RdmaMetadata#toBytes()}, indexed by rank; inactive entries may be null
+     * @param activeRanksMask bit r set when rank r takes part; includes this rank
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code localRank} is out of range, {@code all} does not hold one
+     *     entry per rank, the mask leaves out this rank, or this rank's own entry is null
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called
+     * @throws BadHandleException when an active rank's entry is null, damaged, foreign or disagrees with this
+     *     rank
+     * @throws Te4jTimeoutException when the peers are not all connected by the deadline
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public synchronized void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask,
@@ -592,6 +669,9 @@ public final class RdmaTransport extends NativeResource
      * least 1 s; default {@link #DEFAULT_PEER_TIMEOUT_MILLIS}. A peer whose process exits or is
      * killed closes its connections and is noticed at once.
      *
+     * @param timeout the peer timeout, in [1 s, 1 day]
+     * @throws IllegalArgumentException when {@code timeout} is null or outside [1 s, 1 day]
+     * @throws ClosedException when this transport is closed
      * @since 0.1
      */
     public synchronized void peerTimeout(final Duration timeout)
@@ -616,6 +696,7 @@ public final class RdmaTransport extends NativeResource
     /**
      * The peer timeout in use ({@link #peerTimeout(Duration)}).
      *
+     * @return the peer timeout
      * @since 0.1
      */
     public Duration peerTimeout()
@@ -628,6 +709,7 @@ public final class RdmaTransport extends NativeResource
      * process exited or was killed, or its host stopped answering within the peer timeout.
      * Waits on contexts that reach such a rank over RDMA fail with {@link PeerLostException}.
      *
+     * @return the mask of lost ranks (bit r: rank r); 0 when none, or when this transport is closed
      * @since 0.1
      */
     public long lostPeers()
@@ -681,6 +763,16 @@ public final class RdmaTransport extends NativeResource
      * before every peer is connected. Every rank calls it. {@code timeout} bounds the whole call
      * (gather, connect and barrier share one deadline).
      *
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code exchange} is null or of another world size, or {@code
+     *     timeout} is null or not positive
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws BadHandleException when a peer's metadata is damaged, foreign or disagrees with this rank's
+     * @throws Te4jTimeoutException when the ranks do not all gather, connect and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void connect(final HandleExchange exchange, final Duration timeout)
@@ -709,6 +801,16 @@ public final class RdmaTransport extends NativeResource
      * on the old queue pairs), recreates the queue pairs and connects them again. Contexts
      * made with {@link CommContext#withRdma(RdmaTransport)} keep working.
      *
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code exchange} is null or of another world size, or {@code
+     *     timeout} is null or not positive
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws BadHandleException when a peer's metadata is damaged, foreign or disagrees with this rank's
+     * @throws Te4jTimeoutException when the ranks do not all gather, connect and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void reconnect(final HandleExchange exchange, final Duration timeout)
@@ -725,6 +827,10 @@ public final class RdmaTransport extends NativeResource
     /**
      * Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s.
      *
+     * @param timeout the bound; positive
+     * @throws IllegalArgumentException when {@code timeout} is null or not positive
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public void deviceTimeout(final Duration timeout)
@@ -745,6 +851,11 @@ public final class RdmaTransport extends NativeResource
     /**
      * Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel.
      *
+     * @param qpIndex the queue pair, in [0, numRanks x qpsPerRank)
+     * @return the queue pair's error state as the NIC reports it
+     * @throws IllegalArgumentException when {@code qpIndex} is out of range
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public RdmaQpState qpState(final int qpIndex)
@@ -767,6 +878,10 @@ public final class RdmaTransport extends NativeResource
     /**
      * The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...).
      *
+     * @return the counters in the NIC's order, by name
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
      * @since 0.1
      */
     public Map<String, Long> statistics()
@@ -794,6 +909,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "".
      *
+     * @return the violations, or {@code ""} when there were none
+     * @throws ClosedException when this transport is closed
      * @since 0.1
      */
     public String diagnostics()
@@ -810,11 +927,23 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /**
+     * The platform of this transport: its engine's.
+     *
+     * @return the platform of the memory this transport registers
+     * @since 0.1
+     */
     public Platform platform()
     {
         return engine.platform();
     }
 
+    /**
+     * The CUDA device of this transport (0 on the host platform).
+     *
+     * @return the device ordinal of its engine
+     * @since 0.1
+     */
     public int device()
     {
         return engine.device();
