@@ -94,6 +94,7 @@ public final class CommContext extends NativeResource
     /**
      * This rank.
      *
+     * @return this rank, in [0, numRanks)
      * @since 0.1
      */
     public int rank()
@@ -101,6 +102,12 @@ public final class CommContext extends NativeResource
         return rank;
     }
 
+    /**
+     * Ranks of the window, active or not.
+     *
+     * @return the number of ranks the transport was made for
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
@@ -109,6 +116,7 @@ public final class CommContext extends NativeResource
     /**
      * Bit r set when rank r takes part.
      *
+     * @return the mask of active ranks
      * @since 0.1
      */
     public long activeRanksMask()
@@ -119,6 +127,8 @@ public final class CommContext extends NativeResource
     /**
      * Whether {@code r} is an active rank of this window.
      *
+     * @param r a rank; any value
+     * @return true when {@code r} is in [0, numRanks) and active
      * @since 0.1
      */
     public boolean isActive(final int r)
@@ -129,6 +139,7 @@ public final class CommContext extends NativeResource
     /**
      * Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called.
      *
+     * @return the mask of ranks mapped over P2P
      * @since 0.1
      */
     public long p2pRanksMask()
@@ -139,6 +150,8 @@ public final class CommContext extends NativeResource
     /**
      * Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached.
      *
+     * @param r a rank; any value
+     * @return true when operations to {@code r} take the RDMA route
      * @since 0.1
      */
     public boolean routesOverRdma(final int r)
@@ -149,6 +162,7 @@ public final class CommContext extends NativeResource
     /**
      * The RDMA transport attached with {@link #withRdma}, or null.
      *
+     * @return the attached transport, or null
      * @since 0.1
      */
     public RdmaTransport rdma()
@@ -164,6 +178,12 @@ public final class CommContext extends NativeResource
      * operations with this context (operations already enqueued keep the tables they copied).
      * Returns this context.
      *
+     * @param transport a connected RDMA transport of the same platform, device and ranks, with this window's
+     *     buffer registered
+     * @return this context
+     * @throws IllegalArgumentException when {@code transport} is null, on another platform or device, for
+     *     other ranks, connected as another rank, or has another registration
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public CommContext withRdma(final RdmaTransport transport)
@@ -202,6 +222,7 @@ public final class CommContext extends NativeResource
     /**
      * The local buffer of the window.
      *
+     * @return this rank's buffer of the window
      * @since 0.1
      */
     public DeviceBuffer localBuffer()
@@ -212,6 +233,7 @@ public final class CommContext extends NativeResource
     /**
      * Window size in bytes (the same on every rank).
      *
+     * @return the size of the local buffer
      * @since 0.1
      */
     public long size()
@@ -219,6 +241,12 @@ public final class CommContext extends NativeResource
         return local.size();
     }
 
+    /**
+     * The platform of this window: its transport's.
+     *
+     * @return the platform of the window's buffers
+     * @since 0.1
+     */
     public Platform platform()
     {
         return transport.platform();
@@ -227,6 +255,8 @@ public final class CommContext extends NativeResource
     /**
      * Whether every active peer is mapped (P2P-reachable).
      *
+     * @return true when no active peer needs the RDMA route
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public boolean allPeersAccessible()
@@ -263,6 +293,8 @@ public final class CommContext extends NativeResource
     /**
      * Platform address of the int[numRanks] availability table (for users' own kernels).
      *
+     * @return the table's address (valid while this context is open)
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public long availableTablePtr()
@@ -281,6 +313,8 @@ public final class CommContext extends NativeResource
     /**
      * Platform address of the void*[numRanks] peer pointer table (for users' own kernels).
      *
+     * @return the table's address (valid while this context is open)
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public long peerPtrsTablePtr()
@@ -344,6 +378,7 @@ public final class CommContext extends NativeResource
      * Bytes of the C++ {@code mooncake::device::CommCtx} a kernel receives by value
      * ({@code sizeof(CommCtx)} as libte4j was built).
      *
+     * @return {@code sizeof(CommCtx)} in bytes
      * @since 0.1
      */
     public static long commCtxSize()
@@ -355,6 +390,7 @@ public final class CommContext extends NativeResource
      * The offsets of CommCtx's fields as libte4j was built, "size=N align=A p2p=O ibgda=O
      * rank=O p2p.size=N ibgda.size=N": for checking a kernel compiled elsewhere against it.
      *
+     * @return the layout text
      * @since 0.1
      */
     public static String commCtxLayout()
@@ -367,6 +403,8 @@ public final class CommContext extends NativeResource
      * by the caller's own launcher (e.g. the JavaCPP Presets' {@code cuLaunchKernel}). The tables
      * it points to stay valid while this context is open.
      *
+     * @return a new array of {@link #commCtxSize()} bytes
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public byte[] commCtxBytes()
@@ -402,6 +440,8 @@ public final class CommContext extends NativeResource
      * {@link #commCtxSize()} bytes owned by the caller (free it with {@code close()} or leave it
      * to the garbage collector), e.g. for a {@code kernelParams} entry of {@code cuLaunchKernel}.
      *
+     * @return a new pointer the caller owns
+     * @throws ClosedException when this context is closed
      * @since 0.1
      */
     public BytePointer commCtxPointer()
