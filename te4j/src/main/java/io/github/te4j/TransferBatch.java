@@ -135,6 +135,12 @@ public final class TransferBatch extends NativeResource
         this.nativeStates = new int[capacity];
     }
 
+    /**
+     * The most requests this batch holds, over all its submits.
+     *
+     * @return the capacity given to {@link TransferAgent#allocateBatch(int)}
+     * @since 0.1
+     */
     public int capacity()
     {
         return capacity;
@@ -143,6 +149,7 @@ public final class TransferBatch extends NativeResource
     /**
      * The number of requests submitted so far.
      *
+     * @return the number of requests, the next submit's first index
      * @since 0.1
      */
     public synchronized int size()
@@ -236,7 +243,17 @@ public final class TransferBatch extends NativeResource
      * that does not complete (a request failed or timed out, the batch closed before it finished)
      * delivers nothing; closing the batch once it finished loses nothing.
      *
+     * @param part the requests, 1 or more, within the remaining capacity, all to one segment
      * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @param timeout how long they may take, including the wait for room; not negative
+     * @return the batch index of the part's first request
+     * @throws IllegalArgumentException when an argument is null or too long, {@code timeout} is negative, the
+     *     part is empty, exceeds the remaining capacity or names more than one segment, a request is invalid
+     *     (named by index), or the batch was cancelled
+     * @throws IndexOutOfBoundsException when a request's range falls outside its memory or segment
+     * @throws Te4jTimeoutException when the receiver's queue stays full until {@code timeout}; nothing is
+     *     submitted
+     * @throws ClosedException when this batch, or memory or a segment a request names, is closed
      * @since 0.1
      */
     public int submit(final List<TransferRequest> part, final byte[] notification, final Duration timeout)
@@ -266,6 +283,17 @@ public final class TransferBatch extends NativeResource
      * {@link #submit(TransferDescriptors, Duration)} with a notification, as
      * {@link #submit(List, byte[], Duration)}.
      *
+     * @param part the requests, 1 or more, within the remaining capacity, all to one segment
+     * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @param timeout how long they may take, including the wait for room; not negative
+     * @return the batch index of the part's first request
+     * @throws IllegalArgumentException when an argument is null or too long, {@code timeout} is negative, the
+     *     part is empty, exceeds the remaining capacity or names more than one segment, a request is invalid
+     *     (named by index), or the batch was cancelled
+     * @throws IndexOutOfBoundsException when a request's range falls outside its memory or segment
+     * @throws Te4jTimeoutException when the receiver's queue stays full until {@code timeout}; nothing is
+     *     submitted
+     * @throws ClosedException when this batch, or memory or a segment a request names, is closed
      * @since 0.1
      */
     public int submit(final TransferDescriptors part, final byte[] notification, final Duration timeout)
@@ -874,6 +902,10 @@ public final class TransferBatch extends NativeResource
     /**
      * The state of request {@code index} now.
      *
+     * @param index a submitted request's index, in [0, size())
+     * @return its state, with the cause of a failure
+     * @throws IllegalArgumentException when {@code index} is outside the submitted requests
+     * @throws ClosedException when this batch is closed
      * @since 0.1
      */
     public TransferStatus status(final int index)
@@ -893,6 +925,8 @@ public final class TransferBatch extends NativeResource
     /**
      * The states of every submitted request now, by index.
      *
+     * @return the states, indexed like the requests
+     * @throws ClosedException when this batch is closed
      * @since 0.1
      */
     public List<TransferStatus> statuses()
@@ -931,7 +965,10 @@ public final class TransferBatch extends NativeResource
     /**
      * Waits like {@link #await(Duration)} without building the list of states.
      *
+     * @param timeout how long to wait; not negative
      * @return whether every submitted request is final
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when this batch is closed
      * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
@@ -968,6 +1005,8 @@ public final class TransferBatch extends NativeResource
     /**
      * Whether every submitted request is final.
      *
+     * @return true when no submitted request is pending
+     * @throws ClosedException when this batch is closed
      * @since 0.1
      */
     public boolean isDone()
@@ -984,6 +1023,10 @@ public final class TransferBatch extends NativeResource
      * states: requests still running at the end are {@link TransferState#PENDING}. At the
      * batch's deadline the requests not started end as {@link TransferState#TIMEOUT}.
      *
+     * @param timeout how long to wait; not negative
+     * @return the states, indexed like the requests
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when this batch is closed
      * @since 0.1
      */
     public List<TransferStatus> await(final Duration timeout)
@@ -1001,6 +1044,7 @@ public final class TransferBatch extends NativeResource
      * closing thread, after the batch is released, when a close completes it exceptionally;
      * never inside a te4j lock or drain. They may close this batch, its agent, transport or engine.
      *
+     * @return the future; the same one on every call
      * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
@@ -1116,11 +1160,6 @@ public final class TransferBatch extends NativeResource
         });
     }
 
-    /**
-     * Every request is final: let go of the local memory; returns the segments to release, which
-     * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
-     * takes the transport's lock, whose closer may be waiting for this monitor).
-     */
     /** The submit's JFR event, and the start of the completion's; each only while a recording wants it. */
     private void telemetryOfSubmit(final BatchSubmitEvent event, final boolean firstPart, final int first, final int n)
     {
@@ -1175,6 +1214,11 @@ public final class TransferBatch extends NativeResource
         c.commit();
     }
 
+    /**
+     * Every request is final: let go of the local memory; returns the segments to release, which
+     * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
+     * takes the transport's lock, whose closer may be waiting for this monitor).
+     */
     private List<SegmentHandle> finishLocked()
     {
         telemetryOfCompletion();

@@ -60,6 +60,7 @@ public final class TransferDescriptors
     /**
      * The requests added since the last {@link #clear()}.
      *
+     * @return the number of requests
      * @since 0.1
      */
     public int size()
@@ -70,6 +71,7 @@ public final class TransferDescriptors
     /**
      * Forgets every request (and the memories and segments they named); the arrays stay.
      *
+     * @return these descriptors, for chaining
      * @since 0.1
      */
     public TransferDescriptors clear()
@@ -86,6 +88,12 @@ public final class TransferDescriptors
     /**
      * Adds a request (the fields of {@link TransferRequest#of}); checked when submitted.
      *
+     * @param opcode which way the bytes go
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
      * @return its index among these descriptors
      * @since 0.1
      */
@@ -105,6 +113,12 @@ public final class TransferDescriptors
     /**
      * {@link #add} of a READ: the segment's bytes at remoteOffset into local at localOffset.
      *
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
+     * @return its index among these descriptors
      * @since 0.1
      */
     public int read(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,
@@ -116,6 +130,12 @@ public final class TransferDescriptors
     /**
      * {@link #add} of a WRITE: local's bytes at localOffset into the segment at remoteOffset.
      *
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
+     * @return its index among these descriptors
      * @since 0.1
      */
     public int write(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,

@@ -46,6 +46,7 @@ public final class TransferEngine extends NativeResource
     /**
      * A builder; defaults: {@link Platform#HOST}, device 0.
      *
+     * @return a new builder
      * @since 0.1
      */
     public static Builder builder()
@@ -53,6 +54,12 @@ public final class TransferEngine extends NativeResource
         return new Builder();
     }
 
+    /**
+     * The platform this engine was built for.
+     *
+     * @return {@link Platform#HOST} or {@link Platform#CUDA}
+     * @since 0.1
+     */
     public Platform platform()
     {
         return platform;
@@ -61,6 +68,7 @@ public final class TransferEngine extends NativeResource
     /**
      * CUDA device ordinal (0 on the host platform).
      *
+     * @return the device ordinal
      * @since 0.1
      */
     public int device()
@@ -71,6 +79,12 @@ public final class TransferEngine extends NativeResource
     /**
      * The engine's P2P transport for {@code numRanks} ranks, made on first call.
      *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @return the transport; the same one until it is closed
+     * @throws IllegalArgumentException when {@code numRanks} is out of range or differs from the open
+     *     transport's
+     * @throws ClosedException when this engine is closed
+     * @throws Te4jException when the native transport cannot be made
      * @since 0.1
      */
     public P2pTransport getOrCreateP2pTransport(final int numRanks)
@@ -104,6 +118,12 @@ public final class TransferEngine extends NativeResource
      * {@code ""}/{@code "auto"} (mlx5 if present, else the software NIC) or an mlx5 device name
      * prefix. Throws {@link UnavailableException} naming the cause when the backend cannot work here.
      *
+     * @param deviceFilter which NIC to use, as above
+     * @return the transport; the same one until it is closed
+     * @throws IllegalArgumentException when {@code deviceFilter} is null, not printable ASCII, longer than 256
+     *     characters, or differs from the open transport's
+     * @throws UnavailableException when the backend cannot work here
+     * @throws ClosedException when this engine is closed
      * @since 0.1
      */
     public RdmaTransport getOrCreateRdmaTransport(final String deviceFilter)
@@ -137,6 +157,12 @@ public final class TransferEngine extends NativeResource
      * A transfer agent ({@link TransferAgent}) for this rank's segment {@code segmentName}, over the
      * buffers of {@code p2p} (this engine's transport). Host platform.
      *
+     * @param p2p this engine's P2P transport
+     * @param segmentName the name other ranks open this segment by
+     * @return a new agent; close it, or the engine, when done
+     * @throws IllegalArgumentException when an argument is null, {@code p2p} is another engine's, or the name
+     *     is not a valid segment name
+     * @throws ClosedException when this engine or {@code p2p} is closed
      * @since 0.1
      */
     public TransferAgent createTransferAgent(final P2pTransport p2p, final String segmentName)
@@ -180,6 +206,9 @@ public final class TransferEngine extends NativeResource
     /**
      * A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread).
      *
+     * @return the new stream; close it, or the engine, when done
+     * @throws ClosedException when this engine is closed
+     * @throws Te4jException when the stream cannot be made
      * @since 0.1
      */
     public OpStream createStream()
@@ -200,6 +229,11 @@ public final class TransferEngine extends NativeResource
      * the JavaCPP Presets for CUDA. The stream stays the caller's; it must not be the legacy
      * default stream, where a spinning wait could deadlock.
      *
+     * @param cudaStream the stream, not null and not the legacy default stream
+     * @return a stream over it; closing it does not destroy the CUDA stream
+     * @throws IllegalArgumentException when {@code cudaStream} is null or a default stream, or this engine is
+     *     not CUDA
+     * @throws ClosedException when this engine is closed
      * @since 0.1
      */
     public OpStream wrapStream(final Pointer cudaStream)
@@ -212,6 +246,10 @@ public final class TransferEngine extends NativeResource
     /**
      * Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value.
      *
+     * @param cudaStreamHandle the {@code cudaStream_t}, not 0, 1 or 2 (the default streams)
+     * @return a stream over it; closing it does not destroy the CUDA stream
+     * @throws IllegalArgumentException when the handle is a default stream or this engine is not CUDA
+     * @throws ClosedException when this engine is closed
      * @since 0.1
      */
     public OpStream wrapStream(final long cudaStreamHandle)
@@ -319,6 +357,9 @@ public final class TransferEngine extends NativeResource
         /**
          * The platform; {@link Platform#HOST} by default.
          *
+         * @param platform the platform, not null
+         * @return this builder
+         * @throws IllegalArgumentException when {@code platform} is null
          * @since 0.1
          */
         public Builder platform(final Platform platform)
@@ -331,6 +372,9 @@ public final class TransferEngine extends NativeResource
         /**
          * The CUDA device ordinal (ignored on the host platform).
          *
+         * @param device the device ordinal, not negative
+         * @return this builder
+         * @throws IllegalArgumentException when {@code device} is negative
          * @since 0.1
          */
         public Builder device(final int device)
@@ -343,6 +387,9 @@ public final class TransferEngine extends NativeResource
         /**
          * Checks availability and builds; throws {@link UnavailableException} naming the cause.
          *
+         * @return a new engine; close it when done
+         * @throws UnavailableException when the platform cannot run here (no GPU, driver or native library)
+         * @throws IllegalArgumentException when the device ordinal is not below the number of CUDA devices
          * @since 0.1
          */
         public TransferEngine build()
