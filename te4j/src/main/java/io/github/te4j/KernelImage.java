@@ -72,6 +72,10 @@ public final class KernelImage
      * An image of {@code bytes} (copied): a cubin (ELF), a fatbin, or PTX text (a NUL is
      * appended when missing). Throws {@link IllegalArgumentException} for anything else.
      *
+     * @param name the name used in messages
+     * @param bytes the image
+     * @return the image over a copy of {@code bytes}
+     * @throws IllegalArgumentException when an argument is null or the bytes are no cubin, fatbin or PTX
      * @since 0.1
      */
     public static KernelImage of(final String name, final byte[] bytes)
@@ -92,6 +96,10 @@ public final class KernelImage
     /**
      * The image in {@code file}.
      *
+     * @param file a cubin, fatbin or PTX file
+     * @return the image
+     * @throws IOException when the file cannot be read
+     * @throws IllegalArgumentException when {@code file} is null or holds no cubin, fatbin or PTX
      * @since 0.1
      */
     public static KernelImage fromFile(final Path file) throws IOException
@@ -103,6 +111,11 @@ public final class KernelImage
     /**
      * The image in classpath resource {@code resource} (absolute: "/kernels/my.cubin"), found through {@code anchor}.
      *
+     * @param anchor the class whose loader finds the resource
+     * @param resource the resource name
+     * @return the image
+     * @throws IOException when the resource is missing or cannot be read
+     * @throws IllegalArgumentException when an argument is null or the resource holds no cubin, fatbin or PTX
      * @since 0.1
      */
     public static KernelImage fromResource(final Class<?> anchor, final String resource) throws IOException
@@ -141,6 +154,7 @@ public final class KernelImage
     /**
      * A copy of the bytes.
      *
+     * @return a new array with the image
      * @since 0.1
      */
     public byte[] bytes()
@@ -154,11 +168,23 @@ public final class KernelImage
         return bytes;
     }
 
+    /**
+     * The size of the image.
+     *
+     * @return its length in bytes (with PTX's terminating NUL)
+     * @since 0.1
+     */
     public int size()
     {
         return bytes.length;
     }
 
+    /**
+     * What the bytes are.
+     *
+     * @return cubin, fatbin or PTX
+     * @since 0.1
+     */
     public Kind kind()
     {
         return kind;
@@ -167,6 +193,7 @@ public final class KernelImage
     /**
      * The program or file name it was made from.
      *
+     * @return the name
      * @since 0.1
      */
     public String name()
@@ -177,6 +204,7 @@ public final class KernelImage
     /**
      * NVRTC's log (warnings) for a compiled image; empty otherwise.
      *
+     * @return the log, or {@code ""}
      * @since 0.1
      */
     public String log()
@@ -189,6 +217,9 @@ public final class KernelImage
      * {@code "&scale<float>"}: the name {@link DeviceModule#kernel} finds. Throws when the
      * expression was not given.
      *
+     * @param nameExpression a name expression given to {@link KernelCompiler#compile}
+     * @return the lowered name
+     * @throws IllegalArgumentException when the expression was not given
      * @since 0.1
      */
     public String loweredName(final String nameExpression)
@@ -202,6 +233,7 @@ public final class KernelImage
     /**
      * Every name expression with its lowered name, in the order given.
      *
+     * @return the name expressions and their lowered names, unmodifiable
      * @since 0.1
      */
     public Map<String, String> loweredNames()
@@ -212,6 +244,7 @@ public final class KernelImage
     /**
      * Whether {@link KernelCompiler} took this image from its cache instead of compiling.
      *
+     * @return true when it came from the memory or disk cache
      * @since 0.1
      */
     public boolean fromCache()
@@ -222,6 +255,7 @@ public final class KernelImage
     /**
      * How long NVRTC took to compile it (0 for a cached or loaded image).
      *
+     * @return the compile time in nanoseconds
      * @since 0.1
      */
     public long compileNanos()

@@ -116,6 +116,10 @@ public final class RdmaMetadata
      * A view of bytes from {@link #toBytes()} (another rank's {@link RdmaTransport#localMetadata()}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
      *
+     * @param bytes the encoded metadata (copied)
+     * @return the view
+     * @throws BadHandleException when {@code bytes} is null, damaged, of another version, or holds a value no
+     *     rank sends
      * @since 0.1
      */
     public static RdmaMetadata fromBytes(final byte[] bytes)
@@ -150,6 +154,7 @@ public final class RdmaMetadata
     /**
      * 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}).
      *
+     * @return the backend id
      * @since 0.1
      */
     public int backend()
@@ -157,21 +162,45 @@ public final class RdmaMetadata
         return (int)values[BACKEND];
     }
 
+    /**
+     * Whether the address is a RoCE GID rather than an InfiniBand LID (mlx5).
+     *
+     * @return true for RoCE
+     * @since 0.1
+     */
     public boolean isRoce()
     {
         return values[ROCE] != 0;
     }
 
+    /**
+     * Ranks the sending transport was initialized for.
+     *
+     * @return the number of ranks
+     * @since 0.1
+     */
     public int numRanks()
     {
         return (int)values[NUM_RANKS];
     }
 
+    /**
+     * Queue pairs the sending transport has to each rank.
+     *
+     * @return queue pairs per rank
+     * @since 0.1
+     */
     public int qpsPerRank()
     {
         return (int)values[QPS_PER_RANK];
     }
 
+    /**
+     * The GID table index of the sending port (RoCE).
+     *
+     * @return the GID index
+     * @since 0.1
+     */
     public int gidIndex()
     {
         return (int)values[GID_INDEX];
@@ -180,6 +209,7 @@ public final class RdmaMetadata
     /**
      * InfiniBand LID; the software NIC's TCP port.
      *
+     * @return the LID, or the software NIC's port
      * @since 0.1
      */
     public int lid()
@@ -190,6 +220,7 @@ public final class RdmaMetadata
     /**
      * Address of the registered buffer in the owner's address space.
      *
+     * @return the remote address
      * @since 0.1
      */
     public long raddr()
@@ -200,6 +231,7 @@ public final class RdmaMetadata
     /**
      * Remote key of the registered buffer.
      *
+     * @return the remote key
      * @since 0.1
      */
     public int rkey()
@@ -210,6 +242,7 @@ public final class RdmaMetadata
     /**
      * Size of the registered buffer.
      *
+     * @return the size in bytes
      * @since 0.1
      */
     public long registeredBytes()
@@ -217,11 +250,23 @@ public final class RdmaMetadata
         return values[REGISTERED];
     }
 
+    /**
+     * The upper 64 bits of the GID (RoCE, InfiniBand).
+     *
+     * @return the subnet prefix
+     * @since 0.1
+     */
     public long subnetPrefix()
     {
         return values[PREFIX];
     }
 
+    /**
+     * The lower 64 bits of the GID; the software NIC's IPv4 address in its low 32 bits.
+     *
+     * @return the interface id
+     * @since 0.1
+     */
     public long interfaceId()
     {
         return values[IFID];
@@ -230,6 +275,7 @@ public final class RdmaMetadata
     /**
      * QP numbers, numRanks x qpsPerRank.
      *
+     * @return a new array of the QP numbers; QP i serves rank i / qpsPerRank, channel i % qpsPerRank
      * @since 0.1
      */
     public int[] qpns()
@@ -256,6 +302,7 @@ public final class RdmaMetadata
     /**
      * The bytes this view reads (a copy).
      *
+     * @return a new array with the encoded bytes
      * @since 0.1
      */
     public byte[] toBytes()

@@ -53,6 +53,7 @@ public final class TransferPost
     /**
      * The list it posted.
      *
+     * @return the list
      * @since 0.1
      */
     public TransferList list()
@@ -63,6 +64,7 @@ public final class TransferPost
     /**
      * The first list index posted.
      *
+     * @return the index in the list of this post's first request
      * @since 0.1
      */
     public int from()
@@ -73,6 +75,7 @@ public final class TransferPost
     /**
      * One past the last list index posted.
      *
+     * @return the exclusive end of the posted range in the list
      * @since 0.1
      */
     public int to()
@@ -83,6 +86,7 @@ public final class TransferPost
     /**
      * The number of requests posted: indices [0, size()) here.
      *
+     * @return to() - from()
      * @since 0.1
      */
     public int size()
@@ -107,6 +111,8 @@ public final class TransferPost
     /**
      * Whether every request is final (the post has ended).
      *
+     * @return true when the post has ended
+     * @throws ClosedException when the list is closed
      * @since 0.1
      */
     public boolean isDone()
@@ -122,7 +128,10 @@ public final class TransferPost
      * Waits until the post has ended or {@code timeout} passes; at the post's deadline the
      * requests not started end as {@link TransferState#TIMEOUT}.
      *
+     * @param timeout how long to wait; not negative
      * @return whether every request is final
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the list is closed
      * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
@@ -154,6 +163,10 @@ public final class TransferPost
     /**
      * {@link #awaitDone(Duration)}, then the states: those still running are {@link TransferState#PENDING}.
      *
+     * @param timeout how long to wait; not negative
+     * @return the states, by index in this post
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the list is closed
      * @since 0.1
      */
     public List<TransferStatus> await(final Duration timeout)
@@ -165,6 +178,9 @@ public final class TransferPost
     /**
      * The state of request {@code index} (list request from() + index) now.
      *
+     * @param index the request's index in this post, in [0, size())
+     * @return its state, with the cause of a failure
+     * @throws IllegalArgumentException when {@code index} is outside the post
      * @since 0.1
      */
     public TransferStatus status(final int index)
@@ -184,6 +200,7 @@ public final class TransferPost
      * The states of every request now, by index: a view built without an object per request.
      * Once the post has ended it never changes.
      *
+     * @return the states, by index in this post
      * @since 0.1
      */
     public List<TransferStatus> statuses()
@@ -200,6 +217,7 @@ public final class TransferPost
      *
      * @param out at least {@link #size()} long
      * @return {@link #size()}
+     * @throws IllegalArgumentException when {@code out} is null or shorter than {@link #size()}
      * @since 0.1
      */
     public int states(final TransferState[] out)
@@ -237,6 +255,7 @@ public final class TransferPost
      * cancelled or timed out); completed exceptionally only when the list is closed while the
      * post still runs in native code past the close's bounded wait.
      *
+     * @return the future; the same one on every call
      * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
