@@ -30,6 +30,7 @@ public final class Availability
     /**
      * Whether te4j's native library loaded.
      *
+     * @return true when it loaded
      * @since 0.1
      */
     public static boolean isAvailable()
@@ -40,6 +41,7 @@ public final class Availability
     /**
      * Why the native library did not load, or null.
      *
+     * @return the cause, or null when it loaded
      * @since 0.1
      */
     public static Throwable unavailabilityCause()
@@ -60,6 +62,8 @@ public final class Availability
     /**
      * Whether a platform can be used here.
      *
+     * @param platform the platform
+     * @return true when engines of {@code platform} can be built here
      * @since 0.1
      */
     public static boolean isAvailable(final Platform platform)
@@ -70,6 +74,8 @@ public final class Availability
     /**
      * Why a platform cannot be used here, or null when it can.
      *
+     * @param platform the platform
+     * @return the cause, naming the fix, or null
      * @since 0.1
      */
     public static Throwable unavailabilityCause(final Platform platform)
@@ -102,6 +108,9 @@ public final class Availability
     /**
      * Throws {@link UnavailableException} naming the cause if {@code platform} cannot be used.
      *
+     * @param platform the platform
+     * @throws UnavailableException when {@code platform} cannot be used; its message names the cause and the
+     *     fix
      * @since 0.1
      */
     public static void ensureAvailability(final Platform platform)
@@ -118,6 +127,7 @@ public final class Availability
     /**
      * Number of usable CUDA devices (0 when CUDA cannot be used).
      *
+     * @return the device count
      * @since 0.1
      */
     public static int cudaDeviceCount()
@@ -132,6 +142,9 @@ public final class Availability
     /**
      * Whether CUDA device {@code device} can map {@code peer}'s memory.
      *
+     * @param device a CUDA device ordinal
+     * @param peer another CUDA device ordinal
+     * @return true when peer access works; false for ordinals that do not exist
      * @since 0.1
      */
     public static boolean cudaCanAccessPeer(final int device, final int peer)
@@ -147,6 +160,7 @@ public final class Availability
     /**
      * The raw report: "key=value" facts from the native side (empty when it did not load).
      *
+     * @return the facts, unmodifiable
      * @since 0.1
      */
     public static Map<String, String> report()
@@ -174,6 +188,7 @@ public final class Availability
     /**
      * A human-readable summary: one line per platform, with the reason when unavailable.
      *
+     * @return the summary, several lines
      * @since 0.1
      */
     public static String describe()
@@ -206,6 +221,7 @@ public final class Availability
     /**
      * Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC).
      *
+     * @param args ignored
      * @since 0.1
      */
     public static void main(final String[] args)

@@ -36,6 +36,7 @@ public final class HostMemoryView
     /**
      * The view's size in bytes.
      *
+     * @return the size
      * @since 0.1
      */
     public int size()
@@ -46,6 +47,7 @@ public final class HostMemoryView
     /**
      * Whether its buffer is still open (a later access may still find it closed).
      *
+     * @return true while the buffer is open
      * @since 0.1
      */
     public boolean isOpen()
@@ -56,6 +58,10 @@ public final class HostMemoryView
     /**
      * The byte at {@code offset}.
      *
+     * @param offset the byte's offset in the view
+     * @return the byte
+     * @throws IndexOutOfBoundsException when {@code offset} is outside the view
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public byte get(final int offset)
@@ -75,6 +81,10 @@ public final class HostMemoryView
     /**
      * Stores {@code value} at {@code offset}.
      *
+     * @param offset the byte's offset in the view
+     * @param value the byte to store
+     * @throws IndexOutOfBoundsException when {@code offset} is outside the view
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public void put(final int offset, final byte value)
@@ -94,6 +104,10 @@ public final class HostMemoryView
     /**
      * The 8 bytes at {@code offset}, in the platform's byte order.
      *
+     * @param offset the offset of the first byte in the view
+     * @return the value
+     * @throws IndexOutOfBoundsException when the 8 bytes do not lie inside the view
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public long getLong(final int offset)
@@ -113,6 +127,10 @@ public final class HostMemoryView
     /**
      * Stores {@code value} at {@code offset}, in the platform's byte order.
      *
+     * @param offset the offset of the first byte in the view
+     * @param value the value to store
+     * @throws IndexOutOfBoundsException when the 8 bytes do not lie inside the view
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public void putLong(final int offset, final long value)
@@ -133,7 +151,11 @@ public final class HostMemoryView
      * Copies bytes from {@code offset} into the remaining space of {@code dst} (from its position
      * to its limit) and advances its position.
      *
+     * @param offset the offset in the view of the first byte to copy
+     * @param dst where the bytes go
      * @throws IndexOutOfBoundsException when that many bytes do not lie at {@code offset}
+     * @throws IllegalArgumentException when {@code dst} is null or read-only
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public void get(final int offset, final ByteBuffer dst)
@@ -158,7 +180,11 @@ public final class HostMemoryView
      * Copies the remaining bytes of {@code src} (from its position to its limit) to
      * {@code offset} and advances its position.
      *
+     * @param offset the offset in the view where the bytes go
+     * @param src the bytes to copy
      * @throws IndexOutOfBoundsException when they do not fit at {@code offset}
+     * @throws IllegalArgumentException when {@code src} is null
+     * @throws ClosedException when the buffer is closed
      * @since 0.1
      */
     public void put(final int offset, final ByteBuffer src)

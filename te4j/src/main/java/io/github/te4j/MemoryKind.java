@@ -54,6 +54,7 @@ public enum MemoryKind
     /**
      * Whether kernels (te4j's CUDA batch copy among them) can read and write it by its address.
      *
+     * @return true for device, pinned host and managed memory
      * @since 0.1
      */
     public boolean isDeviceAccessible()
@@ -64,6 +65,7 @@ public enum MemoryKind
     /**
      * Whether host threads (the host platform's copies, Java's ByteBuffers) can read and write it.
      *
+     * @return true for pageable host, pinned host and managed memory
      * @since 0.1
      */
     public boolean isHostAccessible()
@@ -74,6 +76,9 @@ public enum MemoryKind
     /**
      * The kind of [address, address + bytes).
      *
+     * @param address the start of the range
+     * @param bytes its size, positive
+     * @return the kind
      * @throws IllegalArgumentException when the address is 0, the range is empty or wraps, or it
      *     is host memory that is not mapped over the whole range (a copy into it would crash)
      * @throws Te4jException when the driver's query fails
@@ -88,6 +93,8 @@ public enum MemoryKind
      * The kind of the memory a JavaCPP pointer designates: {@link #pointerAddress(Pointer)} for
      * {@link #pointerBytes(Pointer)} bytes.
      *
+     * @param pointer the pointer
+     * @return the kind
      * @throws IllegalArgumentException as {@link #of(long, long)}, and for a null pointer
      * @since 0.1
      */
@@ -100,6 +107,8 @@ public enum MemoryKind
      * The address a JavaCPP pointer designates: {@code address() + position() × sizeof()}, the
      * element at its position (JavaCPP's own convention for passing a pointer to native code).
      *
+     * @param pointer the pointer
+     * @return the address
      * @throws IllegalArgumentException for a null pointer (or one whose address is 0)
      * @since 0.1
      */
@@ -117,6 +126,8 @@ public enum MemoryKind
      * {@code sizeof()}. A {@code new Pointer()} filled in by {@code cudaMalloc} has neither: set
      * its capacity or limit ({@code mem.capacity(bytes)}) or use the address overloads.
      *
+     * @param pointer the pointer
+     * @return the number of bytes
      * @throws IllegalArgumentException when the pointer designates no bytes
      * @since 0.1
      */
