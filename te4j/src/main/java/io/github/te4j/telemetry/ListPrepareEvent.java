@@ -22,19 +22,44 @@ import jdk.jfr.StackTrace;
 @Enabled(false)
 public final class ListPrepareEvent extends Event
 {
+    /**
+     * The agent's segment name.
+     *
+     * @since 0.1
+     */
     @Label("Agent")
     public String agent;
 
+    /**
+     * The platform of the agent's engine ({@code HOST} or {@code CUDA}).
+     *
+     * @since 0.1
+     */
     @Label("Platform")
     public String platform;
 
+    /**
+     * Identifies the list within this JVM (also on its ListPost events).
+     *
+     * @since 0.1
+     */
     @Label("List Id")
     @Description("Identifies the list within this JVM (also on its ListPost events)")
     public long listId;
 
+    /**
+     * The requests in the list.
+     *
+     * @since 0.1
+     */
     @Label("Requests")
     public int requests;
 
+    /**
+     * The bytes the list's requests move, in all.
+     *
+     * @since 0.1
+     */
     @Label("Bytes")
     @DataAmount
     public long bytes;

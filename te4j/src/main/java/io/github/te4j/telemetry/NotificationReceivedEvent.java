@@ -20,22 +20,47 @@ import jdk.jfr.Name;
 @Enabled(false)
 public final class NotificationReceivedEvent extends Event
 {
+    /**
+     * The receiving agent's segment name.
+     *
+     * @since 0.1
+     */
     @Label("Receiver")
     @Description("The receiving agent's segment name")
     public String receiver;
 
+    /**
+     * The sending agent's segment name.
+     *
+     * @since 0.1
+     */
     @Label("Sender")
     @Description("The sending agent's segment name")
     public String sender;
 
+    /**
+     * The notification's size in bytes.
+     *
+     * @since 0.1
+     */
     @Label("Size")
     @DataAmount
     public int bytes;
 
+    /**
+     * Its position in the sender's ring.
+     *
+     * @since 0.1
+     */
     @Label("Position")
     @Description("Its position in the sender's ring")
     public long position;
 
+    /**
+     * How the application took it: {@code poll}, {@code take} or {@code listener}.
+     *
+     * @since 0.1
+     */
     @Label("Via")
     @Description("poll, take or listener")
     public String via;
