@@ -57,6 +57,10 @@ public final class IpcHandle
      * A view of bytes from {@link #toBytes()} (another rank's {@link P2pTransport#exportHandle}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
      *
+     * @param bytes the encoded handle (copied)
+     * @return the view
+     * @throws BadHandleException when {@code bytes} is null, truncated, oversize, damaged or of another
+     *     version
      * @since 0.1
      */
     public static IpcHandle fromBytes(final byte[] bytes)
@@ -114,6 +118,12 @@ public final class IpcHandle
         return end == 0 ? "IPC handle refused" : new String(why, 0, end, StandardCharsets.UTF_8);
     }
 
+    /**
+     * The platform whose memory the handle exports.
+     *
+     * @return {@link Platform#HOST} or {@link Platform#CUDA}
+     * @since 0.1
+     */
     public Platform platform()
     {
         return Platform.fromNativeId((int)values[PLATFORM]);
@@ -122,6 +132,7 @@ public final class IpcHandle
     /**
      * Size of the exported buffer.
      *
+     * @return the size in bytes
      * @since 0.1
      */
     public long bufferSize()
@@ -132,6 +143,7 @@ public final class IpcHandle
     /**
      * Whether the handle was made on this host and pid namespace (the native library's host identity).
      *
+     * @return true when this host and pid namespace made it
      * @since 0.1
      */
     public boolean isFromThisHost()
@@ -154,6 +166,7 @@ public final class IpcHandle
     /**
      * The bytes this view reads (a copy).
      *
+     * @return a new array with the encoded handle
      * @since 0.1
      */
     public byte[] toBytes()

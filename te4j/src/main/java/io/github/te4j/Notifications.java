@@ -89,6 +89,8 @@ public final class Notifications
     /**
      * The next notification, or empty when none is ready now.
      *
+     * @return the notification, or empty
+     * @throws ClosedException when the agent is closed
      * @since 0.1
      */
     public Optional<Notification> poll()
@@ -99,7 +101,11 @@ public final class Notifications
     /**
      * The next notification, waiting up to {@code timeout} for one.
      *
+     * @param timeout how long to wait; not negative
+     * @return the notification
      * @throws Te4jTimeoutException when none came in time
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the agent is closed
      * @since 0.1
      */
     public Notification take(final Duration timeout)
@@ -131,6 +137,8 @@ public final class Notifications
      * the listener throws is logged, and the next notification still comes. poll and take still
      * work beside a listener; each notification goes to one of them.
      *
+     * @param listener the listener, or null to stop
+     * @throws ClosedException when the agent is closed
      * @since 0.1
      */
     public void setListener(final Consumer<Notification> listener)

@@ -30,6 +30,7 @@ public enum Platform
     /**
      * The value of {@code te4j::Platform} in the native API.
      *
+     * @return the native id
      * @since 0.1
      */
     public int nativeId()
@@ -40,6 +41,9 @@ public enum Platform
     /**
      * The platform with the given native id.
      *
+     * @param id a {@code te4j::Platform} value
+     * @return its platform
+     * @throws IllegalArgumentException when {@code id} is no platform's
      * @since 0.1
      */
     public static Platform fromNativeId(final int id)

@@ -38,6 +38,7 @@ public final class RegisteredMemory
     /**
      * The platform address of the first byte.
      *
+     * @return the address
      * @since 0.1
      */
     public long address()
@@ -45,6 +46,12 @@ public final class RegisteredMemory
         return address;
     }
 
+    /**
+     * The size of the registered range.
+     *
+     * @return its size in bytes
+     * @since 0.1
+     */
     public long size()
     {
         return size;
@@ -53,6 +60,7 @@ public final class RegisteredMemory
     /**
      * The te4j buffer, or null for memory allocated elsewhere.
      *
+     * @return the buffer registered with {@link TransferAgent#registerLocalMemory(DeviceBuffer)}, or null
      * @since 0.1
      */
     public DeviceBuffer buffer()
@@ -64,6 +72,7 @@ public final class RegisteredMemory
      * Where this memory starts in the rank's segment (peers' remote offsets), or -1 when it is not
      * part of the segment (memory allocated elsewhere).
      *
+     * @return the segment offset, or -1
      * @since 0.1
      */
     public long segmentOffset()
@@ -75,6 +84,7 @@ public final class RegisteredMemory
      * Whether it is still registered: not unregistered, its agent open, and the te4j buffer it is
      * or lies in (a raw range inside a te4j buffer) not closed.
      *
+     * @return true while requests may use it
      * @since 0.1
      */
     public boolean isRegistered()

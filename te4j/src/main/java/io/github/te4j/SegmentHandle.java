@@ -111,6 +111,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * The segment's name.
      *
+     * @return the name it was published under
      * @since 0.1
      */
     public String segmentName()
@@ -121,6 +122,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * The rank that published it, -1 when it was published outside a handle exchange.
      *
+     * @return the publishing rank, or -1
      * @since 0.1
      */
     public int rank()
@@ -131,6 +133,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * The end of its last buffer: every offset a request may use is below it.
      *
+     * @return the segment's size in bytes
      * @since 0.1
      */
     public long size()
@@ -141,6 +144,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * Its buffers' segment offsets, ascending.
      *
+     * @return a new array of offsets
      * @since 0.1
      */
     public long[] bufferOffsets()
@@ -151,6 +155,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * Its buffers' sizes, in the order of {@link #bufferOffsets()}.
      *
+     * @return a new array of sizes
      * @since 0.1
      */
     public long[] bufferSizes()
@@ -166,6 +171,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * Whether requests to it go over RDMA ({@link #rdmaRank()}, {@link #rkeyOf(long)}).
      *
+     * @return true for a segment opened over RDMA
      * @since 0.1
      */
     public boolean isRdma()
@@ -176,6 +182,7 @@ public final class SegmentHandle extends NativeResource
     /**
      * The owner's rank on the RdmaTransport, -1 for a mapped segment.
      *
+     * @return the RDMA rank, or -1
      * @since 0.1
      */
     public int rdmaRank()
