@@ -9,6 +9,12 @@ public class BadHandleException extends Te4jException
 {
     private static final long serialVersionUID = 1L;
 
+    /**
+     * An exception with {@code message}.
+     *
+     * @param message what is wrong with the handle
+     * @since 0.1
+     */
     public BadHandleException(final String message)
     {
         super(Code.BAD_HANDLE, message);

@@ -31,6 +31,7 @@ public final class Notification
     /**
      * The segment name of the agent that sent it.
      *
+     * @return the sender's segment name
      * @since 0.1
      */
     public String sender()
@@ -41,6 +42,7 @@ public final class Notification
     /**
      * The message (a copy).
      *
+     * @return a new array with the message
      * @since 0.1
      */
     public byte[] message()
@@ -51,6 +53,7 @@ public final class Notification
     /**
      * The message's length in bytes.
      *
+     * @return the length
      * @since 0.1
      */
     public int size()

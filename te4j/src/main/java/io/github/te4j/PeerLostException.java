@@ -18,6 +18,12 @@ public class PeerLostException extends Te4jException
     /** What was seen. */
     private final String reason;
 
+    /**
+     * A loss whose rank is not known: {@link #rank()} is -1, and the reason is the message.
+     *
+     * @param message what was seen
+     * @since 0.1
+     */
     public PeerLostException(final String message)
     {
         // no cause given: leave it unset, so callers may still initCause() it
@@ -26,13 +32,22 @@ public class PeerLostException extends Te4jException
         this.reason = message;
     }
 
+    /**
+     * A loss whose rank is not known, with the error that revealed it.
+     *
+     * @param message what was seen
+     * @param cause the error that revealed the loss
+     * @since 0.1
+     */
     public PeerLostException(final String message, final Throwable cause)
     {
         this(-1, message, cause);
     }
 
     /**
-     * @param rank the lost rank
+     * The loss of a known rank; the message is "rank N: reason".
+     *
+     * @param rank the lost rank, or -1 when unknown (then the message is the reason alone)
      * @param reason how it was lost
      * @since 0.1
      */
@@ -51,8 +66,9 @@ public class PeerLostException extends Te4jException
     }
 
     /**
-     * @return the lost rank, or -1 when unknown
+     * The rank that was lost.
      *
+     * @return the lost rank, or -1 when unknown
      * @since 0.1
      */
     public int rank()
@@ -61,8 +77,9 @@ public class PeerLostException extends Te4jException
     }
 
     /**
-     * @return how the rank was lost, without the rank prefix
+     * What was seen, without the rank prefix of the message.
      *
+     * @return how the rank was lost
      * @since 0.1
      */
     public String reason()

@@ -44,6 +44,7 @@ public enum TransferState
     /**
      * Whether the state can no longer change.
      *
+     * @return true for every state but {@link #PENDING}
      * @since 0.1
      */
     public boolean isFinal()

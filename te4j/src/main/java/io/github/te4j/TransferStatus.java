@@ -48,6 +48,12 @@ public final class TransferStatus
         return new TransferStatus(TransferState.FAILED, Objects.requireNonNull(cause, "cause"));
     }
 
+    /**
+     * The state of the request.
+     *
+     * @return the state
+     * @since 0.1
+     */
     public TransferState state()
     {
         return state;
@@ -56,6 +62,7 @@ public final class TransferStatus
     /**
      * Why the request failed ({@link TransferState#FAILED} only), else null.
      *
+     * @return the cause, or null
      * @since 0.1
      */
     public RuntimeException cause()

@@ -50,8 +50,10 @@ public final class Deadline
     }
 
     /**
+     * @param timeout the duration; negative counts as 0
      * @return {@code timeout} in nanoseconds, in [0, FOREVER]: never throws for a long timeout
      *
+     * @throws IllegalArgumentException when {@code timeout} is null
      * @since 0.1
      */
     public static long toNanos(final Duration timeout)
@@ -68,8 +70,10 @@ public final class Deadline
     }
 
     /**
+     * @param timeout the duration; negative counts as 0
      * @return {@code timeout} in milliseconds, rounded up, in [0, FOREVER]: never throws
      *
+     * @throws IllegalArgumentException when {@code timeout} is null
      * @since 0.1
      */
     public static long toMillis(final Duration timeout)

@@ -66,6 +66,8 @@ public final class Exchanges
      * @param worldSize the number of ranks
      * @param options extra options (e.g. {@code password}, {@code secret}), overriding the URI's
      * @return the exchange, joined
+     * @throws IllegalArgumentException when the URI is malformed, its options are unknown or bad, its scheme
+     *     has no provider, or it is {@code mem://} (a directory only)
      * @since 0.1
      */
     public static HandleExchange open(final String uri, final int rank, final int worldSize,
@@ -109,6 +111,8 @@ public final class Exchanges
      * @param uri {@code etcd://host:2379/job} (te4j-etcd) or {@code mem://name}
      * @param options extra options, overriding the URI's
      * @return the directory
+     * @throws IllegalArgumentException when the URI is malformed, its options are unknown or bad, its scheme
+     *     has no provider, or it is {@code tcp://} or {@code file://} (exchanges only)
      * @since 0.1
      */
     public static SegmentDirectory openDirectory(final String uri, final Map<String, String> options)

@@ -92,6 +92,7 @@ public interface HandleExchange extends AutoCloseable
      *             be null, elsewhere
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
+     * @throws IllegalArgumentException when {@code root} is not a rank, or {@code data} is null on the root
      * @since 0.1
      */
     default byte[] broadcast(final int root, final byte[] data, final Duration timeout)

@@ -67,6 +67,8 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
      * @param space the directory's name (the same rules as a segment name)
      * @param maxDescriptorBytes the largest descriptor this member publishes, 0 or more
      * @return a new member of that directory
+     * @throws IllegalArgumentException when {@code space} is null or not a valid name, or {@code
+     *     maxDescriptorBytes} is negative
      * @since 0.1
      */
     public static InMemorySegmentDirectory open(final String space, final int maxDescriptorBytes)

@@ -450,6 +450,7 @@ public final class FileExchange implements HandleExchange
          * @param session a subdirectory name unique to the job (letters, digits, '.', '_', '-'; at most 64),
          *                or null to use the directory itself
          * @return this builder
+         * @throws IllegalArgumentException when {@code session} does not match that pattern
          * @since 0.1
          */
         public Builder session(final String session)
@@ -477,6 +478,7 @@ public final class FileExchange implements HandleExchange
          * @param interval the longest pause between two looks at the directory (default 50 ms); polling starts
          *                 at 1 ms and backs off to this
          * @return this builder
+         * @throws IllegalArgumentException when {@code interval} is null or outside [1 ms, 10 s]
          * @since 0.1
          */
         public Builder pollInterval(final Duration interval)
@@ -493,6 +495,7 @@ public final class FileExchange implements HandleExchange
         /**
          * @param bytes the largest blob accepted (default 64 MiB)
          * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is negative
          * @since 0.1
          */
         public Builder maxBlobBytes(final int bytes)

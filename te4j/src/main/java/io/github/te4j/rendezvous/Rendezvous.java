@@ -326,6 +326,8 @@ public final class Rendezvous implements HandleExchange
          *                 listens on this port (0 = ephemeral, see {@link Rendezvous#port()}); the others
          *                 connect to host:port. Required on ranks other than 0.
          * @return this builder
+         * @throws IllegalArgumentException when {@code hostPort} is null, not host:port, or its port is not a
+         *     number in [0, 65535]
          * @since 0.1
          */
         public Builder endpoint(final String hostPort)
@@ -357,6 +359,8 @@ public final class Rendezvous implements HandleExchange
          * @param host rank 0's host name or address
          * @param port rank 0's port (0 = ephemeral, rank 0 only)
          * @return this builder
+         * @throws IllegalArgumentException when {@code host} is null or empty, or {@code port} is outside
+         *     [0, 65535]
          * @since 0.1
          */
         public Builder endpoint(final String host, final int port)
@@ -391,6 +395,7 @@ public final class Rendezvous implements HandleExchange
          * @param secret a shared secret for HMAC-SHA256 challenge/response at connect (copied); null for none.
          *               All ranks must agree.
          * @return this builder
+         * @throws IllegalArgumentException when {@code secret} is empty
          * @since 0.1
          */
         public Builder secret(final byte[] secret)
@@ -417,6 +422,7 @@ public final class Rendezvous implements HandleExchange
          * @param session a name all ranks of one job share (default {@value #DEFAULT_SESSION}); a rank with
          *                another session name is refused. At most 256 UTF-8 bytes.
          * @return this builder
+         * @throws IllegalArgumentException when {@code session} is longer than the handshake carries
          * @since 0.1
          */
         public Builder session(final String session)
@@ -468,6 +474,7 @@ public final class Rendezvous implements HandleExchange
          * @param bytes the largest frame payload accepted or sent (default 64 MiB); a gathered result
          *              (all blobs plus 4 bytes each) must fit too
          * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is below 1024
          * @since 0.1
          */
         public Builder maxFrameBytes(final int bytes)

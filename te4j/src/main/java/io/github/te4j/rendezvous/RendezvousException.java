@@ -43,6 +43,10 @@ public class RendezvousException extends Te4jException
     /**
      * For the subclasses: timeouts and lost peers carry te4j's matching {@link Code}.
      *
+     * @param code the code: {@code TIMEOUT} or {@code PEER_LOST} for the subclasses
+     * @param peer the other side (rank, socket address or file), or {@code null}
+     * @param reason what went wrong
+     * @param cause the underlying failure, or {@code null}
      * @since 0.1
      */
     protected RendezvousException(final Code code, final String peer, final String reason, final Throwable cause)
