@@ -41,8 +41,9 @@ public final class TransferDescriptors
     private Map<Object, Integer> index;
 
     /**
-     * @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY}
+     * Empty descriptors with room for {@code initialCapacity} requests; they grow as requests are added.
      *
+     * @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY}
      * @since 0.1
      */
     public TransferDescriptors(final int initialCapacity)

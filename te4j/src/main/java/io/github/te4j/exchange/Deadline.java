@@ -39,6 +39,8 @@ public final class Deadline
     }
 
     /**
+     * The deadline {@code timeout} from now.
+     *
      * @param timeout non-negative (checked by the caller, whose parameter it is); longer than
      *                {@link #FOREVER} counts as {@link #FOREVER}
      * @return the deadline {@code timeout} from now
@@ -50,6 +52,8 @@ public final class Deadline
     }
 
     /**
+     * A timeout in nanoseconds, capped at {@link #FOREVER} so that no arithmetic on it overflows.
+     *
      * @param timeout the duration; negative counts as 0
      * @return {@code timeout} in nanoseconds, in [0, FOREVER]: never throws for a long timeout
      *
@@ -70,6 +74,8 @@ public final class Deadline
     }
 
     /**
+     * A timeout in milliseconds, rounded up so that a wait is never shorter than asked for.
+     *
      * @param timeout the duration; negative counts as 0
      * @return {@code timeout} in milliseconds, rounded up, in [0, FOREVER]: never throws
      *
@@ -83,8 +89,9 @@ public final class Deadline
     }
 
     /**
-     * @return the nanoseconds left, 0 or less once passed
+     * The time left until this deadline.
      *
+     * @return the nanoseconds left, 0 or less once passed
      * @since 0.1
      */
     public long nanosLeft()
@@ -93,8 +100,9 @@ public final class Deadline
     }
 
     /**
-     * @return whether the deadline has passed
+     * Whether this deadline has passed.
      *
+     * @return whether the deadline has passed
      * @since 0.1
      */
     public boolean passed()
@@ -116,8 +124,9 @@ public final class Deadline
     }
 
     /**
-     * @return the deadline on {@link System#nanoTime()}
+     * This deadline as a {@link System#nanoTime()} value.
      *
+     * @return the deadline on {@link System#nanoTime()}
      * @since 0.1
      */
     public long nanoTime()

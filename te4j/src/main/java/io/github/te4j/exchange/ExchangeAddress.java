@@ -129,6 +129,8 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * This address with more options, which win over the URI's.
+     *
      * @param extra options that override the URI's (e.g. a password kept out of the URI)
      * @return this address with {@code extra} merged into its options
      * @since 0.1
@@ -160,6 +162,8 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * A duration option.
+     *
      * @param key an option name
      * @param fallback the value when the option is absent
      * @return the option as a duration: {@code 500ms}, {@code 10s}, {@code 2m} or ISO-8601 ({@code PT10S})
@@ -200,6 +204,8 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * A numeric option.
+     *
      * @param key an option name
      * @param fallback the value when the option is absent
      * @return the option as a long

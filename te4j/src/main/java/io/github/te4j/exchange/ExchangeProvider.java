@@ -12,8 +12,9 @@ package io.github.te4j.exchange;
 public interface ExchangeProvider
 {
     /**
-     * @return the scheme this provider implements, lower case (e.g. {@code "etcd"})
+     * The URI scheme of the addresses this provider opens.
      *
+     * @return the scheme this provider implements, lower case (e.g. {@code "etcd"})
      * @since 0.1
      */
     String scheme();

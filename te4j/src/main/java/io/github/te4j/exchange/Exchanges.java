@@ -134,6 +134,8 @@ public final class Exchanges
     }
 
     /**
+     * {@link #openDirectory(String, Map)} without extra options.
+     *
      * @param uri see {@link #openDirectory(String, Map)}
      * @return the directory
      * @since 0.1

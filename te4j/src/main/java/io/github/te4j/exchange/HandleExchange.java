@@ -18,22 +18,25 @@ public interface HandleExchange extends AutoCloseable
 {
 
     /**
-     * @return this process's rank, {@code 0 <= rank < worldSize}
+     * This process's rank in the job.
      *
+     * @return this process's rank, {@code 0 <= rank < worldSize}
      * @since 0.1
      */
     int rank();
 
     /**
-     * @return the number of ranks
+     * The number of ranks in the job.
      *
+     * @return the number of ranks
      * @since 0.1
      */
     int worldSize();
 
     /**
-     * @return the limit that the overloads without a timeout use
+     * The timeout of the collectives called without one.
      *
+     * @return the limit that the overloads without a timeout use
      * @since 0.1
      */
     Duration defaultTimeout();

@@ -64,6 +64,8 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
     }
 
     /**
+     * Joins the in-JVM directory named {@code space}, made on first use.
+     *
      * @param space the directory's name (the same rules as a segment name)
      * @param maxDescriptorBytes the largest descriptor this member publishes, 0 or more
      * @return a new member of that directory

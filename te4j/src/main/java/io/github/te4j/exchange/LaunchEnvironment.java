@@ -65,8 +65,9 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     }
 
     /**
-     * @return the GPU ordinal this rank uses: its local rank
+     * The GPU this rank should use.
      *
+     * @return the GPU ordinal this rank uses: its local rank
      * @since 0.1
      */
     public int device()
@@ -75,6 +76,8 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     }
 
     /**
+     * This process's place in the job, as its launcher's environment variables give it.
+     *
      * @return this process's place, from {@link System#getenv()}
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict
      * @since 0.1
@@ -85,6 +88,8 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     }
 
     /**
+     * The place in a job that {@code env} describes (for tests, or an environment read elsewhere).
+     *
      * @param env the variables to read
      * @return the place they describe
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict

@@ -49,6 +49,8 @@ public interface SegmentDirectory extends AutoCloseable
     boolean remove(String name);
 
     /**
+     * The descriptor published under {@code name} now.
+     *
      * @param name the segment's name
      * @return its current descriptor, or empty when no live process publishes it
      * @since 0.1
@@ -67,8 +69,9 @@ public interface SegmentDirectory extends AutoCloseable
     byte[] await(String name, Duration timeout);
 
     /**
-     * @return every live segment, name to descriptor, sorted by name; a snapshot
+     * Every segment published now.
      *
+     * @return every live segment, name to descriptor, sorted by name; a snapshot
      * @since 0.1
      */
     Map<String, byte[]> list();
@@ -85,8 +88,9 @@ public interface SegmentDirectory extends AutoCloseable
     Registration watch(Listener listener);
 
     /**
-     * @return the largest descriptor {@link #publish} accepts
+     * The size limit of one descriptor in this directory.
      *
+     * @return the largest descriptor {@link #publish} accepts
      * @since 0.1
      */
     int maxDescriptorBytes();

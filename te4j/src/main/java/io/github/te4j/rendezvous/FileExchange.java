@@ -104,8 +104,9 @@ public final class FileExchange implements HandleExchange
     }
 
     /**
-     * @return a new builder
+     * A builder of a file exchange.
      *
+     * @return a new builder
      * @since 0.1
      */
     public static Builder builder()
@@ -132,8 +133,9 @@ public final class FileExchange implements HandleExchange
     }
 
     /**
-     * @return the directory this exchange's collectives live in (the session subdirectory if one is set)
+     * Where this exchange keeps its files.
      *
+     * @return the directory this exchange's collectives live in (the session subdirectory if one is set)
      * @since 0.1
      */
     public Path directory()
@@ -414,6 +416,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the shared directory; required.
+         *
          * @param directory the directory shared by all ranks (created if missing)
          * @return this builder
          * @since 0.1
@@ -425,6 +429,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets this process's rank; required.
+         *
          * @param rank this process's rank, {@code 0 <= rank < worldSize}
          * @return this builder
          * @since 0.1
@@ -436,6 +442,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the number of ranks; required.
+         *
          * @param worldSize number of ranks, 1..{@value Rendezvous#MAX_WORLD_SIZE}
          * @return this builder
          * @since 0.1
@@ -447,6 +455,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the job's session: a subdirectory, so that jobs can share one directory.
+         *
          * @param session a subdirectory name unique to the job (letters, digits, '.', '_', '-'; at most 64),
          *                or null to use the directory itself
          * @return this builder
@@ -464,6 +474,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the timeout of the collectives called without one.
+         *
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
          * @since 0.1
@@ -475,6 +487,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets how often a waiting rank looks at the directory, at most.
+         *
          * @param interval the longest pause between two looks at the directory (default 50 ms); polling starts
          *                 at 1 ms and backs off to this
          * @return this builder
@@ -493,6 +507,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the largest blob a rank may contribute to a collective.
+         *
          * @param bytes the largest blob accepted (default 64 MiB)
          * @return this builder
          * @throws IllegalArgumentException when {@code bytes} is negative
@@ -509,6 +525,8 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Builds the exchange of this rank.
+         *
          * @return the exchange, its directory created
          * @throws IllegalArgumentException on an invalid configuration
          * @throws RendezvousException when the directory cannot be created

@@ -138,8 +138,9 @@ public final class Rendezvous implements HandleExchange
     }
 
     /**
-     * @return a new builder
+     * A builder of a rendezvous.
      *
+     * @return a new builder
      * @since 0.1
      */
     public static Builder builder()
@@ -166,6 +167,8 @@ public final class Rendezvous implements HandleExchange
     }
 
     /**
+     * The port of rank 0's listener.
+     *
      * @return on rank 0 the port actually listened on (the ephemeral one when 0 was asked for); on
      *         other ranks the port of rank 0 they connected to
      * @since 0.1
@@ -176,8 +179,9 @@ public final class Rendezvous implements HandleExchange
     }
 
     /**
-     * @return {@code host:port} that the other ranks connect to (with the actual port on rank 0)
+     * The endpoint of rank 0.
      *
+     * @return {@code host:port} that the other ranks connect to (with the actual port on rank 0)
      * @since 0.1
      */
     public String endpoint()
@@ -300,6 +304,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets this process's rank; required.
+         *
          * @param rank this process's rank, {@code 0 <= rank < worldSize}; rank 0 listens
          * @return this builder
          * @since 0.1
@@ -311,6 +317,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the number of ranks; required.
+         *
          * @param worldSize number of ranks, 1..{@value #MAX_WORLD_SIZE}
          * @return this builder
          * @since 0.1
@@ -322,6 +330,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets rank 0's endpoint from a {@code host:port} string.
+         *
          * @param hostPort rank 0's endpoint as {@code host:port} ({@code [v6addr]:port} for IPv6). Rank 0
          *                 listens on this port (0 = ephemeral, see {@link Rendezvous#port()}); the others
          *                 connect to host:port. Required on ranks other than 0.
@@ -356,6 +366,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets rank 0's endpoint from a host and a port.
+         *
          * @param host rank 0's host name or address
          * @param port rank 0's port (0 = ephemeral, rank 0 only)
          * @return this builder
@@ -380,6 +392,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the address rank 0 listens on.
+         *
          * @param address the address rank 0 binds to: default {@value #DEFAULT_BIND_ADDRESS}; "0.0.0.0" for
          *                all interfaces, or e.g. a network namespace's veth address. Ignored on other ranks.
          * @return this builder
@@ -392,6 +406,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the secret that every connection must prove.
+         *
          * @param secret a shared secret for HMAC-SHA256 challenge/response at connect (copied); null for none.
          *               All ranks must agree.
          * @return this builder
@@ -409,6 +425,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the secret that every connection must prove, from text.
+         *
          * @param secret a shared secret, used as its UTF-8 bytes; null for none
          * @return this builder
          * @since 0.1
@@ -419,6 +437,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the job's session name, so that ranks of another job are refused.
+         *
          * @param session a name all ranks of one job share (default {@value #DEFAULT_SESSION}); a rank with
          *                another session name is refused. At most 256 UTF-8 bytes.
          * @return this builder
@@ -437,6 +457,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets how long ranks keep trying to reach rank 0.
+         *
          * @param timeout how long ranks other than 0 keep trying to reach rank 0 in {@link #build()} (default 60 s)
          * @return this builder
          * @since 0.1
@@ -448,6 +470,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the timeout of the collectives called without one.
+         *
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
          * @since 0.1
@@ -459,6 +483,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets how long a new connection has for its handshake.
+         *
          * @param timeout how long rank 0 gives a new connection to complete its handshake (default 10 s);
          *                bounds how long a silent stranger holds a thread
          * @return this builder
@@ -471,6 +497,8 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the largest frame a rank sends or accepts.
+         *
          * @param bytes the largest frame payload accepted or sent (default 64 MiB); a gathered result
          *              (all blobs plus 4 bytes each) must fit too
          * @return this builder

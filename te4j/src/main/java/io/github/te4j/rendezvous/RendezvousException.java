@@ -20,6 +20,8 @@ public class RendezvousException extends Te4jException
     private final String reason;
 
     /**
+     * A failure of the exchange with {@code peer}, of code {@code SYSTEM_ERROR}.
+     *
      * @param peer the other side (rank, address or file), or {@code null} when there is none
      * @param reason what went wrong
      * @since 0.1
@@ -30,6 +32,8 @@ public class RendezvousException extends Te4jException
     }
 
     /**
+     * A failure of the exchange with {@code peer}, with its cause.
+     *
      * @param peer the other side (rank, address or file), or {@code null} when there is none
      * @param reason what went wrong
      * @param cause the underlying failure, or {@code null}
@@ -57,8 +61,9 @@ public class RendezvousException extends Te4jException
     }
 
     /**
-     * @return the other side (rank, socket address or file), or {@code null} when none applies
+     * Who the failure was with.
      *
+     * @return the other side (rank, socket address or file), or {@code null} when none applies
      * @since 0.1
      */
     public String peer()
@@ -67,8 +72,9 @@ public class RendezvousException extends Te4jException
     }
 
     /**
-     * @return what went wrong, without the peer prefix
+     * What went wrong.
      *
+     * @return what went wrong, without the peer prefix
      * @since 0.1
      */
     public String reason()

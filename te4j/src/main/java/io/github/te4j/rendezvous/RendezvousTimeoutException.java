@@ -21,6 +21,8 @@ public final class RendezvousTimeoutException extends RendezvousException
     private final Duration timeout;
 
     /**
+     * A wait that ran out, naming the ranks that had not arrived.
+     *
      * @param peer the other side waited on, or {@code null}
      * @param waitingFor what the wait was for, e.g. {@code "allGather #3"}
      * @param missingRanks the ranks that had not arrived when the wait ended
@@ -38,8 +40,9 @@ public final class RendezvousTimeoutException extends RendezvousException
     }
 
     /**
-     * @return what the wait was for
+     * What was awaited.
      *
+     * @return what the wait was for
      * @since 0.1
      */
     public String waitingFor()
@@ -48,8 +51,9 @@ public final class RendezvousTimeoutException extends RendezvousException
     }
 
     /**
-     * @return the ranks that had not arrived, ascending
+     * Who was missing.
      *
+     * @return the ranks that had not arrived, ascending
      * @since 0.1
      */
     public List<Integer> missingRanks()
@@ -58,8 +62,9 @@ public final class RendezvousTimeoutException extends RendezvousException
     }
 
     /**
-     * @return the limit that ran out
+     * How long the wait was.
      *
+     * @return the limit that ran out
      * @since 0.1
      */
     public Duration timeout()
