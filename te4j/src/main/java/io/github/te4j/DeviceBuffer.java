@@ -308,7 +308,7 @@ public final class DeviceBuffer extends NativeResource
      * invalidated when the buffer closes, so a use after close would read or write memory that te4j
      * freed and the process may have reused (a JVM crash, or silent corruption of unrelated data).
      * The view costs one atomic increment and decrement per access; for bulk data use its
-     * {@link HostMemoryView#get(long, ByteBuffer)} and {@link HostMemoryView#put(long, ByteBuffer)}.
+     * {@link HostMemoryView#get(int, ByteBuffer)} and {@link HostMemoryView#put(int, ByteBuffer)}.
      *
      * @param offset the first byte of the view in this buffer
      * @param length the view's size in bytes

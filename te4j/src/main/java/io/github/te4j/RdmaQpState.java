@@ -20,6 +20,7 @@ public record RdmaQpState(long errorCqes, int syndrome, int vendorSyndrome, int 
     /**
      * Whether the QP saw an error CQE and needs recreateQueuePairs + reconnect.
      *
+     * @return true when an error or fatal CQE was seen
      * @since 0.1
      */
     public boolean inError()

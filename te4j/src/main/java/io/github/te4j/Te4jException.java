@@ -146,6 +146,7 @@ public class Te4jException extends RuntimeException
         }
     }
 
+    /** What kind of failure this is (serialized with the exception). */
     private final Code code;
 
     /**

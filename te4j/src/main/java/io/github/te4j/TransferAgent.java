@@ -430,7 +430,7 @@ public final class TransferAgent extends NativeResource
 
     /**
      * Publishes this rank's segment in {@code directory} under its name (replacing an earlier
-     * publish); {@link #openSegment(String, Duration)} of other agents that use the same
+     * publish); {@link #openSegment(String, SegmentDirectory, Duration)} of other agents that use the same
      * directory finds it there.
      *
      * @param directory where to publish

@@ -42,6 +42,11 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     /**
      * Copies the lists and maps.
      *
+     * @param scheme the scheme, lower case
+     * @param endpoints the {@code host:port} endpoints (tcp, etcd); empty for the others
+     * @param path the path without its leading slash (the etcd job, the file directory as absolute
+     *     path, the mem name)
+     * @param options the options, sorted by key
      * @since 0.1
      */
     public ExchangeAddress

@@ -8,7 +8,7 @@ import java.util.List;
  * job. Every rank calls the same operations in the same order; each call returns only when all
  * {@link #worldSize()} ranks have made it, or throws.
  *
- * <p>Every wait is bounded: when it runs out a {@link RendezvousTimeoutException} names the
+ * <p>Every wait is bounded: when it runs out a {@link io.github.te4j.rendezvous.RendezvousTimeoutException} names the
  * missing ranks. After any failure the exchange is unusable (the ranks no longer agree on where
  * they are); later calls throw. Calls on one instance are serialized.
  *
@@ -47,9 +47,9 @@ public interface HandleExchange extends AutoCloseable
      * @param mine this rank's blob (may be empty, not null)
      * @param timeout how long to wait for all ranks
      * @return the blobs indexed by rank, this rank's own included; an unmodifiable list
-     * @throws RendezvousTimeoutException when not all ranks arrived in time
-     * @throws PeerLostException when a rank's connection ended
-     * @throws RendezvousException on any other protocol failure
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when not all ranks arrived in time
+     * @throws io.github.te4j.PeerLostException when a rank's connection ended
+     * @throws io.github.te4j.rendezvous.RendezvousException on any other protocol failure
      * @since 0.1
      */
     List<byte[]> allGather(byte[] mine, Duration timeout);
@@ -70,8 +70,8 @@ public interface HandleExchange extends AutoCloseable
      * Waits until every rank has reached this barrier.
      *
      * @param timeout how long to wait for all ranks
-     * @throws RendezvousTimeoutException when not all ranks arrived in time
-     * @throws RendezvousException on any other failure
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when not all ranks arrived in time
+     * @throws io.github.te4j.rendezvous.RendezvousException on any other failure
      * @since 0.1
      */
     void barrier(Duration timeout);

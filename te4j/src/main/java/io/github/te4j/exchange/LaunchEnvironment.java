@@ -55,6 +55,12 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     /**
      * Copies the map.
      *
+     * @param launcher which convention the values came from: te4j, torchrun, openmpi or slurm
+     * @param rank this process's rank
+     * @param worldSize the number of ranks
+     * @param localRank this process's index among the ranks of its host
+     * @param rendezvous the address of the job's exchange, when the environment names one
+     * @param found every launcher variable that was set, in the table's order
      * @since 0.1
      */
     public LaunchEnvironment
