@@ -28,7 +28,8 @@ namespace te4j {
 /// Platforms selected at run time by the Java layer (compile-time inside device code).
 enum Platform : int { kPlatformHost = 0, kPlatformCuda = 1 };
 
-/// Status codes returned by every API call (mirrored by io.github.te4j.Te4jError.Code).
+/// Status codes returned by every API call (mirrored by io.github.te4j.Te4jException.Code;
+/// StatusCodesTest ties the two).
 enum Status : int {
   kOk = 0,
   kInvalidArgument = -1,  // a bad argument that Java should already have rejected
