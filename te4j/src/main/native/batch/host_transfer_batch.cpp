@@ -226,18 +226,25 @@ class Worker {
   }
 
   int enqueue(Part part, std::string* why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!started_) {
-      try {
-        std::thread(&Worker::run, this).detach();
-      } catch (const std::exception& e) {
-        *why = std::string("cannot start the batch worker thread: ") + e.what();
-        return kSystemError;
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!started_) {
+        try {
+          std::thread(&Worker::run, this).detach();
+        } catch (const std::exception& e) {
+          *why = std::string("cannot start the batch worker thread: ") + e.what();
+          return kSystemError;
+        }
+        started_ = true;
       }
-      started_ = true;
+      queue_.push_back(std::move(part));
+      wake = idle_;
     }
-    queue_.push_back(std::move(part));
-    cv_.notify_one();
+    // Only a sleeping worker needs the wake-up (a busy one looks at the queue before it sleeps),
+    // and it comes after the unlock, so the worker does not wake into a held mutex: the submit's
+    // cost is mostly this call.
+    if (wake) cv_.notify_one();
     return kOk;
   }
 
@@ -247,7 +254,11 @@ class Worker {
       Part part;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
+        while (queue_.empty()) {
+          idle_ = true;
+          cv_.wait(lock);
+          idle_ = false;
+        }
         part = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -346,6 +357,7 @@ class Worker {
   std::condition_variable cv_;
   std::deque<Part> queue_;
   bool started_ = false;
+  bool idle_ = false;  // the worker sleeps on cv_, guarded by mu_
 
   // The part being split: written by the worker while no slice is pending, read by whoever
   // claims a slice (claims under pool_mu_).

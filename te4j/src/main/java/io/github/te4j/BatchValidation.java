@@ -25,6 +25,7 @@ final class BatchValidation
     private long[] memorySize = new long[2];
     private int[] lkeyOf = new int[2];
     private byte[] segmentProblems = new byte[2];  // 1: another agent's, 2: closed
+    private SegmentHandle[] segments = new SegmentHandle[2];
     /** The te4j buffers the part's memories lie in: held while native code takes the part. */
     private final List<DeviceBuffer> buffers = new ArrayList<>();
     private RdmaTransport rdma;
@@ -95,11 +96,34 @@ final class BatchValidation
             segmentProblems[k] = (byte) (s.agent() != agent ? 1 : s.isClosed() ? 2 : 0);
             anyRdma |= s.isRdma();
         }
+        if (segments.length < ns)
+        {
+            segments = new SegmentHandle[Math.max(ns, 2 * segments.length)];
+        }
+        for (int k = 0; k < ns; k++)
+        {
+            segments[k] = part.segment(k);
+        }
+        // Every array in a local: the descriptor writes are raw memory stores, after which the
+        // compiler would otherwise load each field again, for every request.
+        final byte[] ops = part.opcodes();
+        final int[] mids = part.memoryIds();
+        final int[] sids = part.segmentIds();
+        final long[] los = part.localOffsets();
+        final long[] ros = part.remoteOffsets();
+        final long[] lengths = part.lengths();
+        final String[] mp = memoryProblems;
+        final long[] ma = memoryAddress;
+        final long[] msize = memorySize;
+        final byte[] sp = segmentProblems;
+        final SegmentHandle[] segs = segments;
+        final SegmentHandle[] of = segmentOf;
+        final BatchRequests out = staging;
         for (int i = 0; i < n; i++)
         {
-            final byte op = part.opcode(i);
-            final int mi = part.memoryId(i);
-            final int si = part.segmentId(i);
+            final byte op = ops[i];
+            final int mi = mids[i];
+            final int si = sids[i];
             // Messages are built only for a request that fails: this loop runs for every request.
             if (op < 0 || mi < 0 || si < 0)
             {
@@ -107,32 +131,32 @@ final class BatchValidation
                     : op == TransferDescriptors.NULL_OPCODE ? "opcode is null" : mi < 0 ? "local memory is null"
                     : "segment is null"));
             }
-            if (memoryProblems[mi] != null)
+            if (mp[mi] != null)
             {
-                throw new IllegalArgumentException(at(first + i) + memoryProblems[mi]);
+                throw new IllegalArgumentException(at(first + i) + mp[mi]);
             }
-            final SegmentHandle s = part.segment(si);
-            if (segmentProblems[si] != 0)
+            final SegmentHandle s = segs[si];
+            if (sp[si] != 0)
             {
-                if (segmentProblems[si] == 1)
+                if (sp[si] == 1)
                 {
                     throw new IllegalArgumentException(at(first + i) + s + " was opened by another agent");
                 }
                 throw new ClosedException(at(first + i) + s + " (closed)");
             }
-            final long length = part.length(i);
+            final long length = lengths[i];
             if (length < 1 || length > TransferRequest.MAX_LENGTH)
             {
                 throw new IllegalArgumentException(at(first + i) + "length=" + length + " must be in [1, 2^40]");
             }
-            final long lo = part.localOffset(i);
-            final long size = memorySize[mi];
+            final long lo = los[i];
+            final long size = msize[mi];
             if (lo < 0 || lo > size || length > size - lo)
             {
                 throw new IndexOutOfBoundsException(at(first + i) + "local: offset=" + lo + " length=" + length
                     + " is outside [0, " + size + ") of " + part.memory(mi));
             }
-            final long ro = part.remoteOffset(i);
+            final long ro = ros[i];
             final long address = s.addressOf(ro, length);
             if (address < 0)
             {
@@ -140,16 +164,17 @@ final class BatchValidation
             }
             if (anyRdma && s.isRdma())
             {
-                staging.putRdma(first + i, op, s.rdmaRank(), memoryAddress[mi] + lo, lkey(part, mi, s, first + i),
-                    address, s.rkeyOf(ro), length);
+                out.putRdma(first + i, op, s.rdmaRank(), ma[mi] + lo, lkey(part, mi, s, first + i), address,
+                    s.rkeyOf(ro), length);
             }
             else
             {
-                staging.putMapped(first + i, op, memoryAddress[mi] + lo, address, length);
+                out.putMapped(first + i, op, ma[mi] + lo, address, length);
             }
             // Kept for the request's messages and its segment's state (slots past size() mean nothing).
-            segmentOf[first + i] = s;
+            of[first + i] = s;
         }
+        Arrays.fill(segments, 0, ns, null);
         Arrays.fill(memoryProblems, 0, nm, null);
     }
 

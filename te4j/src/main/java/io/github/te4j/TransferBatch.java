@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -55,6 +56,13 @@ public final class TransferBatch extends NativeResource
     private static final AtomicLong IDS = new AtomicLong();
     /** Asks whether a recording wants BatchComplete events (the setting is the event type's). */
     private static final BatchCompleteEvent COMPLETE_PROBE = new BatchCompleteEvent();
+    /**
+     * A list submit's descriptors, lent to one submit at a time and kept across batches: a batch
+     * is often allocated per step, and arrays made for its first submit would cost that submit
+     * more than its checks. Kept only up to {@link #SPARE_MAX} requests.
+     */
+    private static final AtomicReference<TransferDescriptors> SPARE = new AtomicReference<>();
+    private static final int SPARE_MAX = 1 << 16;
 
     private final TransferAgent agent;
     private final long id = IDS.incrementAndGet();
@@ -64,8 +72,6 @@ public final class TransferBatch extends NativeResource
     private final NativeTransferBatch peer;
     private final BatchRequests staging;
     private final BatchValidation validation;
-    /** The list submit's descriptors, reused under submitLock. */
-    private TransferDescriptors listScratch;
     private final int capacity;
     /** Per request: its segment (its addresses and length stay in the staging, by batch index). */
     private final SegmentHandle[] segmentOf;
@@ -320,11 +326,10 @@ public final class TransferBatch extends NativeResource
                         throw new IllegalArgumentException("the batch holds " + held + " of " + capacity + " requests: "
                             + n + " more are over its capacity");
                     }
-                    TransferDescriptors d = listScratch;
+                    TransferDescriptors d = SPARE.getAndSet(null);
                     if (d == null)
                     {
                         d = new TransferDescriptors(Math.min(n, capacity));
-                        listScratch = d;
                     }
                     try
                     {
@@ -337,6 +342,10 @@ public final class TransferBatch extends NativeResource
                     finally
                     {
                         d.clear();  // holds no memory or segment past the submit
+                        if (d.room() <= SPARE_MAX)
+                        {
+                            SPARE.set(d);
+                        }
                     }
                 }
             }
