@@ -31,6 +31,7 @@ final class BatchRequests
     static final int ROUTE_MAPPED = -1;
     /** {@code te4j::kRoutePeerLost}: the owner is known lost, the request is final at submit. */
     static final int ROUTE_PEER_LOST = -2;
+    private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
 
     private final ByteBuffer slots;
     private final IntPointer states;
@@ -62,8 +63,9 @@ final class BatchRequests
         final long length)
     {
         final int at = i * BYTES;
-        slots.putInt(at + OPCODE, opcode);
-        slots.putInt(at + ROUTE, ROUTE_MAPPED);
+        // The opcode and the route are one 8-byte word: one store instead of two, for every request.
+        slots.putLong(at + OPCODE, LITTLE_ENDIAN ? ((long) ROUTE_MAPPED << 32) | (opcode & 0xFFFFFFFFL)
+            : ((long) opcode << 32) | (ROUTE_MAPPED & 0xFFFFFFFFL));
         slots.putLong(at + LOCAL, localAddress);
         slots.putLong(at + REMOTE, remoteAddress);
         slots.putLong(at + LENGTH, length);
