@@ -3,7 +3,6 @@ package io.github.te4j;
 import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
 import io.github.te4j.internal.NativeTransferBatch;
-import io.github.te4j.telemetry.BatchCompleteEvent;
 import io.github.te4j.telemetry.BatchSubmitEvent;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,8 +53,6 @@ public final class TransferBatch extends NativeResource
     private static final int PENDING = 0;
 
     private static final AtomicLong IDS = new AtomicLong();
-    /** Asks whether a recording wants BatchComplete events (the setting is the event type's). */
-    private static final BatchCompleteEvent COMPLETE_PROBE = new BatchCompleteEvent();
     /**
      * A list submit's descriptors, lent to one submit at a time and kept across batches: a batch
      * is often allocated per step, and arrays made for its first submit would cost that submit
@@ -66,8 +63,7 @@ public final class TransferBatch extends NativeResource
 
     private final TransferAgent agent;
     private final long id = IDS.incrementAndGet();
-    /** Begun at the first submit while a recording wants it, committed when every request is final. */
-    private BatchCompleteEvent completeEvent;
+    private final BatchTelemetry telemetry;
     /** The one native batch every request goes to, whatever its route (mapped or RDMA). */
     private final NativeTransferBatch peer;
     private final BatchRequests staging;
@@ -100,6 +96,7 @@ public final class TransferBatch extends NativeResource
     {
         super("TransferBatch");
         this.agent = agent;
+        this.telemetry = new BatchTelemetry(agent, id);
         this.capacity = capacity;
         final NativeTransferBatch p = NativeTransferBatch.create(platform.nativeId(), device, capacity);
         if (p == null || p.isNull())
@@ -484,7 +481,7 @@ public final class TransferBatch extends NativeResource
                             + ": " + s.ownerLostMessage()));
                     }
                 }
-                telemetryOfSubmit(event, firstPart, first, n);
+                telemetry.submitted(event, firstPart, first, n, staging);
                 return first;
             }
         }
@@ -812,63 +809,17 @@ public final class TransferBatch extends NativeResource
      * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
      * takes the transport's lock, whose closer may be waiting for this monitor).
      */
-    /** The submit's JFR event, and the start of the completion's; each only while a recording wants it. */
-    private void telemetryOfSubmit(final BatchSubmitEvent event, final boolean firstPart, final int first, final int n)
-    {
-        if (firstPart)
-        {
-            if (COMPLETE_PROBE.isEnabled())
-            {
-                final BatchCompleteEvent c = new BatchCompleteEvent();
-                c.begin();
-                completeEvent = c;
-            }
-        }
-        if (event.shouldCommit())
-        {
-            long bytes = 0;
-            for (int i = first; i < first + n; i++)
-            {
-                bytes += staging.length(i);
-            }
-            event.agent = agent.segmentName();
-            event.platform = agent.platform().name();
-            event.batchId = id;
-            event.first = first;
-            event.requests = n;
-            event.bytes = bytes;
-            event.commit();
-        }
-    }
-
-    /** Every request is final: the completion's JFR event, counted by state. Under the monitor. */
-    private void telemetryOfCompletion()
-    {
-        final BatchCompleteEvent c = completeEvent;
-        completeEvent = null;
-        if (c == null || !c.shouldCommit())
-        {
-            return;
-        }
-        final int[] by = new int[TransferState.values().length];
-        for (int i = 0; i < submitted; i++)
-        {
-            by[stateOf(i).ordinal()]++;
-        }
-        c.agent = agent.segmentName();
-        c.platform = agent.platform().name();
-        c.batchId = id;
-        c.requests = submitted;
-        c.completed = by[TransferState.COMPLETED.ordinal()];
-        c.failed = by[TransferState.FAILED.ordinal()];
-        c.timedOut = by[TransferState.TIMEOUT.ordinal()];
-        c.cancelled = by[TransferState.CANCELLED.ordinal()];
-        c.commit();
-    }
-
     private List<SegmentHandle> finishLocked()
     {
-        telemetryOfCompletion();
+        if (telemetry.wantsCompletion())
+        {
+            final int[] by = new int[TransferState.values().length];
+            for (int i = 0; i < submitted; i++)
+            {
+                by[stateOf(i).ordinal()]++;
+            }
+            telemetry.completed(by, submitted);
+        }
         final List<SegmentHandle> done = new ArrayList<>(segmentsInUse.keySet());
         segmentsInUse.clear();
         buffersInUse.clear();
