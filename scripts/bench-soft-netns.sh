@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The software NIC against raw TCP across a veth pair: two te4j-bench ranks in two network
 # namespaces (root, iproute2), rank 0 reporting. Arguments after the jar go to both ranks.
-#   scripts/bench-soft-netns.sh te4j-bench/target/te4j-bench-0.1.0-SNAPSHOT.jar \
+#   scripts/bench-soft-netns.sh bench/target/te4j-bench-0.1.0-SNAPSHOT.jar \
 #       --mode latency,bandwidth,rate --latency-sizes 8 --sizes 4K,1M,16M --rate-sizes 4K --targets
 set -u
 jar=${1:?usage: $0 TE4J_BENCH_JAR [bench options]}

@@ -6,9 +6,9 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-jar=$(ls te4j-bench/target/te4j-bench-*.jar 2>/dev/null | grep -v -- 'original-\|-tests.jar\|-sources.jar\|-javadoc.jar' | head -1 || true)
-if [ -z "$jar" ] || [ -n "$(find pom.xml */pom.xml te4j/src te4j/CMakeLists.txt te4j-bench/src te4j-test-support/src -newer "$jar" -print -quit)" ]; then
-  mvn -q -B -ntp package -DskipTests -pl te4j-bench -am
-  jar=$(ls te4j-bench/target/te4j-bench-*.jar | grep -v -- 'original-\|-tests.jar\|-sources.jar\|-javadoc.jar' | head -1)
+jar=$(ls bench/target/te4j-bench-*.jar 2>/dev/null | grep -v -- 'original-\|-tests.jar\|-sources.jar\|-javadoc.jar' | head -1 || true)
+if [ -z "$jar" ] || [ -n "$(find pom.xml */pom.xml src CMakeLists.txt bench/src -newer "$jar" -print -quit)" ]; then
+  mvn -q -B -ntp -f parent/pom.xml package -DskipTests -pl :te4j-bench -am
+  jar=$(ls bench/target/te4j-bench-*.jar | grep -v -- 'original-\|-tests.jar\|-sources.jar\|-javadoc.jar' | head -1)
 fi
 exec java --enable-native-access=ALL-UNNAMED -jar "$jar" "$@"

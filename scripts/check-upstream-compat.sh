@@ -9,7 +9,7 @@
 # elastic transport header (mooncake-ep/include/elastic/mooncake_ep_elastic_transport.cuh).
 # They are taken from the given checkout (or git directory: HEAD is extracted with git
 # archive) into a temporary folder, upstream's own include/transport/device/ is removed there,
-# and te4j's te4j/src/main/include comes first on the include path; upstream's other headers
+# and te4j's src/main/{cpp,cuda}/include come first on the include path; upstream's other headers
 # (EP, cuda_alike.h, transfer_engine.h) stay beside them, as a user's build would have them.
 #
 # --control compiles the same files against upstream's own device headers as well (shows what
@@ -39,8 +39,8 @@ for arg in "$@"; do
 done
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-te4j_include="$here/te4j/src/main/include"
-te4j_host_include="$here/te4j/src/main/include"
+te4j_include="$here/src/main/cuda/include"
+te4j_host_include="$here/src/main/cpp/include"
 [[ -d "$te4j_include/transport/device" ]] || { echo "te4j headers not found under $te4j_include" >&2; exit 2; }
 command -v nvcc >/dev/null 2>&1 || export PATH="/usr/local/cuda/bin:$PATH"
 command -v nvcc >/dev/null 2>&1 || { echo "nvcc not found (install the CUDA toolkit or add it to PATH)" >&2; exit 2; }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Installs te4j into the local Maven repository, then builds te4j-examples/consumer, a separate
+# Installs te4j into the local Maven repository, then builds examples/consumer, a separate
 # project that depends on te4j-platform alone, and runs its quick start twice: on the class path
 # and on the module path, and its serving quick start (a prepared transfer list + notifications).
 # Each must load the natives from the platform jar and pass without building anything native.
 # The README's serving snippet must be ServingQuickStart's marked lines, word for word.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mvn -q -B -ntp install -DskipTests
-cd te4j-examples/consumer
+# te4j-platform and what it needs (the library at the root, the parent pom)
+mvn -q -B -ntp -f parent/pom.xml install -DskipTests -pl :te4j-platform -am
+cd examples/consumer
 snippet=src/main/java/com/example/ServingQuickStart.java
 missing=$(sed -n '/README:begin/,/README:end/p' "$snippet" | grep -v 'README:' | sed 's/^ *//' | while IFS= read -r line; do
   grep -qF -- "$line" ../../README.md || echo "  $line"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, ASan+UBSan) of the native decoders of bytes from outside:
-# builds libte4j and te4j/src/test/fuzz with clang in a build folder of its own
-# (te4j/target/fuzz, -DTE4J_FUZZ=ON; the normal g++ build is untouched), then runs every target
+# builds libte4j and src/test/fuzz with clang in a build folder of its own
+# (target/fuzz, -DTE4J_FUZZ=ON; the normal g++ build is untouched), then runs every target
 # for FUZZ_SECONDS from the seed corpus kept in the repo.
 #
 #   scripts/fuzz.sh                        CI: 30 s per target (8 targets: about 5 minutes with the build)
@@ -9,19 +9,19 @@
 #   FUZZ_TARGETS="fuzz_wqe_parser" ...     some targets only
 #   FUZZ_MERGE=1 ...                       afterwards, add the inputs that found new coverage to
 #                                          the repo's corpus (minimised by libFuzzer's merge)
-#   te4j/target/fuzz/fuzz/<target> <file>  replay one input
+#   target/fuzz/fuzz/<target> <file>  replay one input
 #
 # Exit 1 when a target crashes, a sanitizer reports, an input leaks, runs out of memory
 # (-rss_limit_mb) or takes over -timeout seconds: the reproducer's path is printed. New inputs go
-# to te4j/target/fuzz-work/corpus/<target>, never into the repo unless FUZZ_MERGE=1. Figures
-# (executions, coverage, corpus) are in te4j/target/fuzz-work/summary.txt.
+# to target/fuzz-work/corpus/<target>, never into the repo unless FUZZ_MERGE=1. Figures
+# (executions, coverage, corpus) are in target/fuzz-work/summary.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-30}
 jobs=${JOBS:-$(nproc)}
-build=te4j/target/fuzz
-work=te4j/target/fuzz-work
-seeds=te4j/src/test/fuzz/corpus
+build=target/fuzz
+work=target/fuzz-work
+seeds=src/test/fuzz/corpus
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found; scripts/ensure-deps.sh installs it (Debian/Ubuntu: clang libclang-rt-dev)" >&2
@@ -32,7 +32,7 @@ echo "== fuzz build (clang, ASan+UBSan, $build)"
 mkdir -p "$build"
 # -O1 -gline-tables-only as OSS-Fuzz builds: much quicker to compile than -O2 -g, and the
 # sanitizers' stack traces still name files and lines.
-if ! CC=clang CXX=clang++ cmake -S te4j -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTE4J_WITH_CUDA=OFF \
+if ! CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTE4J_WITH_CUDA=OFF \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
       -DTE4J_NATIVE_TESTS=OFF -DTE4J_FUZZ=ON > "$build.configure.log" 2>&1; then
   echo "FAILED to configure the fuzz build:"; tail -20 "$build.configure.log"; exit 1

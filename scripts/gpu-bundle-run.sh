@@ -5,7 +5,7 @@
 #   tar -xJf te4j-gpu.tar.xz && ./te4j-gpu/run.sh [OUTDIR]
 #
 # runs scripts/gpu-tests.sh over the bundle with the bundle's own Java runtime: the CUDA and host
-# TestNG groups of te4j-tests and te4j-bench, the examples, the CUDA native drivers and a short
+# TestNG groups of the library's tests and te4j-bench, the examples, the CUDA native drivers and a short
 # bench. It says first which host tools are missing and what each absence skips, and writes
 # everything (console, TestNG results, driver logs, bench output) to ONE archive,
 # OUTDIR/te4j-gpu-results.tar.gz (OUTDIR defaults to the current folder).
@@ -24,10 +24,10 @@ java="$here/java/bin/java"
 # The drivers load libte4j.so from beside tests/ (their RUNPATH is $ORIGIN:$ORIGIN/..). The
 # bundle carries that library once, inside te4j's platform jar: JavaCPP's loader unpacks it
 # (and checks that it loads), and the drivers get that copy.
-lib_dir="$here/te4j/target/cmake"
+lib_dir="$here/target/cmake"
 if [ ! -e "$lib_dir/libte4j.so" ]; then
   cache="$here/.javacpp-cache"
-  "$java" -Dorg.bytedeco.javacpp.cachedir="$cache" -cp "$here/te4j-tests/target/lib/*" \
+  "$java" -Dorg.bytedeco.javacpp.cachedir="$cache" -cp "$here/target/*:$here/target/lib/*" \
     io.github.te4j.Availability >/dev/null 2>&1
   so=$(find "$cache" -name libte4j.so -print -quit 2>/dev/null)
   if [ -n "$so" ]; then

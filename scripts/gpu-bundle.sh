@@ -7,12 +7,13 @@
 # (scripts/gpu-bundle-run.sh, which runs scripts/gpu-tests.sh over the bundle and writes
 # OUTDIR/te4j-gpu-results.tar.gz). The archive holds te4j-gpu/ with
 #   java/                      a jlink runtime of this JDK with the modules jdeps finds in the jars
-#   te4j-tests/target/         the tests jar and lib/ (TestNG, te4j and its natives, test support)
-#   te4j-bench/target/         the plain bench jar, its tests jar, and lib/ with only the bench's
-#                              dependencies that te4j-tests' lib/ lacks (each jar, and so each
+#   target/                    the library's jar, its natives jar, its tests jar (tests and test
+#                              support) and lib/ (TestNG, JavaCPP, the CUDA presets, a logger)
+#   bench/target/         the plain bench jar, its tests jar, and lib/ with only the bench's
+#                              dependencies that target/ lacks (each jar, and so each
 #                              native library, once: checked below)
-#   te4j-examples/target/      the examples jar
-#   te4j/target/cmake/tests/   the native test drivers, RUNPATH $ORIGIN:$ORIGIN/.. only (checked
+#   examples/target/      the examples jar
+#   target/cmake/tests/   the native test drivers, RUNPATH $ORIGIN:$ORIGIN/.. only (checked
 #                              below); run.sh puts libte4j.so beside tests/ from te4j's jar
 #   scripts/gpu-tests.sh, scripts/testng-report.sh, run.sh
 #   tools/                     etcd and ip from this machine, for a host without them (NO_TOOLS=1: none)
@@ -30,7 +31,7 @@ max_bytes=$((60 << 20))
 
 if [ "${NO_BUILD:-0}" != 1 ]; then
   [ -x /usr/local/cuda/bin/nvcc ] && export PATH=/usr/local/cuda/bin:$PATH
-  mvn -B -ntp -q package -DskipTests -pl te4j-tests,te4j-bench,te4j-examples -am
+  mvn -B -ntp -q -f parent/pom.xml package -DskipTests -pl :te4j,:te4j-bench,:te4j-examples -am
 fi
 
 # The one build output matching a pattern; a missing one stops the bundle.
@@ -40,29 +41,33 @@ one() {
   [ -n "$f" ] || { echo "gpu-bundle: no $1 (build with mvn package first)" >&2; exit 1; }
   echo "$f"
 }
-tests_jar=$(one "te4j-tests/target/te4j-tests-*-tests.jar")
-plain_bench=$(one "te4j-bench/target/original-te4j-bench-*.jar")
-bench_tests=$(one "te4j-bench/target/te4j-bench-*-tests.jar")
-examples_jar=$(one "te4j-examples/target/te4j-examples-*[0-9T].jar")
-for d in te4j-tests/target/lib te4j-bench/target/lib te4j/target/cmake/tests; do
+tests_jar=$(one "target/te4j-*-tests.jar")
+# the API jar: te4j-<v>.jar, the one without a classifier
+lib_jar=$(ls target/te4j-*.jar 2>/dev/null | grep -v -- '-tests.jar\|-sources.jar\|-javadoc.jar\|-headers.jar\|-linux-' | head -1 || true)
+[ -n "$lib_jar" ] || { echo "gpu-bundle: no target/te4j-<v>.jar (build with mvn package first)" >&2; exit 1; }
+natives_jar=$(one "target/te4j-*-linux-*.jar")
+plain_bench=$(one "bench/target/original-te4j-bench-*.jar")
+bench_tests=$(one "bench/target/te4j-bench-*-tests.jar")
+examples_jar=$(one "examples/target/te4j-examples-*[0-9T].jar")
+for d in target/lib bench/target/lib target/cmake/tests; do
   [ -d "$d" ] || { echo "gpu-bundle: no $d (build with mvn package first)" >&2; exit 1; }
 done
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 b="$stage/te4j-gpu"
-mkdir -p "$b/te4j-tests/target/lib" "$b/te4j-bench/target/lib" "$b/te4j-examples/target" \
-  "$b/te4j/target/cmake/tests" "$b/scripts"
+mkdir -p "$b/target/lib" "$b/bench/target/lib" "$b/examples/target" \
+  "$b/target/cmake/tests" "$b/scripts"
 
-cp "$tests_jar" "$b/te4j-tests/target/"
-cp te4j-tests/target/lib/*.jar "$b/te4j-tests/target/lib/"
+cp "$tests_jar" "$lib_jar" "$natives_jar" "$b/target/"
+cp target/lib/*.jar "$b/target/lib/"
 # The plain jar under the shaded one's name (scripts/gpu-tests.sh finds it so).
-cp "$plain_bench" "$b/te4j-bench/target/$(basename "$plain_bench" | sed 's/^original-//')"
-cp "$bench_tests" "$b/te4j-bench/target/"
-for j in te4j-bench/target/lib/*.jar; do
-  [ -e "te4j-tests/target/lib/$(basename "$j")" ] || cp "$j" "$b/te4j-bench/target/lib/"
+cp "$plain_bench" "$b/bench/target/$(basename "$plain_bench" | sed 's/^original-//')"
+cp "$bench_tests" "$b/bench/target/"
+for j in bench/target/lib/*.jar; do
+  [ -e "$b/target/lib/$(basename "$j")" ] || [ -e "$b/target/$(basename "$j")" ] || cp "$j" "$b/bench/target/lib/"
 done
-cp "$examples_jar" "$b/te4j-examples/target/"
+cp "$examples_jar" "$b/examples/target/"
 cp scripts/gpu-tests.sh scripts/testng-report.sh "$b/scripts/"
 cp scripts/gpu-bundle-run.sh "$b/run.sh"
 chmod +x "$b/run.sh" "$b/scripts/gpu-tests.sh"
@@ -78,14 +83,14 @@ fi
 
 # The native drivers, each with a RUNPATH of $ORIGIN entries only (else it names a folder of
 # this machine, and on the GPU host a library there or nothing).
-for t in te4j/target/cmake/tests/*; do
+for t in target/cmake/tests/*; do
   [ -f "$t" ] && [ -x "$t" ] || continue
   runpath=$(readelf -d "$t" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
   if [ -n "$runpath" ] && tr ':' '\n' <<<"$runpath" | grep -qv '^\$ORIGIN'; then
-    echo "gpu-bundle: $t has RUNPATH $runpath (rebuild: te4j/CMakeLists.txt gives drivers \$ORIGIN only)" >&2
+    echo "gpu-bundle: $t has RUNPATH $runpath (rebuild: CMakeLists.txt gives drivers \$ORIGIN only)" >&2
     exit 1
   fi
-  cp "$t" "$b/te4j/target/cmake/tests/"
+  cp "$t" "$b/target/cmake/tests/"
 done
 
 # The host tools some checks need that a bare GPU host may lack: etcd (a static-enough Go

@@ -6,11 +6,12 @@
 #
 #   scripts/gpu-tests.sh [ROOT] [GROUPS]
 #     ROOT    a built checkout, or a copy of just its build outputs (default: this checkout):
-#               te4j-tests/target/te4j-tests-<v>-tests.jar and lib/   (the Java tests and every jar
-#                                                                      they need, te4j's included)
-#               te4j-bench/target/te4j-bench-<v>.jar, -tests.jar      (bench CLI and its tests)
-#               te4j-examples/target/te4j-examples-<v>.jar            (TwoRankExample)
-#               te4j/target/cmake/libte4j.so and tests/               (native drivers; optional)
+#               target/te4j-<v>-tests.jar, te4j-<v>.jar, te4j-<v>-<platform>.jar and lib/
+#                                                      (the library's tests and test support, the
+#                                                       library and its natives, what they use)
+#               bench/target/te4j-bench-<v>.jar, -tests.jar      (bench CLI and its tests)
+#               examples/target/te4j-examples-<v>.jar            (TwoRankExample)
+#               target/cmake/libte4j.so and tests/               (native drivers; optional)
 #     GROUPS  TestNG groups to run (default: cuda,host)
 #   JAVA       java executable (default: java on PATH)
 #   PARTS      which parts to run, comma-separated (default: tests,bench,example,native): the
@@ -25,11 +26,11 @@
 #   TESTNG_EXCLUDE  TestNG groups to leave out
 #   SANITIZE   when 1, also runs compute-sanitizer memcheck (--leak-check full), synccheck,
 #              initcheck and racecheck around test_cuda_ops, a C++ driver of the same kernels
-#              (te4j/src/test/cpp/test_cuda_ops.cpp: put/putWithSignal and every put variant,
+#              (src/test/cpp/test_cuda_ops.cpp: put/putWithSignal and every put variant,
 #              signal, redAdd, waitSignal and its timeout, graph capture, verifyPeerAccess; 2 ranks
 #              in one process and 2 processes over CUDA IPC), not around the JVM: under memcheck
 #              the JVM did not even finish starting within 70 s. Each tool's ERROR SUMMARY is printed.
-#     TE4J_CUDA_OPS      the driver (default: ROOT/te4j/target/cmake/tests/test_cuda_ops);
+#     TE4J_CUDA_OPS      the driver (default: ROOT/target/cmake/tests/test_cuda_ops);
 #                        libte4j.so must sit in the same folder or its parent (the driver's
 #                        RUNPATH is $ORIGIN:$ORIGIN/..)
 #     SANITIZE_TIMEOUT   seconds per tool (default 600); SANITIZE_TIMEOUT_SCALE multiplies the
@@ -103,19 +104,21 @@ host_tools() {
       "te4j-bench --mode alltoall has no NCCL peer to compare with"
   fi
 }
-native_dir="$root/te4j/target/cmake/tests"
+native_dir="$root/target/cmake/tests"
 
 # The one file matching a pattern, or nothing (a missing artifact is reported where it is needed).
 one() { ls $1 2>/dev/null | grep -v -- '-sources.jar\|-javadoc.jar' | head -1; }
 
-tests_jar=$(one "$root/te4j-tests/target/te4j-tests-*-tests.jar")
-lib="$root/te4j-tests/target/lib"
-bench_jar=$(one "$root/te4j-bench/target/te4j-bench-*[0-9T].jar")
-bench_tests=$(one "$root/te4j-bench/target/te4j-bench-*-tests.jar")
-examples_jar=$(one "$root/te4j-examples/target/te4j-examples-*[0-9T].jar")
+tests_jar=$(one "$root/target/te4j-*-tests.jar")
+# the library's jar and its natives jar (beside the tests jar), and what the tests use
+te4j_jars=$(ls "$root"/target/te4j-*.jar 2>/dev/null | grep -v -- '-tests.jar\|-sources.jar\|-javadoc.jar\|-headers.jar' | paste -sd: -)
+lib="$root/target/lib"
+bench_jar=$(one "$root/bench/target/te4j-bench-*[0-9T].jar")
+bench_tests=$(one "$root/bench/target/te4j-bench-*-tests.jar")
+examples_jar=$(one "$root/examples/target/te4j-examples-*[0-9T].jar")
 # The bench's own dependencies: in a checkout its jar is shaded and this folder repeats them; the
 # bundle carries the plain jar and here only what lib/ lacks (so te4j's natives travel once).
-bench_lib="$root/te4j-bench/target/lib"
+bench_lib="$root/bench/target/lib"
 jopts=(--enable-native-access=ALL-UNNAMED -Xmx8g -Dorg.slf4j.simpleLogger.defaultLogLevel=info)
 parts=",${PARTS:-tests,bench,example,native},"
 part() { [[ "$parts" == *",$1,"* ]]; }
@@ -155,10 +158,10 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
   command -v nvidia-smi >/dev/null && nvidia-smi -L
   echo "CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-(unset)}"
   if [ -z "$tests_jar" ] || [ ! -d "$lib" ]; then
-    echo "no te4j-tests/target/te4j-tests-*-tests.jar or lib/ under $root: build with mvn package first"
+    echo "no target/te4j-<v>-tests.jar or target/lib/ under $root: build with mvn package first"
     exit 1
   fi
-  cp="$tests_jar:$lib/*"
+  cp="$tests_jar:$te4j_jars:$lib/*"
 
   echo "== availability"
   "$java" "${jopts[@]}" -cp "$cp" io.github.te4j.Availability || rc=1
@@ -168,7 +171,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
   if ! part bench; then
     :
   elif [ -n "$bench_jar" ] && [ -n "$bench_tests" ]; then
-    bcp="$bench_jar:$bench_lib/*:$lib/*"
+    bcp="$bench_jar:$bench_lib/*:$tests_jar:$te4j_jars:$lib/*"
     bench=("$java" --enable-native-access=ALL-UNNAMED -cp "$bcp" io.github.te4j.bench.BenchMain)
     testng te4j-bench "$bench_tests:$bcp" "$bench_tests"
     echo "== te4j-bench: both ranks on GPU 0 (--gpus 0,0), json on stdout"
@@ -194,14 +197,14 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     [ "$st" = 0 ] || rc=1
     "${bench[@]}" -V
   else
-    echo "== te4j-bench: no te4j-bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
+    echo "== te4j-bench: no bench/target/te4j-bench-<v>.jar and -tests.jar under $root"
     rc=1
   fi
 
   if ! part example; then
     :
   elif [ -n "$examples_jar" ]; then
-    ecp="$examples_jar:$lib/*"
+    ecp="$examples_jar:$tests_jar:$te4j_jars:$lib/*"
     echo "== two-rank example, default device map"
     "$java" "${jopts[@]}" -cp "$ecp" io.github.te4j.examples.TwoRankExample --platform cuda || rc=1
     echo "== two-rank example, both ranks on GPU 0"
@@ -215,7 +218,7 @@ if [ "${SANITIZE_ONLY:-0}" != 1 ]; then
     # 2: no GPU or no NVRTC here (the example says which): a failure on a GPU host
     [ "$st" = 0 ] || rc=1
   else
-    echo "== two-rank example: no te4j-examples/target/te4j-examples-<v>.jar under $root"
+    echo "== two-rank example: no examples/target/te4j-examples-<v>.jar under $root"
     rc=1
   fi
 
@@ -297,7 +300,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 
 if [ "${SANITIZE_JVM:-0}" = 1 ]; then
-  cp="$tests_jar:$lib/*"
+  cp="$tests_jar:$te4j_jars:$lib/*"
   for tool in memcheck synccheck initcheck; do
     echo "== compute-sanitizer $tool (JVM, group cuda-inprocess)"
     # Sizes capped (the tools slow each access down); deadlines scaled up.

@@ -6,7 +6,7 @@
 #
 #   scripts/perf-gpu.sh
 #   JAVA       java executable (default: java on PATH, else .carry/jre.tgz unpacked to /tmp/jre)
-#   BENCH_JAR  the shaded bench jar (default: the newer of .carry/art/ and te4j-bench/target/
+#   BENCH_JAR  the shaded bench jar (default: the newer of .carry/art/ and bench/target/
 #              te4j-bench-<version>.jar)
 #   PEERS      folder with run-peers.sh (default: .carry/peers, else shared/peers); PEERS=none skips
 #   OUT        where logs and results go (default: /tmp/te4j-perf): perf-gpu.log (everything),
@@ -27,7 +27,7 @@ if [ -z "${JAVA:-}" ] && ! command -v java >/dev/null && [ -f .carry/jre.tgz ]; 
   tar xzf .carry/jre.tgz -C /tmp && JAVA=/tmp/jre/bin/java  # the carried runtime
 fi
 java=${JAVA:-java}
-jar=${BENCH_JAR:-$(ls -t .carry/art/te4j-bench-*.jar te4j-bench/target/te4j-bench-*.jar 2>/dev/null \
+jar=${BENCH_JAR:-$(ls -t .carry/art/te4j-bench-*.jar bench/target/te4j-bench-*.jar 2>/dev/null \
   | grep -v -- 'original-\|-tests.jar\|-sources.jar\|-javadoc.jar' | head -1)}
 out=${OUT:-/tmp/te4j-perf}
 mkdir -p "$out"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds libte4j (host platform only: nvcc objects cannot take -fsanitize) and the native C++
-# test drivers of te4j/src/test/cpp under AddressSanitizer+UndefinedBehaviorSanitizer and under
+# test drivers of src/test/cpp under AddressSanitizer+UndefinedBehaviorSanitizer and under
 # ThreadSanitizer, each in its own CMake build folder, and runs every driver. The JVM is left out
 # on purpose: sanitizer runtimes and the JVM's own signal handling do not mix.
 #
@@ -18,13 +18,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 rc=0
 for mode in $modes; do
-  dir="te4j/target/sanitize-${mode//,/-}"
+  dir="target/sanitize-${mode//,/-}"
   case "$mode" in
     *thread*) scale=${TE4J_TIMEOUT_SCALE:-6} ;;
     *) scale=${TE4J_TIMEOUT_SCALE:-3} ;;
   esac
   echo "== sanitizer $mode ($dir)"
-  if ! cmake -S te4j -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTE4J_WITH_CUDA=OFF \
+  if ! cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTE4J_WITH_CUDA=OFF \
         -DTE4J_NATIVE_TESTS=ON -DTE4J_SANITIZE="$mode" > "$dir.configure.log" 2>&1 ||
      ! cmake --build "$dir" -j "$jobs" > "$dir.build.log" 2>&1; then
     echo "FAILED to build with $mode (see $dir.configure.log, $dir.build.log)"; tail -30 "$dir.build.log"
