@@ -1,28 +1,38 @@
 // test_body_path.cpp — te4j's choice of the engine that moves a CUDA put's body
 // (stream/body_path.h), host-only: within one device the copy engine from its own threshold,
-// between two GPUs from 32 MiB (the NVLink policy, unchanged), never on an unmapped (RDMA) route;
+// between two GPUs from 32 MiB (the NVLink policy, unchanged), never on an unmapped (RDMA) route
+// (routes are the context's McRankRoute; the knobs a snapshot as an op stream takes one);
 // the knobs put=ce / cesm / base name one path at every size, and samedevce moves the same-device
 // threshold (32m: the NVLink policy) without touching the two-GPU one.
 #include <stdio.h>
 
 #include <cstddef>
+#include <initializer_list>
 
 #include "check.h"
 #include "stream/body_path.h"
 #include "te4j/tuning.h"
+#include "transport/device/comm_device.cuh"
 
 namespace {
 
-using te4j::body_path::choose;
 using te4j::body_path::kCopyEngine;
 using te4j::body_path::kCopyEngineAndKernel;
 using te4j::body_path::kKernel;
 using te4j::body_path::kPeerDeviceCopyEngineBytes;
 using te4j::body_path::kSameDeviceCopyEngineBytes;
-using te4j::body_path::mayLeaveKernel;
-using te4j::peer_tables::kRoutePeerDevice;
-using te4j::peer_tables::kRouteSameDevice;
-using te4j::peer_tables::kRouteUnmapped;
+
+constexpr int kRouteSameDevice = mooncake::device::kMcRankRouteSameDevice;
+constexpr int kRoutePeerDevice = mooncake::device::kMcRankRoutePeerDevice;
+constexpr int kRouteUnmapped = mooncake::device::kMcRankRouteRdma;
+
+// The policy under the knobs now in force, read as a new op stream reads them.
+te4j::body_path::Path choose(int route, std::size_t nbytes) {
+  return te4j::body_path::choose(route, nbytes, te4j::body_path::Knobs::now());
+}
+bool mayLeaveKernel(std::size_t nbytes) {
+  return te4j::body_path::mayLeaveKernel(nbytes, te4j::body_path::Knobs::now());
+}
 
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 

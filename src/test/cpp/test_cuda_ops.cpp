@@ -178,7 +178,7 @@ void loadConfig() {
           : "default;put=base;put=auto;put=u8;put=u16;put=u8c;put=tma;put=tma8;put=tma3;"
             "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;put=cluster;"
             "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0;arrival=gpu;"
-            "put=cluster,arrival=gpu;signal=set";
+            "put=cluster,arrival=gpu";
   std::size_t at = 0;
   while (at <= spec.size()) {
     const std::size_t end = std::min(spec.find(';', at), spec.size());

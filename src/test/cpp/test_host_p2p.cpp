@@ -132,6 +132,13 @@ int runRank(int rank, int n, uint64_t seed, int up, int down) {
   void** peers = static_cast<void**>(t->peerPtrsTablePtr(window));
   EXPECT(avail == ctx.p2p.available && peers == ctx.p2p.peer_ptrs, "table accessors");
   EXPECT(peers[rank] == local, "own peer pointer is the local base");
+  // Each rank's route, decided once by the window: every rank mapped (host memory), none past it.
+  for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
+    const int want =
+        r < n ? mooncake::device::kMcRankRouteSameDevice : mooncake::device::kMcRankRouteNone;
+    const int got = mooncake::device::mc_decided_route(ctx, r);
+    EXPECT(got == want, "route of rank %d: %d, want %d", r, got, want);
+  }
 
   // Write my slot into every peer (myself included), through the device-header helpers, and
   // bump each peer's counter once.

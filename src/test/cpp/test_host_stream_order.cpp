@@ -149,12 +149,14 @@ void failingShortOp(Fixture& f) {
   std::printf("failing short op\n");
   std::memset(f.peer + 0x5000, 0, kSmall);
   std::memset(f.local + 0x6000, 0x44, kSmall);
-  // A context whose table marks rank 1 unmapped has no route to it (a rank outside the table
-  // is refused by the Java layer before native code, so it is not driven here); the put after
-  // the failing one must be skipped.
+  // A context whose route to rank 1 is none (its table marks rank 1 unmapped, and its route,
+  // decided when it was made, says so) has no route to it (a rank outside the table is refused
+  // by the Java layer before native code, so it is not driven here); the put after the failing
+  // one must be skipped.
   static const int32_t kRank1Unmapped[2] = {1, 0};
   mooncake::device::CommCtx unmapped = f.ctx;
   unmapped.p2p.available = kRank1Unmapped;
+  mooncake::device::mc_set_decided_route(&unmapped, 1, mooncake::device::kMcRankRouteNone);
   EXPECT(f.stream->put(&unmapped, 1, f.local + 0x5000, f.local + 0x6000, kSmall, 0, 0) == te4j::kOk,
          "the enqueue succeeds, the op fails: %s", f.stream->lastError());
   EXPECT(f.stream->put(&f.ctx, 1, f.local + 0x5000, f.local + 0x6000, kSmall, 0, 0) == te4j::kOk,

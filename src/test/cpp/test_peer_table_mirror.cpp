@@ -1,6 +1,6 @@
 // test_peer_table_mirror.cpp — the host copies of the peer tables that the CUDA op stream's
-// copy-engine put translates through: only published, mapped, in-window ranges translate, and
-// each with the route published for its rank.
+// copy-engine put translates through: only published, mapped, in-window ranges translate, and a
+// new publication replaces the old.
 #include <stdio.h>
 
 #include <vector>
@@ -25,21 +25,13 @@ int main() {
   void* out = nullptr;
 
   EXPECT(!peer_tables::translate(&device_table_a, 1, local, 8, &out));  // unknown tables
-  const std::vector<int> routes = {peer_tables::kRouteSameDevice, peer_tables::kRoutePeerDevice,
-                                   peer_tables::kRouteUnmapped};
-  peer_tables::publish(&device_table_a, local, sizeof(local), available, ptrs, routes);
+  peer_tables::publish(&device_table_a, local, sizeof(local), available, ptrs);
   EXPECT(peer_tables::translate(&device_table_a, 1, local + 100, 8, &out) && out == peer1 + 100);
-  peer_tables::Route route = peer_tables::kRouteUnmapped;
-  EXPECT(peer_tables::translate(&device_table_a, 0, local, 8, &out, &route) &&
-         route == peer_tables::kRouteSameDevice);
-  EXPECT(peer_tables::translate(&device_table_a, 1, local, 8, &out, &route) &&
-         route == peer_tables::kRoutePeerDevice);
-  // Published again as ranks sharing one GPU: the new routes replace the old.
-  peer_tables::publish(
-      &device_table_a, local, sizeof(local), available, ptrs,
-      {peer_tables::kRouteSameDevice, peer_tables::kRouteSameDevice, peer_tables::kRouteUnmapped});
-  EXPECT(peer_tables::translate(&device_table_a, 1, local, 8, &out, &route) &&
-         route == peer_tables::kRouteSameDevice);
+  // Published again with another mapping of rank 1: the new tables replace the old.
+  static char peer1_again[4096];
+  peer_tables::publish(&device_table_a, local, sizeof(local), available,
+                       {local, peer1_again, nullptr});
+  EXPECT(peer_tables::translate(&device_table_a, 1, local + 8, 8, &out) && out == peer1_again + 8);
   EXPECT(peer_tables::translate(&device_table_a, 0, local, sizeof(local), &out) && out == local);
   EXPECT(
       peer_tables::translate(&device_table_a, 1, local + sizeof(local), 0, &out));  // empty at end

@@ -1,12 +1,10 @@
 // test_rdma_softnic_stream.cpp — the host OpStream over the software NIC: two host-platform
 // ranks (fork) joined over TCP play a put+signal ping-pong through their OpStreams, as the Java
-// API and te4j-bench do. With TE4J_SOFTNIC_SERVE=waiter (set here unless the caller set it;
-// =responder runs the default path) the waiting stream serves its NIC's incoming requests
-// itself (SoftNic::serveWhileWaiting) while the responder thread stands aside, so this is where
-// that hand-over runs under the sanitizers: sizes that the waiter takes from its receive buffer
-// (8 B .. 16 KiB) alternate with payloads larger than that buffer (96 KiB, 1 MiB), which it
-// hands back to the responder thread. Every round lands in fresh bytes (softnic_pair.h) and is
-// checked byte for byte with the signal count; at the end no error CQE, no contract violation.
+// API and te4j-bench do, with sizes inside the responder's receive buffer (8 B .. 16 KiB)
+// alternating with payloads larger than it (96 KiB, 1 MiB). Every round lands in fresh bytes
+// (softnic_pair.h) and is checked byte for byte with the signal count; at the end no error
+// CQE, no contract violation. The contexts' routes follow the RDMA tables (own rank mapped, the
+// peer over RDMA once filled, unreachable once cleared).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +13,7 @@
 #include "softnic_pair.h"
 #include "te4j/api.h"
 #include "te4j/rdma_api.h"
+#include "transport/device/comm_device.cuh"
 #include "transport/device/ibgda_device.cuh"
 
 using namespace mooncake::device;
@@ -78,6 +77,11 @@ int runRank(int rank) {
   CHECK(window >= 0, "importPeerHandles: %s", p2p->lastError());
   CommCtx* ctx = te4j::newCommCtx();
   CHECK(p2p->makeCommCtx(window, ctx) == 0, "makeCommCtx: %s", p2p->lastError());
+  CHECK(
+      mooncake::device::mc_decided_route(*ctx, rank) == mooncake::device::kMcRankRouteSameDevice &&
+          mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteNone,
+      "routes before RDMA: own %d, peer %d", mooncake::device::mc_decided_route(*ctx, rank),
+      mooncake::device::mc_decided_route(*ctx, peer));
   te4j::OpStream* stream = te4j::OpStream::create(te4j::kPlatformHost, 0);
   CHECK(stream != nullptr && stream->status() == 0, "OpStream::create: %s",
         stream ? stream->lastError() : "null");
@@ -97,6 +101,11 @@ int runRank(int rank) {
     CHECK(s == 0, "connectPeers: %s", t->lastError());
     barrier();  // both ends connected before anyone posts
     CHECK(t->fillCommCtx(ctx) == 0, "fillCommCtx: %s", t->lastError());
+    CHECK(mooncake::device::mc_decided_route(*ctx, rank) ==
+                  mooncake::device::kMcRankRouteSameDevice &&
+              mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteRdma,
+          "routes with RDMA: own %d, peer %d", mooncake::device::mc_decided_route(*ctx, rank),
+          mooncake::device::mc_decided_route(*ctx, peer));
     ok = g_fail == 0;
   }
   const int64_t timeout = 20000000000ll * timeoutScale();
@@ -144,6 +153,8 @@ int runRank(int rank) {
   // Nobody frees its window while the peer may still write into it.
   barrier();
   te4j::RdmaTransport::clearCommCtx(ctx);
+  CHECK(mooncake::device::mc_decided_route(*ctx, peer) == mooncake::device::kMcRankRouteNone,
+        "cleared: the peer reaches nothing");
   te4j::destroyObject(stream);
   te4j::destroyObject(t);
   p2p->freeBuffer(win);
@@ -155,8 +166,4 @@ int runRank(int rank) {
 
 }  // namespace
 
-int main() {
-  // The waiter serving is opt-in; this driver is where it runs (unless the caller chose).
-  setenv("TE4J_SOFTNIC_SERVE", "waiter", 0);
-  return softnic_pair::runPair("test_rdma_softnic_stream", runRank);
-}
+int main() { return softnic_pair::runPair("test_rdma_softnic_stream", runRank); }

@@ -159,4 +159,15 @@ mooncake::device::CommCtx* newCommCtx() {
 
 void deleteCommCtx(mooncake::device::CommCtx* ctx) { delete ctx; }
 
+uint64_t commCtxRdmaRanks(const mooncake::device::CommCtx* ctx) {
+  uint64_t ranks = 0;
+  if (ctx == nullptr) return ranks;
+  for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
+    if (mooncake::device::mc_decided_route(*ctx, r) == mooncake::device::kMcRankRouteRdma) {
+      ranks |= uint64_t(1) << r;
+    }
+  }
+  return ranks;
+}
+
 }  // namespace te4j

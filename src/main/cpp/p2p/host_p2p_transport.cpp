@@ -45,6 +45,7 @@
 
 #include "p2p/handle_blob.h"
 #include "p2p/symmetric_window_transport.h"
+#include "transport/device/comm_device.cuh"
 
 namespace te4j {
 namespace {
@@ -341,6 +342,8 @@ class HostP2pTransport final : public SymmetricWindowTransport {
     p = peerOf(b);
     if (int st = mapPeerSegment(r, w->bytes, &p, why)) return st;
     *peer = p.base;
+    // Host memory: every mapped rank is memory of the one device the host platform has.
+    w->routes[static_cast<size_t>(r)] = mooncake::device::kMcRankRouteSameDevice;
     return kOk;
   }
 

@@ -14,7 +14,6 @@ struct Entry {
   std::size_t bytes = 0;
   std::vector<int> available;
   std::vector<void*> peer_ptrs;
-  std::vector<int> routes;
 };
 
 std::mutex g_mu;
@@ -26,15 +25,13 @@ std::unordered_map<const void*, Entry>& entries() {
 }  // namespace
 
 void publish(const void* device_peer_ptrs, const void* local_base, std::size_t window_bytes,
-             const std::vector<int>& available, const std::vector<void*>& peer_ptrs,
-             const std::vector<int>& routes) {
+             const std::vector<int>& available, const std::vector<void*>& peer_ptrs) {
   if (device_peer_ptrs == nullptr) return;
   Entry e;
   e.local_base = reinterpret_cast<uintptr_t>(local_base);
   e.bytes = window_bytes;
   e.available = available;
   e.peer_ptrs = peer_ptrs;
-  e.routes = routes;
   std::lock_guard<std::mutex> lock(g_mu);
   entries()[device_peer_ptrs] = std::move(e);
 }
@@ -45,7 +42,7 @@ void withdraw(const void* device_peer_ptrs) {
 }
 
 bool translate(const void* device_peer_ptrs, int rank, const void* local_ptr, std::size_t nbytes,
-               void** mapped, Route* route) {
+               void** mapped) {
   std::lock_guard<std::mutex> lock(g_mu);
   const auto it = entries().find(device_peer_ptrs);
   if (it == entries().end()) return false;
@@ -56,10 +53,6 @@ bool translate(const void* device_peer_ptrs, int rank, const void* local_ptr, st
   const std::size_t offset = p - e.local_base;
   if (offset > e.bytes || nbytes > e.bytes - offset) return false;
   *mapped = static_cast<char*>(e.peer_ptrs[rank]) + offset;
-  if (route != nullptr) {
-    const bool known = (std::size_t)rank < e.routes.size();
-    *route = known ? static_cast<Route>(e.routes[rank]) : kRoutePeerDevice;
-  }
   return true;
 }
 

@@ -5,8 +5,9 @@
 // CudaP2pTransport publishes a window's tables when it uploads them and withdraws them before
 // freeing them; a lookup under the registry's lock therefore sees either the live tables or
 // nothing (then the caller falls back to a kernel, which resolves the route on the device).
-// With the tables it publishes each mapped rank's route, decided once when the window is
-// connected: the op stream picks a put's body path by it (stream/body_path.h).
+// The rank's route is not here: it is the context's (McRankRoute,
+// transport/device/comm_device.cuh), and this mirror only gives the address a route to a mapped
+// rank needs on the host.
 #pragma once
 
 #include <cstddef>
@@ -15,25 +16,16 @@
 namespace te4j {
 namespace peer_tables {
 
-/// How this process reaches a rank's window through the tables.
-enum Route : int {
-  kRouteUnmapped = 0,    // not through them (RDMA, or no mapping)
-  kRouteSameDevice = 1,  // memory of the own device (the own rank, or a rank sharing the GPU)
-  kRoutePeerDevice = 2,  // memory of another GPU, through peer access (NVLink or PCIe)
-};
-
-/// Publishes the tables whose device copy is `device_peer_ptrs` (replaces an earlier entry);
-/// routes[r] is rank r's Route (ranks beyond routes.size() are kRoutePeerDevice when mapped).
+/// Publishes the tables whose device copy is `device_peer_ptrs` (replaces an earlier entry).
 void publish(const void* device_peer_ptrs, const void* local_base, std::size_t window_bytes,
-             const std::vector<int>& available, const std::vector<void*>& peer_ptrs,
-             const std::vector<int>& routes);
+             const std::vector<int>& available, const std::vector<void*>& peer_ptrs);
 /// Withdraws them (before the device copy is freed).
 void withdraw(const void* device_peer_ptrs);
 /// The address, mapped in this process, of [local_ptr, local_ptr + nbytes) of the window on
 /// `rank`: true with *mapped set, or false when the tables are unknown, the rank is not mapped
-/// here, or the range is not inside the window. With `route`, also the rank's Route.
+/// here, or the range is not inside the window.
 bool translate(const void* device_peer_ptrs, int rank, const void* local_ptr, std::size_t nbytes,
-               void** mapped, Route* route = nullptr);
+               void** mapped);
 
 }  // namespace peer_tables
 }  // namespace te4j

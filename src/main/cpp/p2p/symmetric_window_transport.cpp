@@ -134,6 +134,7 @@ int SymmetricWindowTransport::importPeerHandles(void* local_ptr, int rank, int n
   try {
     w->available.assign(n, 0);
     w->peer_ptrs.assign(n, nullptr);
+    w->routes.assign(n, mooncake::device::kMcRankRouteNone);
     sizePeerState(w.get(), n);
     windows_.reserve(windows_.size() + 1);
   } catch (const std::bad_alloc&) {
@@ -144,6 +145,7 @@ int SymmetricWindowTransport::importPeerHandles(void* local_ptr, int rank, int n
   w->rank = rank;
   w->available[static_cast<std::size_t>(rank)] = 1;
   w->peer_ptrs[static_cast<std::size_t>(rank)] = local;
+  w->routes[static_cast<std::size_t>(rank)] = mooncake::device::kMcRankRouteSameDevice;
   adoptLocal(w.get());
   int st = kOk;
   for (int r = 0; r < num_ranks && st == kOk; ++r) {
@@ -177,6 +179,7 @@ int SymmetricWindowTransport::closeWindow(int window) {
   w->open = false;
   std::vector<int>().swap(w->available);
   std::vector<void*>().swap(w->peer_ptrs);
+  std::vector<int>().swap(w->routes);
   return st == kOk ? ok() : fail(st, "closeWindow: " + why);
 }
 
@@ -226,6 +229,13 @@ int SymmetricWindowTransport::makeCommCtx(int window, mooncake::device::CommCtx*
   mooncake::device::IbgdaContext ibgda;
   std::memset(&ibgda, 0, sizeof(ibgda));
   *ctx = mooncake::device::make_comm_ctx(p2p, ibgda, w->rank);
+  // Each rank's route, as the window decided it; ranks past the window's reach nothing.
+  for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
+    const bool known = static_cast<std::size_t>(r) < w->routes.size();
+    mooncake::device::mc_set_decided_route(
+        ctx, r,
+        known ? w->routes[static_cast<std::size_t>(r)] : mooncake::device::kMcRankRouteNone);
+  }
   return ok();
 }
 

@@ -32,6 +32,9 @@ struct SymmetricWindow {
   int rank = 0;
   std::vector<int> available;    // host copy of the device API's "available" table
   std::vector<void*> peer_ptrs;  // host copy of its peer base addresses
+  // McRankRoute of each rank (transport/device/comm_device.cuh): decided here, once, when the
+  // window is connected, and copied into every CommCtx of the window (makeCommCtx).
+  std::vector<int> routes;
 };
 
 /// One mapSegment mapping: `base` as the caller got it, `bytes` its size, `opened` what the
@@ -89,7 +92,8 @@ class SymmetricWindowTransport : public P2pTransport {
   }
   /// Notes the own rank's entry (its tables are already set to the local buffer).
   virtual void adoptLocal(SymmetricWindow* w) { (void)w; }
-  /// Maps rank r's buffer (its blob is checked) into w; *peer receives its address here.
+  /// Maps rank r's buffer (its blob is checked) into w; *peer receives its address here, and
+  /// w->routes[r] the route plain stores take to it (kMcRankRouteSameDevice or PeerDevice).
   virtual int mapPeer(SymmetricWindow* w, int r, const int32_t* blob, void** peer,
                       std::string* why) = 0;
   /// After every peer is mapped: makes the tables readable where kernels or executors read them.

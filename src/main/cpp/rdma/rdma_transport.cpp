@@ -81,14 +81,37 @@ RdmaTransport* RdmaTransport::create(int platform, int device, int backend) {
   return rdma::newSoftRdmaTransport(platform, device);
 }
 
+namespace {
+
+// The routes of a context gaining or losing its RDMA tables: every rank no mapping reaches goes
+// over RDMA while the tables are there, and reaches nothing without them. A context built the
+// upstream way (routes unknown) keeps deriving its routes from the tables.
+void setUnmappedRoutes(mooncake::device::CommCtx* ctx, uint8_t from, uint8_t to) {
+  for (int r = 0; r < mooncake::device::kMcMaxRanks; ++r) {
+    if (mooncake::device::mc_decided_route(*ctx, r) == from) {
+      mooncake::device::mc_set_decided_route(ctx, r, to);
+    }
+  }
+}
+
+}  // namespace
+
 int RdmaTransport::fillCommCtx(mooncake::device::CommCtx* ctx) {
   if (ctx == nullptr) return fail(kInvalidArgument, "fillCommCtx: null context");
-  return fillIbgdaContext(&ctx->ibgda);
+  const int st = fillIbgdaContext(&ctx->ibgda);
+  // By what the context holds now (a failed refill may have left it without tables).
+  if (mooncake::device::mc_rdma_available(ctx->ibgda)) {
+    setUnmappedRoutes(ctx, mooncake::device::kMcRankRouteNone, mooncake::device::kMcRankRouteRdma);
+  } else {
+    setUnmappedRoutes(ctx, mooncake::device::kMcRankRouteRdma, mooncake::device::kMcRankRouteNone);
+  }
+  return st;
 }
 
 int RdmaTransport::clearCommCtx(mooncake::device::CommCtx* ctx) {
   if (ctx == nullptr) return kInvalidArgument;
   std::memset(&ctx->ibgda, 0, sizeof(ctx->ibgda));
+  setUnmappedRoutes(ctx, mooncake::device::kMcRankRouteRdma, mooncake::device::kMcRankRouteNone);
   return kOk;
 }
 

@@ -4,39 +4,44 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "te4j/tuning.h"
+#include "transport/device/comm_device.cuh"
 
 namespace te4j {
 namespace body_path {
 
-std::size_t copyEngineFrom(peer_tables::Route route) {
+Knobs Knobs::now() {
+  Knobs k;
+  k.put = tuning::get(tuning::kPut);
+  const long long same_device = tuning::sameDeviceCopyEngineBytes();
+  if (same_device >= 0) k.same_device_ce_bytes = static_cast<std::size_t>(same_device);
+  return k;
+}
+
+std::size_t copyEngineFrom(int route, const Knobs& knobs) {
   switch (route) {
-    case peer_tables::kRouteSameDevice: {
-      const long long knob = tuning::sameDeviceCopyEngineBytes();
-      return knob >= 0 ? static_cast<std::size_t>(knob) : kSameDeviceCopyEngineBytes;
-    }
-    case peer_tables::kRoutePeerDevice: return kPeerDeviceCopyEngineBytes;
+    case mooncake::device::kMcRankRouteSameDevice: return knobs.same_device_ce_bytes;
+    case mooncake::device::kMcRankRoutePeerDevice: return kPeerDeviceCopyEngineBytes;
     default: return SIZE_MAX;
   }
 }
 
-bool mayLeaveKernel(std::size_t nbytes) {
-  switch (tuning::get(tuning::kPut)) {
+bool mayLeaveKernel(std::size_t nbytes, const Knobs& knobs) {
+  switch (knobs.put) {
     case tuning::kPutCopyEngine:
     case tuning::kPutCopyEngineSm: return true;
     case tuning::kPutAuto:
-      return nbytes >= std::min(copyEngineFrom(peer_tables::kRouteSameDevice),
-                                copyEngineFrom(peer_tables::kRoutePeerDevice));
+      return nbytes >= std::min(copyEngineFrom(mooncake::device::kMcRankRouteSameDevice, knobs),
+                                copyEngineFrom(mooncake::device::kMcRankRoutePeerDevice, knobs));
     default: return false;
   }
 }
 
-Path choose(peer_tables::Route route, std::size_t nbytes) {
-  if (route == peer_tables::kRouteUnmapped) return kKernel;
-  switch (tuning::get(tuning::kPut)) {
+Path choose(int route, std::size_t nbytes, const Knobs& knobs) {
+  if (!mooncake::device::mc_route_is_mapped(route)) return kKernel;
+  switch (knobs.put) {
     case tuning::kPutCopyEngine: return kCopyEngine;
     case tuning::kPutCopyEngineSm: return kCopyEngineAndKernel;
-    case tuning::kPutAuto: return nbytes >= copyEngineFrom(route) ? kCopyEngine : kKernel;
+    case tuning::kPutAuto: return nbytes >= copyEngineFrom(route, knobs) ? kCopyEngine : kKernel;
     default: return kKernel;  // put=base and the experiment variants are kernels
   }
 }

@@ -1,13 +1,15 @@
 // body_path.h — which engine moves the body of a CUDA put to a rank the host tables map: the copy
 // engine (cudaMemcpyAsync on the op stream, copy_engine_route.cuh), an SM kernel (put_launch.h),
-// or both at once. te4j's policy (knob put=auto) decides by the rank's route, published once when
-// the window is connected (p2p/peer_table_mirror.h), and by the size; the knobs put=ce / cesm /
-// base name one path for every size. Host C++ without CUDA, so the policy is tested anywhere.
+// or both at once. te4j's policy (knob put=auto) decides by the rank's route, decided once when
+// the context is connected (McRankRoute in the CommCtx, transport/device/comm_device.cuh), and
+// by the size; the knobs put=ce / cesm / base name one path for every size. The knobs come as a
+// snapshot the op stream takes when it is created (Knobs::now), not per op. Host C++ without
+// CUDA, so the policy is tested anywhere.
 #pragma once
 
 #include <cstddef>
 
-#include "p2p/peer_table_mirror.h"
+#include "te4j/tuning.h"
 
 namespace te4j {
 namespace body_path {
@@ -34,16 +36,24 @@ constexpr std::size_t kPeerDeviceCopyEngineBytes = 32u << 20;
 // for measuring it (32m: the NVLink threshold).
 constexpr std::size_t kSameDeviceCopyEngineBytes = 4u << 20;
 
-/// The size from which put=auto moves a body on `route` by the copy engine (SIZE_MAX for
-/// kRouteUnmapped: the engine cannot reach it).
-std::size_t copyEngineFrom(peer_tables::Route route);
+/// The knobs the policy reads (te4j/tuning.h), read once into a snapshot.
+struct Knobs {
+  int put = tuning::kPutAuto;
+  std::size_t same_device_ce_bytes = kSameDeviceCopyEngineBytes;  // knob samedevce, or te4j's
+  /// The knobs now in force.
+  static Knobs now();
+};
 
-/// Whether a body of nbytes may leave the kernel on some route under the knobs now in force: a
-/// caller skips the route lookup when not.
-bool mayLeaveKernel(std::size_t nbytes);
+/// The size from which put=auto moves a body on `route` (a McRankRoute) by the copy engine
+/// (SIZE_MAX for a route without a mapping: the engine cannot reach it).
+std::size_t copyEngineFrom(int route, const Knobs& knobs);
 
-/// The path of a body of nbytes on `route` under the knobs now in force.
-Path choose(peer_tables::Route route, std::size_t nbytes);
+/// Whether a body of nbytes may leave the kernel on some route under `knobs`: a caller skips
+/// the rest of the choice when not.
+bool mayLeaveKernel(std::size_t nbytes, const Knobs& knobs);
+
+/// The path of a body of nbytes on `route` (a McRankRoute) under `knobs`.
+Path choose(int route, std::size_t nbytes, const Knobs& knobs);
 
 }  // namespace body_path
 }  // namespace te4j

@@ -61,8 +61,9 @@ void copyStreamed(void* dst, const void* src, std::size_t n) {
 
 }  // namespace
 
-/// Copies n bytes for a host-platform put (see above).
-void hostPutCopy(void* dst, const void* src, std::size_t n) {
+/// Copies n bytes for a host-platform put (see above) with the stream's `hostcopy` and
+/// `hostthreads` knobs (its snapshot, read at enqueue).
+void hostPutCopy(void* dst, const void* src, std::size_t n, int mode, int threads) {
   const uintptr_t d = (uintptr_t)dst;
   const uintptr_t s = (uintptr_t)src;
   if (d < s + n && s < d + n) {  // overlap (a put to the own rank): one memmove, never split
@@ -70,14 +71,14 @@ void hostPutCopy(void* dst, const void* src, std::size_t n) {
     return;
   }
   CopyBody body = copyMemmove;
-  switch (tuning::get(tuning::kHostCopy)) {
+  switch (mode) {
     case tuning::kHostMemcpy: body = copyMemcpy; break;
 #if defined(__x86_64__)
     case tuning::kHostNonTemporal: body = copyStreamed; break;
 #endif
     default: break;
   }
-  parallelCopy(dst, src, n, tuning::hostThreads(), body);
+  parallelCopy(dst, src, n, threads, body);
 }
 
 }  // namespace te4j

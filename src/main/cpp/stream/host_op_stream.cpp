@@ -61,7 +61,8 @@
 using mooncake::device::CommCtx;
 
 namespace te4j {
-void hostPutCopy(void* dst, const void* src, std::size_t n);  // host_copy.cpp (te4j/tuning.h)
+// host_copy.cpp: mode and threads are the knobs hostcopy and hostthreads (te4j/tuning.h).
+void hostPutCopy(void* dst, const void* src, std::size_t n, int mode, int threads);
 
 namespace {
 
@@ -72,12 +73,12 @@ constexpr int64_t kMaxWaitNs = 1000000000000000000LL;
 // and Java enqueues back to back well inside it. Both wait for a thread of this process that is
 // running, so the spin is short and fixed.
 constexpr uint64_t kHandOffSpinNs = 20000;
-// waitSignal polls its word at most this long before it parks (knob hostspin; auto: 20 us with 4
-// or more CPUs, else 0): it waits for another rank, whose thread may need this very core.
-uint64_t spinNs() { return static_cast<uint64_t>(tuning::hostSpinNs()); }
-// waitSignal's spin adapts between this and spinNs(): halved after a wait that lasted longer
-// than spinNs() (spinning only took a core from the thread that would raise the word, as when
-// ranks outnumber cores), back to spinNs() after a wait that a full spin would have satisfied
+// waitSignal polls its word at most HostKnobs::spin_ns before it parks (knob hostspin; auto:
+// 20 us with 4 or more CPUs, else 0): it waits for another rank, whose thread may need this very
+// core.
+// waitSignal's spin adapts between this and spin_ns: halved after a wait that lasted longer
+// than spin_ns (spinning only took a core from the thread that would raise the word, as when
+// ranks outnumber cores), back to spin_ns after a wait that a full spin would have satisfied
 // (a ping-pong whose partner was itself parked: both spinning is the fast equilibrium).
 constexpr uint64_t kMinWaitSpinNs = 1000;
 // Of a wait's spin, the part that polls with pause; the rest yields the core between polls.
@@ -85,8 +86,6 @@ constexpr uint64_t kPauseSpinNs = 2000;
 // A parked waitSignal re-reads its word at least this often: writers that do not wake it (the
 // soft NIC, a user kernel on the host platform) are seen this late at most, as before the futex.
 constexpr int64_t kMaxParkNs = 100000;
-// waitSignal's longest stretch serving a software NIC's requests between looks at stop_.
-constexpr int64_t kMaxServeNs = 10000000;
 // A parked executor or synchronize re-checks at least this often (a safety net only: every
 // state change that matters wakes them).
 constexpr int64_t kIdleParkNs = 1000000000;
@@ -97,7 +96,7 @@ constexpr std::size_t kInlineMaxBytes = 8192;
 // Slots of the ring; more queued ops go to the overflow list. A power of two.
 constexpr uint64_t kRingSlots = 1024;
 
-enum class OpKind { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
+enum class OpKind : uint8_t { kPut, kPutWithSignal, kSignal, kRedAdd, kWaitSignal, kQuiet };
 
 const char* opName(OpKind kind) {
   switch (kind) {
@@ -111,20 +110,65 @@ const char* opName(OpKind kind) {
   return "?";
 }
 
+// The knobs a stream's ops use (te4j/tuning.h), read when the stream is created and again only
+// after a tuning::apply (one counter compared per enqueue, instead of a load per knob).
+struct HostKnobs {
+  unsigned generation = 0;
+  int copy_mode = tuning::kHostMemmove;  // hostcopy
+  int copy_threads = 1;                  // hostthreads
+  uint32_t spin_ns = 0;                  // hostspin
+
+  static HostKnobs now() {
+    HostKnobs k;
+    k.generation = tuning::generation();
+    k.copy_mode = tuning::get(tuning::kHostCopy);
+    k.copy_threads = tuning::hostThreads();
+    k.spin_ns = static_cast<uint32_t>(tuning::hostSpinNs());
+    return k;
+  }
+};
+
 // One queued operation; the CommCtx is copied at enqueue time, as a kernel parameter would be.
 // Aligned to cache lines: a producer filling one slot does not share a line with the slot the
-// executor is reading.
+// executor is reading. The producer adds the route (the context's, read once) and the knobs.
+// Packed into three cache lines: every op is copied into the ring, and back-to-back ops are
+// bound by those copies.
 struct alignas(64) HostOp {
   OpKind kind;
+  uint8_t route;         // McRankRoute to dst_rank (enqueue sets it; waits and quiets: Unknown)
+  uint8_t copy_mode;     // knob hostcopy at enqueue
+  uint8_t copy_threads;  // knob hostthreads at enqueue
+  uint32_t spin_ns;      // knob hostspin at enqueue
   CommCtx ctx;
   int dst_rank;
+  uint32_t value;
   void* recv_ptr;
   const void* send_ptr;
   std::size_t nbytes;
   uint32_t* sig_ptr;
-  uint32_t value;
   int64_t timeout_ns;
+
+  static HostOp make(OpKind kind, const CommCtx& ctx, int dst_rank, void* recv_ptr,
+                     const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                     int64_t timeout_ns) {
+    HostOp op;
+    op.kind = kind;
+    op.route = mooncake::device::kMcRankRouteUnknown;
+    op.copy_mode = tuning::kHostMemmove;
+    op.copy_threads = 1;
+    op.spin_ns = 0;
+    op.ctx = ctx;
+    op.dst_rank = dst_rank;
+    op.value = value;
+    op.recv_ptr = recv_ptr;
+    op.send_ptr = send_ptr;
+    op.nbytes = nbytes;
+    op.sig_ptr = sig_ptr;
+    op.timeout_ns = timeout_ns;
+    return op;
+  }
 };
+static_assert(sizeof(HostOp) == 192, "an op fills three cache lines");
 
 std::string hexAddress(const void* p) {
   char buf[32];
@@ -198,7 +242,9 @@ class HostOpStream final : public OpStream {
     (void)threads;
     int rc = checkPut("put", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
     if (rc != kOk) return rc;
-    return enqueue({OpKind::kPut, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, 0});
+    HostOp op =
+        HostOp::make(OpKind::kPut, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0, 0);
+    return enqueue(op);
   }
 
   int putWithSignal(const CommCtx* ctx, int dst_rank, void* recv_ptr, const void* send_ptr,
@@ -209,8 +255,9 @@ class HostOpStream final : public OpStream {
     int rc = checkPut("putWithSignal", ctx, dst_rank, recv_ptr, send_ptr, nbytes);
     if (rc == kOk) rc = checkWord("putWithSignal", sig_ptr);
     if (rc != kOk) return rc;
-    return enqueue(
-        {OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, 0});
+    HostOp op = HostOp::make(OpKind::kPutWithSignal, *ctx, dst_rank, recv_ptr, send_ptr, nbytes,
+                             sig_ptr, value, 0);
+    return enqueue(op);
   }
 
   int signal(const CommCtx* ctx, int dst_rank, uint32_t* sig_ptr, uint32_t value) override {
@@ -225,22 +272,16 @@ class HostOpStream final : public OpStream {
     int rc = checkWord("waitSignal", sig_ptr);
     if (rc != kOk) return rc;
     if (timeout_ns < 0) return fail(kInvalidArgument, "waitSignal: timeout_ns < 0");
-    HostOp op{OpKind::kWaitSignal,
-              CommCtx{},
-              0,
-              nullptr,
-              nullptr,
-              0,
-              sig_ptr,
-              expected,
-              std::min(timeout_ns, kMaxWaitNs)};
+    HostOp op = HostOp::make(OpKind::kWaitSignal, CommCtx(), 0, nullptr, nullptr, 0, sig_ptr,
+                             expected, std::min(timeout_ns, kMaxWaitNs));
     return enqueue(op);
   }
 
   int synchronize(int64_t timeout_ns) override {
     if (timeout_ns < 0) return fail(kInvalidArgument, "synchronize: timeout_ns < 0");
     // Completions of posted RDMA requests are waited for on the executor, in stream order.
-    const int queued = enqueue({OpKind::kQuiet, CommCtx{}, 0, nullptr, nullptr, 0, nullptr, 0, 0});
+    HostOp quiet = HostOp::make(OpKind::kQuiet, CommCtx(), 0, nullptr, nullptr, 0, nullptr, 0, 0);
+    const int queued = enqueue(quiet);
     if (queued != kOk) return queued;
     using mooncake::device::mc_globaltimer_ns;
     using mooncake::device::mc_pause;
@@ -321,17 +362,29 @@ class HostOpStream final : public OpStream {
     if (dst_rank < 0) return fail(kInvalidArgument, std::string(opName(kind)) + ": dst_rank < 0");
     int rc = checkWord(opName(kind), ptr);
     if (rc != kOk) return rc;
-    return enqueue({kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0});
+    HostOp op = HostOp::make(kind, *ctx, dst_rank, nullptr, nullptr, 0, ptr, value, 0);
+    return enqueue(op);
   }
 
   // Producers: the ring while it has room and nothing waits in the overflow list (so the
   // executor, which empties the ring before it takes from the list, keeps submission order).
-  int enqueue(const HostOp& op) {
+  // Takes op by reference (the caller's, completed here): a by-value op would be copied once
+  // more on every enqueue, which back-to-back ops measurably pay for.
+  int enqueue(HostOp& op) {
     if (init_status_ != kOk) {
       return fail(init_status_, "OpStream(host) is not usable: the executor thread did not start");
     }
+    // The route to the rank, once: the one the context decided when it was connected (a context
+    // built the upstream way derives it from its tables, host memory on this platform).
+    if (op.kind != OpKind::kWaitSignal && op.kind != OpKind::kQuiet) {
+      op.route = static_cast<uint8_t>(mooncake::device::mc_rank_route(op.ctx, op.dst_rank));
+    }
     {
       std::lock_guard<std::mutex> lock(produce_mu_);
+      if (tuning::generation() != knobs_.generation) knobs_ = HostKnobs::now();
+      op.copy_mode = static_cast<uint8_t>(knobs_.copy_mode);
+      op.copy_threads = static_cast<uint8_t>(knobs_.copy_threads);
+      op.spin_ns = knobs_.spin_ns;
       if (runInlineWhenIdle(op)) return ok();
       const uint64_t t = tail_.v.load(std::memory_order_relaxed);
       // The executor's position is read again only when the ring looks full: reading it per op
@@ -387,7 +440,7 @@ class HostOpStream final : public OpStream {
         [[fallthrough]];
       case OpKind::kSignal:
       case OpKind::kRedAdd:
-        if (rdmaRoute(op.ctx, op.dst_rank)) return false;
+        if (op.route == mooncake::device::kMcRankRouteRdma) return false;
         break;
       case OpKind::kQuiet: return true;  // nothing posted, nothing queued: nothing to wait for
       case OpKind::kWaitSignal:
@@ -561,7 +614,7 @@ class HostOpStream final : public OpStream {
       }
       return rc;
     }
-    const bool rdma = rdmaRoute(op.ctx, op.dst_rank);
+    const bool rdma = op.route == kMcRankRouteRdma;
     // Stream order: what this op makes visible must not overtake earlier requests still in
     // flight, unless both go through the same QP (executed in order by the responder).
     if (!posted_.empty() && !(rdma && samePostedQp(op))) {
@@ -581,7 +634,7 @@ class HostOpStream final : public OpStream {
           }
           // memmove by default: a put to the own rank may overlap its source (hostPutCopy
           // keeps memmove for overlaps; the knob hostcopy picks memcpy / non-temporal).
-          hostPutCopy(dst, op.send_ptr, op.nbytes);
+          hostPutCopy(dst, op.send_ptr, op.nbytes, op.copy_mode, op.copy_threads);
         }
         if (op.kind == OpKind::kPut) return kOk;
         // The release add orders the copy above before the signal, for any acquiring reader.
@@ -606,13 +659,6 @@ class HostOpStream final : public OpStream {
       case OpKind::kQuiet: break;
     }
     return kOk;
-  }
-
-  // Only RDMA reaches dst_rank: not the own rank, P2P entry 0, and an RDMA context present.
-  static bool rdmaRoute(const CommCtx& ctx, int dst_rank) {
-    using namespace mooncake::device;
-    return dst_rank != ctx.rank && !mc_p2p_available(ctx.p2p, dst_rank) &&
-           mc_rdma_available(ctx.ibgda);
   }
 
   // put / signal / redAdd over RDMA: posted (WRITE, then the add on the same QP), not waited
@@ -688,7 +734,7 @@ class HostOpStream final : public OpStream {
   // Whether op goes through the QP of the latest posted requests (same context table, rank).
   bool samePostedQp(const HostOp& op) const {
     return !posted_.empty() && posted_.back().ibgda.qps == op.ctx.ibgda.qps &&
-           posted_.back().dst_rank == op.dst_rank && rdmaRoute(op.ctx, op.dst_rank);
+           posted_.back().dst_rank == op.dst_rank && op.route == mooncake::device::kMcRankRouteRdma;
   }
 
   // A signal/put that found no usable route: positive route codes are device faults, the
@@ -736,7 +782,7 @@ class HostOpStream final : public OpStream {
     const uint64_t start = mc_globaltimer_ns();
     const uint64_t deadline = start + static_cast<uint64_t>(op.timeout_ns);
     uint32_t seen = 0;
-    const uint64_t max_spin = spinNs();
+    const uint64_t max_spin = op.spin_ns;
     wait_spin_ns_ = std::min(std::max(wait_spin_ns_, kMinWaitSpinNs), max_spin);
     // hostspin=0 (and auto below 4 CPUs): one look at the word, then park.
     if (spinThenYield(op.sig_ptr, op.value, std::min(deadline, start + wait_spin_ns_), &seen)) {
@@ -764,12 +810,7 @@ class HostOpStream final : public OpStream {
       // Parks on the word itself (a shared futex): a software NIC that adds to it, or a te4j
       // writer that sees a parked waiter in the segment's control page, wakes this at once;
       // other writers (plain stores, user kernels) are seen at the end of the park.
-      // A software NIC of this process: the request that raises the word is served by this
-      // thread itself while it waits (no responder wake-up in between); a stretch of that is
-      // bounded so that stop_ and the deadline are looked at.
-      if (!te4j::rdma::softNicServeWhileWaiting(op.sig_ptr, seen,
-                                                std::min<int64_t>(left, kMaxServeNs)))
-        futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
+      futexWait(op.sig_ptr, seen, std::min(park_ns, left), true);
       park_ns = std::min(park_ns * 2, kMaxParkNs);
     }
     if (control != nullptr) __atomic_fetch_sub(&control->waiters, 1u, __ATOMIC_SEQ_CST);
@@ -796,11 +837,12 @@ class HostOpStream final : public OpStream {
   std::vector<Posted> posted_;
 
   // Producers' side.
-  std::mutex produce_mu_;           // serializes producers; the executor takes it only to refill
-  std::deque<HostOp> overflow_;     // ops that found the ring full, in order (produce_mu_)
-  std::unique_ptr<HostOp[]> ring_;  // kRingSlots slots, index & (kRingSlots - 1)
-  PaddedU64 tail_;                  // next slot producers fill
-  PaddedU64 submitted_;             // ops enqueued (ring and overflow)
+  std::mutex produce_mu_;  // serializes producers; the executor takes it only to refill
+  HostKnobs knobs_ = HostKnobs::now();  // the producers' snapshot, under produce_mu_
+  std::deque<HostOp> overflow_;         // ops that found the ring full, in order (produce_mu_)
+  std::unique_ptr<HostOp[]> ring_;      // kRingSlots slots, index & (kRingSlots - 1)
+  PaddedU64 tail_;                      // next slot producers fill
+  PaddedU64 submitted_;                 // ops enqueued (ring and overflow)
   std::atomic<uint64_t> overflow_size_{0};
   uint64_t head_seen_ = 0;  // the executor's head_ as producers last read it (produce_mu_)
   // Executor's side.

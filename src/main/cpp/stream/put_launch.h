@@ -38,14 +38,16 @@ struct PutLaunch {
   uint32_t value;
   McStreamScratch* scratch;
   McStreamStatus* status;
+  uint32_t flags;  // kPutFlag*: putFlags() of the stream's knob snapshot
+  bool pdl;        // programmatic dependent launch (knob pdl of the snapshot)
 };
 
 /// The kernel signature every P2P put kernel shares (lean and bulk families).
 using PutKernelFn = void (*)(mooncake::device::CommCtx, int, void*, const void*, size_t, uint32_t*,
                              uint32_t, uint32_t, McStreamScratch*, McStreamStatus*);
 
-/// Launches te4j's put kernel for the size (see above) with the knobs' signal, arrival and
-/// programmatic-dependent-launch choices. Returns the launch error or cudaSuccess.
+/// Launches te4j's put kernel for the size (see above) with put.flags and put.pdl. Returns the
+/// launch error or cudaSuccess.
 cudaError_t launchPut(const PutLaunch& put);
 
 /// Launches `kernel` for `put`: `smem` bytes of dynamic shared memory per block (the limit raised
@@ -55,7 +57,8 @@ cudaError_t launchPut(const PutLaunch& put);
 cudaError_t launchPutKernel(const PutLaunch& put, PutKernelFn kernel, uint32_t flags, size_t smem,
                             bool pdl, bool cluster);
 
-/// The kernel flags (kPutFlag*) the knobs signal and arrival ask for.
+/// The kernel flags (kPutFlag*) the knobs signal and arrival now ask for (read into a stream's
+/// snapshot, not per launch).
 uint32_t putFlags();
 
 /// Launches the experiment variant `put_knob` (te4j/tuning.h, not one of te4j's own: base, auto,

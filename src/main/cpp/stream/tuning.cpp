@@ -27,10 +27,8 @@ const KnobInfo kKnobs[kKnobCount] = {
      kPutAuto,
      {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
       "cluster", nullptr}},
-    {"signal", kSignalRed, {"atom", "red", "set", nullptr}},
+    {"signal", kSignalRed, {"atom", "red", nullptr}},
     {"pdl", 1, {"0", "1", nullptr}},
-    {"wait", kWaitSleep, {"sleep", "spin", nullptr}},
-    {"rawdata", 0, {"0", "1", nullptr}},
     {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
     {"cesplit", 2, {"50", "55", "60", "65", "70", "75", "80", "85", "90", "95", nullptr}},
     {"arrival", kArrivalGpu, {"sys", "gpu", nullptr}},
@@ -57,6 +55,7 @@ bool builtIn(int knob, int value) {
 }
 
 std::atomic<int> g_values[kKnobCount];
+std::atomic<unsigned> g_generation{0};
 
 void resetDefaults() {
   for (int k = 0; k < kKnobCount; ++k) {
@@ -117,7 +116,6 @@ int applyInternal(const char* spec, std::string* why) {
     for (int k = 0; k < kKnobCount; ++k) {
       if (name == kKnobs[k].name) knob = k;
     }
-    if (name == "threads") continue;  // a launch shape the bench applies itself
     if (knob < 0) {
       *why = "unknown tuning knob '" + name + "' in '" + s + "'; the knobs: " + validKnobs();
       return -1;
@@ -144,13 +142,21 @@ int applyInternal(const char* spec, std::string* why) {
   return 0;
 }
 
+// A new generation after every apply, refused or not (a refusal resets the knobs): release, so
+// a stream that sees the new count reads the knobs stored before it.
+int applyCounted(const char* spec, std::string* why) {
+  const int rc = applyInternal(spec, why);
+  g_generation.fetch_add(1, std::memory_order_release);
+  return rc;
+}
+
 // Load-time initialisation from the environment. A bad TE4J_TUNING leaves the defaults and is
 // kept: creating a transport or a stream then fails with it (a load cannot report anything).
 std::string g_env_error;
 struct EnvInit {
   EnvInit() {
     std::string why;
-    if (applyInternal(getenv("TE4J_TUNING"), &why) != 0) g_env_error = "TE4J_TUNING: " + why;
+    if (applyCounted(getenv("TE4J_TUNING"), &why) != 0) g_env_error = "TE4J_TUNING: " + why;
   }
 } g_env_init;
 
@@ -160,6 +166,8 @@ int get(Knob knob) {
   if (knob < 0 || knob >= kKnobCount) return 0;
   return g_values[knob].load(std::memory_order_relaxed);
 }
+
+unsigned generation() { return g_generation.load(std::memory_order_acquire); }
 
 const char* environmentError() { return g_env_error.empty() ? nullptr : g_env_error.c_str(); }
 
@@ -200,7 +208,7 @@ long long sameDeviceCopyEngineBytes() {
 int apply(const char* spec, const char** error) {
   static thread_local std::string why;
   why.clear();
-  const int rc = applyInternal(spec, &why);
+  const int rc = applyCounted(spec, &why);
   if (error != nullptr) *error = why.c_str();
   return rc;
 }

@@ -33,6 +33,7 @@
 #include "p2p/handle_blob.h"
 #include "p2p/peer_table_mirror.h"
 #include "p2p/symmetric_window_transport.h"
+#include "transport/device/comm_device.cuh"
 
 namespace te4j {
 namespace {
@@ -55,7 +56,6 @@ struct CudaWindow final : SymmetricWindow {
   void** d_peer_ptrs = nullptr;
   std::vector<void*> ipc_bases;  // what cudaIpcOpenMemHandle returned; nullptr if not opened
   std::vector<int> atomics_ok;   // native P2P atomics from this device to the peer's memory
-  std::vector<int> routes;       // peer_tables::Route of each rank, for the op streams
   std::vector<int32_t> pids;     // owner process of each peer
 };
 
@@ -229,14 +229,12 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
     CudaWindow* cw = cudaWindow(w);
     cw->ipc_bases.assign(n, nullptr);
     cw->atomics_ok.assign(n, 0);
-    cw->routes.assign(n, peer_tables::kRouteUnmapped);
     cw->pids.assign(n, 0);
   }
 
   void adoptLocal(SymmetricWindow* w) override {
     const size_t self = static_cast<size_t>(w->rank);
     cudaWindow(w)->atomics_ok[self] = 1;
-    cudaWindow(w)->routes[self] = peer_tables::kRouteSameDevice;
     cudaWindow(w)->pids[self] = static_cast<int32_t>(::getpid());
   }
 
@@ -249,7 +247,8 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
     if (int st = importCudaPeer(importer(), r, b, w->bytes, &m, why)) return st;
     cw->ipc_bases[ri] = m.ipc_base;
     cw->atomics_ok[ri] = m.atomics_ok;
-    cw->routes[ri] = m.same_device ? peer_tables::kRouteSameDevice : peer_tables::kRoutePeerDevice;
+    w->routes[ri] = m.same_device ? mooncake::device::kMcRankRouteSameDevice
+                                  : mooncake::device::kMcRankRoutePeerDevice;
     *peer = m.ptr;
     return kOk;
   }
@@ -266,8 +265,7 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
                      cudaMemcpyHostToDevice);
     }
     if (e != cudaSuccess) return whyOf("cudaMemcpy of the peer tables", e, why);
-    peer_tables::publish(cw->d_peer_ptrs, w->local_base, w->bytes, w->available, w->peer_ptrs,
-                         cw->routes);
+    peer_tables::publish(cw->d_peer_ptrs, w->local_base, w->bytes, w->available, w->peer_ptrs);
     return kOk;
   }
 
@@ -291,7 +289,6 @@ class CudaP2pTransport final : public SymmetricWindowTransport {
     cw->d_available = nullptr;
     cw->d_peer_ptrs = nullptr;
     std::vector<int>().swap(cw->atomics_ok);
-    std::vector<int>().swap(cw->routes);
     return status;
   }
 

@@ -186,6 +186,7 @@ struct LaunchShape {
 class CudaOpStream final : public OpStream {
  public:
   CudaOpStream(int device, void* stream, bool owned) : device_(device), owned_(owned) {
+    readKnobs();
     init_status_ = init(stream);
     init_error_ = last_error_;
   }
@@ -231,19 +232,19 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cuda_detail::describe("put: cudaSetDevice", scope.status()));
     }
-    const bool rdma = orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes);
-    if (rdma) {
+    const int route = routeOf(ctx, dst_rank);
+    refreshKnobs();
+    if (orderAfterPosted(ctx, dst_rank, route)) {
       mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
                                                                  nbytes, scratch_, status_dev_);
       notePosted(ctx, dst_rank, kMcOpPut);
       return checkLaunch("put");
     }
-    const int ce =
-        launchCopyEngine("put", shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0);
+    const int ce = launchCopyEngine("put", shape, ctx, dst_rank, route, recv_ptr, send_ptr, nbytes,
+                                    nullptr, 0);
     if (ce != kNotTaken) return ce;
-    // The P2P kernels know no RDMA route: only a rank the host tables map takes them.
-    if (mappedRoute(ctx, dst_rank, recv_ptr, nbytes) &&
-        launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0)) {
+    // The P2P kernels know no RDMA route: every other route takes them.
+    if (launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, nullptr, 0)) {
       return checkLaunch("put");
     }
     mc_put_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(*ctx, dst_rank, recv_ptr, send_ptr,
@@ -264,17 +265,18 @@ class CudaOpStream final : public OpStream {
       return fail(kCudaError,
                   cuda_detail::describe("putWithSignal: cudaSetDevice", scope.status()));
     }
-    if (orderAfterPosted(ctx, dst_rank, recv_ptr, nbytes)) {
+    const int route = routeOf(ctx, dst_rank);
+    refreshKnobs();
+    if (orderAfterPosted(ctx, dst_rank, route)) {
       mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
           *ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value, scratch_, status_dev_);
       notePosted(ctx, dst_rank, kMcOpPutWithSignal);
       return checkLaunch("putWithSignal");
     }
-    const int ce = launchCopyEngine("putWithSignal", shape, ctx, dst_rank, recv_ptr, send_ptr,
-                                    nbytes, sig_ptr, value);
+    const int ce = launchCopyEngine("putWithSignal", shape, ctx, dst_rank, route, recv_ptr,
+                                    send_ptr, nbytes, sig_ptr, value);
     if (ce != kNotTaken) return ce;
-    if (mappedRoute(ctx, dst_rank, recv_ptr, nbytes) &&
-        launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value)) {
+    if (launchMappedPut(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value)) {
       return checkLaunch("putWithSignal");
     }
     mc_put_signal_kernel<<<shape.blocks, shape.threads, 0, stream_>>>(
@@ -546,7 +548,7 @@ class CudaOpStream final : public OpStream {
     if (scope.status() != cudaSuccess) {
       return fail(kCudaError, cuda_detail::describe("cudaSetDevice", scope.status()));
     }
-    const bool rdma = orderAfterPosted(ctx, dst_rank, ptr, sizeof(uint32_t));
+    const bool rdma = orderAfterPosted(ctx, dst_rank, routeOf(ctx, dst_rank));
     mc_atomic_add_kernel<<<1, 1, 0, stream_>>>(*ctx, dst_rank, ptr, value, op, scratch_,
                                                status_dev_);
     if (rdma) notePosted(ctx, dst_rank, op);
@@ -558,33 +560,36 @@ class CudaOpStream final : public OpStream {
   PutLaunch putLaunch(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
                       const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
                       uint32_t value) const {
-    return PutLaunch{device_,  stream_, shape.blocks, shape.threads, ctx,      dst_rank,   recv_ptr,
-                     send_ptr, nbytes,  sig_ptr,      value,         scratch_, status_dev_};
+    return PutLaunch{device_,  stream_,  shape.blocks, shape.threads, ctx,
+                     dst_rank, recv_ptr, send_ptr,     nbytes,        sig_ptr,
+                     value,    scratch_, status_dev_,  knobs_.flags,  knobs_.pdl};
   }
 
   // The copy-engine paths of body_path.h (te4j's policy by route and size, or the knobs put=ce /
   // cesm at every size; copy_engine_route.cuh): enqueues the put on the copy engine and returns
-  // its status, or kNotTaken (a kernel's size or knob, or a route the host tables do not map:
-  // RDMA or unknown, which the kernel then resolves on the device and reports).
+  // its status, or kNotTaken (a kernel's size or knob, or a route without a mapping, which the
+  // kernel then takes or reports).
   int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx, int dst_rank,
-                       void* recv_ptr, const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
-                       uint32_t value) {
-    if (!body_path::mayLeaveKernel(nbytes)) return kNotTaken;  // no route lookup for small puts
+                       int route, void* recv_ptr, const void* send_ptr, std::size_t nbytes,
+                       uint32_t* sig_ptr, uint32_t value) {
+    if (!body_path::mayLeaveKernel(nbytes, knobs_.path)) return kNotTaken;
+    const body_path::Path path = body_path::choose(route, nbytes, knobs_.path);
+    if (path == body_path::kKernel) return kNotTaken;
     // A copy cannot skip itself once the stream has failed the way kernels do; when a failure is
     // already recorded, the kernel (which will skip) takes the put instead.
     if (__atomic_load_n(&status_host_->code, __ATOMIC_ACQUIRE) != 0) return kNotTaken;
+    // The engine needs the host-side address of the peer's copy (the window's published tables;
+    // the route is the context's). A range outside the window, or tables already withdrawn,
+    // leave the put to the kernel.
     void* dst = nullptr;
-    peer_tables::Route route = peer_tables::kRouteUnmapped;
-    if (!peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, recv_ptr, nbytes, &dst, &route)) {
+    if (!peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, recv_ptr, nbytes, &dst)) {
       return kNotTaken;
     }
-    const body_path::Path path = body_path::choose(route, nbytes);
-    if (path == body_path::kKernel) return kNotTaken;
     const std::string name(what);
     cudaError_t e = cudaSuccess;
     const size_t ce_bytes = path == body_path::kCopyEngine
                                 ? nbytes
-                                : CopyEngineRoute::ceShare(nbytes, tuning::copyEnginePercent());
+                                : CopyEngineRoute::ceShare(nbytes, knobs_.ce_percent);
     if (ce_bytes == nbytes) {
       if (nbytes > 0) e = CopyEngineRoute::copy(dst, send_ptr, nbytes, stream_);
       if (e != cudaSuccess)
@@ -609,14 +614,41 @@ class CudaOpStream final : public OpStream {
     return checkLaunch(what);
   }
 
-  // Whether the put reaches dst_rank through a mapping the host tables know (P2P or the own
-  // rank), so a kernel without an RDMA route can take it: true for every rank of a context
-  // without RDMA tables, and for the mapped ranks of one with them.
-  static bool mappedRoute(const CommCtx* ctx, int dst_rank, void* recv_ptr, std::size_t nbytes) {
-    if (ctx->ibgda.qps == nullptr) return true;
-    void* dst = nullptr;
-    return peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, recv_ptr, nbytes > 0 ? nbytes : 1,
-                                  &dst);
+  // The route to dst_rank: the one the context decided when it was connected (McRankRoute,
+  // comm_device.cuh). A context built the upstream way carries none; its route is derived here
+  // from the window's published tables (the device copy is not readable on the host).
+  static int routeOf(const CommCtx* ctx, int dst_rank) {
+    using namespace mooncake::device;
+    const int decided = mc_decided_route(*ctx, dst_rank);
+    if (decided != kMcRankRouteUnknown) return decided;
+    if (dst_rank == ctx->rank) return kMcRankRouteSameDevice;
+    void* mapped = nullptr;
+    if (peer_tables::translate(ctx->p2p.peer_ptrs, dst_rank, ctx->p2p.local_base, 1, &mapped)) {
+      return kMcRankRoutePeerDevice;
+    }
+    return ctx->ibgda.qps != nullptr ? kMcRankRouteRdma : kMcRankRouteNone;
+  }
+
+  // The knobs this stream's ops use (te4j/tuning.h), read when it is created and again only
+  // after a tuning::apply (one counter compared per op, instead of a load per knob).
+  struct Knobs {
+    unsigned generation = 0;
+    body_path::Knobs path;
+    int ce_percent = 0;
+    bool pdl = false;
+    uint32_t flags = 0;
+  };
+
+  void readKnobs() {
+    knobs_.generation = tuning::generation();
+    knobs_.path = body_path::Knobs::now();
+    knobs_.ce_percent = tuning::copyEnginePercent();
+    knobs_.pdl = tuning::get(tuning::kPdl) != 0;
+    knobs_.flags = putFlags();
+  }
+
+  void refreshKnobs() {
+    if (tuning::generation() != knobs_.generation) readKnobs();
   }
 
   // A put to a mapped route by a P2P kernel: te4j's policy (put_launch.h), or the experiment
@@ -625,7 +657,7 @@ class CudaOpStream final : public OpStream {
   bool launchMappedPut(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
                        const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
                        uint32_t value) {
-    const int knob = tuning::get(tuning::kPut);
+    const int knob = knobs_.path.put;
     if (knob == tuning::kPutBase) return false;
     const PutLaunch put =
         putLaunch(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value);
@@ -640,10 +672,9 @@ class CudaOpStream final : public OpStream {
   // Pipelined RDMA (kernels/rdma_route.cuh): an op to a rank only RDMA reaches is posted by its
   // kernel without waiting. Before an op whose effect could overtake those requests (a P2P or
   // own-rank op, an RDMA op to another QP) the stream quiets them; ops to the same QP need no
-  // quiet, one QP executes in order. Returns whether this op goes over RDMA.
-  bool orderAfterPosted(const CommCtx* ctx, int dst_rank, void* target, std::size_t nbytes) {
-    const bool rdma = ctx->ibgda.qps != nullptr && dst_rank != ctx->rank &&
-                      !mappedRoute(ctx, dst_rank, target, nbytes);
+  // quiet, one QP executes in order. Returns whether this op goes over RDMA (its route).
+  bool orderAfterPosted(const CommCtx* ctx, int dst_rank, int route) {
+    const bool rdma = route == mooncake::device::kMcRankRouteRdma;
     if (has_posted_ &&
         !(rdma && posted_ctx_.ibgda.qps == ctx->ibgda.qps && posted_rank_ == dst_rank)) {
       (void)quietPosted("quiet");
@@ -777,6 +808,7 @@ class CudaOpStream final : public OpStream {
   McStreamStatus* status_dev_ = nullptr;        // the same memory, device address
   cudaError_t put_launch_error_ = cudaSuccess;  // launchMappedPut's failure, for checkLaunch
   CopyEngineRoute copy_engine_;                 // side stream + events of put=cesm
+  Knobs knobs_;                                 // readKnobs / refreshKnobs
 };
 
 }  // namespace

@@ -71,14 +71,13 @@ cudaError_t launchPutKernel(const PutLaunch& put, PutKernelFn kernel, uint32_t f
 }
 
 cudaError_t launchPut(const PutLaunch& put) {
-  const bool pdl = tuning::get(tuning::kPdl) != 0;
   if (put.nbytes >= kBulkPutBytes) {
     constexpr int kStages = 8;
     constexpr int kChunk = 16384;
-    return launchPutKernel(put, mc_put_copy_kernel<kMcPutBulk, 8, kStages, kChunk>, putFlags(),
-                           (size_t)kStages * kChunk, pdl, false);
+    return launchPutKernel(put, mc_put_copy_kernel<kMcPutBulk, 8, kStages, kChunk>, put.flags,
+                           (size_t)kStages * kChunk, put.pdl, false);
   }
-  return launchPutKernel(put, mc_put_lean_kernel<false>, putFlags(), 0, pdl, false);
+  return launchPutKernel(put, mc_put_lean_kernel<false>, put.flags, 0, put.pdl, false);
 }
 
 }  // namespace cuda

@@ -6,6 +6,7 @@
 
 #include "te4j/bench_api.h"
 #include "te4j/tuning.h"
+#include "te4j/bench_knobs.h"
 #include "bench_loops.cuh"
 
 te4j::bench::StreamTimer* te4j_bench_new_host_timer();  // host_stream_timer.cpp
@@ -127,18 +128,39 @@ namespace {
 thread_local std::string g_tuning_text;
 }
 
+// The library's knobs, then the bench's; signal=set shows as the signal the loops use.
+std::string describeAll(const BenchKnobs& knobs) {
+  std::string text = tuning::describe();
+  if (knobs.signal_set) {
+    const size_t at = text.find("signal=");
+    const size_t end = at == std::string::npos ? at : text.find(',', at);
+    if (at != std::string::npos) text.replace(at, end - at, "signal=set");
+  }
+  return text + "," + describeBenchKnobs(knobs);
+}
+
 int applyTuning(const char* spec) {
-  const char* why = nullptr;
-  if (tuning::apply(spec, &why) != 0) {
-    g_tuning_text = why != nullptr ? why : "bad tuning spec";
+  BenchKnobs knobs;
+  std::string library_spec;
+  std::string bad;
+  if (!splitBenchKnobs(spec, &knobs, &library_spec, &bad)) {
+    g_tuning_text = bad;
     return kInvalidArgument;
   }
-  g_tuning_text = tuning::describe();
+  const char* why = nullptr;
+  if (tuning::apply(library_spec.c_str(), &why) != 0) {
+    g_tuning_text = std::string(why != nullptr ? why : "bad tuning spec") +
+                    "; te4j-bench's own knobs: " + benchKnobNames();
+    setBenchKnobs(BenchKnobs());
+    return kInvalidArgument;
+  }
+  setBenchKnobs(knobs);
+  g_tuning_text = describeAll(knobs);
   return kOk;
 }
 
 const char* tuningText() {
-  if (g_tuning_text.empty()) g_tuning_text = tuning::describe();
+  if (g_tuning_text.empty()) g_tuning_text = describeAll(benchKnobs());
   return g_tuning_text.c_str();
 }
 

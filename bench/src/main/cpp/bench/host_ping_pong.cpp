@@ -5,7 +5,7 @@
 #include <string>
 
 #include "te4j/bench_api.h"
-#include "te4j/tuning.h"
+#include "te4j/bench_knobs.h"
 // The single-source loops live with the CUDA bench sources (nvcc compiles the same file).
 #include "bench_loops.cuh"
 
@@ -33,10 +33,11 @@ class HostPingPong final : public PingPong {
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    // Variants (te4j/tuning.h): wait=spin (no pause between polls); signal=set (a release
+    // Variants (te4j/bench_knobs.h): wait=spin (no pause between polls); signal=set (a release
     // store: a plain mov on x86, no lock prefix); signal=red is the same lock add as atom here.
-    const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
-    const bool set = tuning::get(tuning::kSignal) == tuning::kSignalSet;
+    const BenchKnobs knobs = benchKnobs();
+    const bool spin = knobs.spin_wait;
+    const bool set = knobs.signal_set;
     auto loop = spin ? (set ? bench_te4j_side<true, kBenchSignalSet> : bench_te4j_side<true>)
                      : (set ? bench_te4j_side<false, kBenchSignalSet> : bench_te4j_side<false>);
     loop(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_, (uint32_t)iters, deadline, 0, 1,
@@ -85,7 +86,7 @@ class HostPingPong final : public PingPong {
     if (rc != kOk) return rc;
     BenchLoopResult r = {};
     const auto t0 = Clock::now();
-    if (tuning::get(tuning::kRawData) != 0) {  // 8 bytes at the peer's window offset 64
+    if (benchKnobs().raw_data) {  // 8 bytes at the peer's window offset 64
       bench_raw_side<true>(flag_, peer_flag_, initiator, flag_base_, (uint32_t)iters, deadline, &r,
                            (uint64_t*)((uint8_t*)peer_flag_ - 64));
     } else {

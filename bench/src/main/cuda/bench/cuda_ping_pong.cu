@@ -26,6 +26,7 @@
 
 #include "te4j/bench_api.h"
 #include "te4j/tuning.h"
+#include "te4j/bench_knobs.h"
 #include "bench_loops.cuh"
 #include "cuda_bench_common.cuh"
 
@@ -186,16 +187,17 @@ class CudaPingPong final : public PingPong {
       return fail(kInvalidArgument, "te4j ping-pong: null buffer or zero bytes");
     }
     rc = timedLoop("te4j ping-pong", timeout_ns, elapsed_ns, [&](uint32_t sample) {
-      // Variants (te4j/tuning.h): wait=spin, signal=atom|red|set.
-      const bool spin = tuning::get(tuning::kWait) == tuning::kWaitSpin;
-      const int signal = tuning::get(tuning::kSignal);
-      auto kernel =
-          signal == tuning::kSignalSet   ? (spin ? bench_te4j_kernel<true, kBenchSignalSet>
-                                                 : bench_te4j_kernel<false, kBenchSignalSet>)
-          : signal == tuning::kSignalRed ? (spin ? bench_te4j_kernel<true, kBenchSignalRed>
-                                                 : bench_te4j_kernel<false, kBenchSignalRed>)
-                                         : (spin ? bench_te4j_kernel<true, kBenchSignalAtom>
-                                                 : bench_te4j_kernel<false, kBenchSignalAtom>);
+      // Variants: wait=spin, signal=set (te4j/bench_knobs.h); signal=atom|red (te4j/tuning.h).
+      const BenchKnobs knobs = benchKnobs();
+      const bool spin = knobs.spin_wait;
+      const int signal = knobs.signal_set ? -1 : tuning::get(tuning::kSignal);
+      auto kernel = signal < 0 ? (spin ? bench_te4j_kernel<true, kBenchSignalSet>
+                                       : bench_te4j_kernel<false, kBenchSignalSet>)
+                    : signal == tuning::kSignalRed
+                        ? (spin ? bench_te4j_kernel<true, kBenchSignalRed>
+                                : bench_te4j_kernel<false, kBenchSignalRed>)
+                        : (spin ? bench_te4j_kernel<true, kBenchSignalAtom>
+                                : bench_te4j_kernel<false, kBenchSignalAtom>);
       kernel<<<1, 32, 0, stream_>>>(ctx_, peer_, initiator, dst, src, bytes, sig_, sig_base_,
                                     (uint32_t)iters, ready_, sample, (uint64_t)timeout_ns,
                                     report_dev_);
@@ -225,8 +227,8 @@ class CudaPingPong final : public PingPong {
     int rc = check(iters, timeout_ns, elapsed_ns);
     if (rc != kOk) return rc;
     rc = timedLoop("raw flag ping-pong", timeout_ns, elapsed_ns, [&](uint32_t sample) {
-      auto kernel = tuning::get(tuning::kRawData) != 0 ? bench_raw_flag_kernel<true>
-                                                       : bench_raw_flag_kernel<false>;
+      auto kernel =
+          benchKnobs().raw_data ? bench_raw_flag_kernel<true> : bench_raw_flag_kernel<false>;
       kernel<<<1, 1, 0, stream_>>>(ctx_, peer_, flag_, peer_flag_, initiator, flag_base_,
                                    (uint32_t)iters, ready_, sample, (uint64_t)timeout_ns,
                                    report_dev_);

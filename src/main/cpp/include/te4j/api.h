@@ -28,7 +28,8 @@ namespace te4j {
 /// Platforms selected at run time by the Java layer (compile-time inside device code).
 enum Platform : int { kPlatformHost = 0, kPlatformCuda = 1 };
 
-/// Status codes returned by every API call (mirrored by io.github.te4j.Te4jError.Code).
+/// Status codes returned by every API call (mirrored by io.github.te4j.Te4jException.Code;
+/// StatusCodesTest ties the two).
 enum Status : int {
   kOk = 0,
   kInvalidArgument = -1,  // a bad argument that Java should already have rejected
@@ -231,6 +232,9 @@ class P2pTransport : public NativeObject {
 /// Allocates a zeroed CommCtx in host memory (JavaCPP peer: io.github.te4j.internal.NativeCommCtx).
 mooncake::device::CommCtx* newCommCtx();
 void deleteCommCtx(mooncake::device::CommCtx* ctx);
+/// Bit r set when rank r's route in ctx (decided when it was connected: McRankRoute,
+/// transport/device/comm_device.cuh) is RDMA; 0 for a null ctx.
+uint64_t commCtxRdmaRanks(const mooncake::device::CommCtx* ctx);
 
 /// The host-side operations interface of a platform: asynchronous, in order, on one stream.
 ///

@@ -1,9 +1,11 @@
-// te4j/tuning.h — process-wide performance knobs: the kernel and protocol variants that
-// te4j-bench measures side by side in one run. Every knob defaults to te4j's production choice;
+// te4j/tuning.h — process-wide performance knobs of te4j's own paths: the kernel and protocol
+// variants that te4j-bench measures side by side in one run (the bench's own loop variants are
+// its knobs, te4j-bench's te4j/bench_knobs.h). Every knob defaults to te4j's production choice;
 // the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
-// (te4j-bench --variant) changes them for the whole process. Reads are one relaxed atomic load,
-// so an op picks up a change with its next launch; changing a knob while ops are in flight on a
-// stream is allowed (each op reads the knobs once, at enqueue).
+// (te4j-bench --variant) changes them for the whole process. An op stream reads the knobs it
+// uses once, into a snapshot, when it is created; an op compares one counter (generation())
+// and takes a new snapshot only after an apply(). Changing a knob while ops are in flight on a
+// stream is allowed (ops already enqueued keep the knobs they were enqueued under).
 //
 // knob      values                                        affects
 // put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
@@ -21,11 +23,8 @@
 //                                                         stream/body_path.h; 32m: the policy
 //                                                         between two GPUs)
 // cesplit   50 | 55 | ... | 95                            put=cesm: the copy engine's percent
-// signal    atom | red | set                              CUDA signal atomic of putWithSignal and
-//                                                         the ping-pong bench (red = no return;
-//                                                         set: the ping-pong signals with
-//                                                         mc_signal_set, a release store of the
-//                                                         round; putWithSignal's add stays a red)
+// signal    atom | red                                    CUDA signal atomic of putWithSignal
+//                                                         (red = no return)
 // arrival   gpu | sys                                     lean putWithSignal kernel, several
 //                                                         blocks: no per-block fence before the
 //                                                         arrival (gpu, the default: the
@@ -33,11 +32,6 @@
 //                                                         system-scope fence per block (sys)
 // pdl       0 | 1                                         CUDA programmatic dependent launch of
 //                                                         put kernels (variants other than base)
-// wait      sleep | spin                                  device-side waits of the ping-pong bench
-//                                                         (spin: no nanosleep/pause between polls)
-// rawdata   0 | 1                                         raw-flag bench: also store 8 B of data
-//                                                         before the release flag (the floor of a
-//                                                         correctly ordered put+signal)
 // hostcopy  memmove | memcpy | nt                         host platform put body (nt: SSE2
 //                                                         non-temporal stores for >= 256 KiB)
 // hostthreads 4 | 1 | 2 | 8                               host platform put: threads that copy
@@ -60,8 +54,6 @@ enum Knob : int {
   kPut = 0,
   kSignal,
   kPdl,
-  kWait,
-  kRawData,
   kHostCopy,
   kCopyEngineSplit,
   kArrival,
@@ -94,9 +86,8 @@ enum PutKernel : int {
                      // a putWithSignal meet at the cluster barrier instead of an L2 counter
 };
 
-enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1, kSignalSet = 2 };
+enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
 enum Arrival : int { kArrivalSys = 0, kArrivalGpu = 1 };
-enum WaitStyle : int { kWaitSleep = 0, kWaitSpin = 1 };
 enum HostCopy : int { kHostMemmove = 0, kHostMemcpy = 1, kHostNonTemporal = 2 };
 
 /// Why TE4J_TUNING was refused at load time (unknown knob or value, with the valid ones), or
@@ -105,6 +96,10 @@ const char* environmentError();
 
 /// Current value of a knob (relaxed load).
 int get(Knob knob);
+
+/// Counts the apply() calls (TE4J_TUNING's at load time included): a snapshot of the knobs
+/// taken at generation g is current while generation() == g.
+unsigned generation();
 
 /// hostthreads: how many threads copy one large host-platform put (value names are the counts).
 int hostThreads();

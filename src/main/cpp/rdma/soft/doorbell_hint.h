@@ -22,13 +22,6 @@ uint32_t softNicHintCount();
 /// Sleeps up to timeout_us unless the count moved past `seen` (then returns at once).
 void softNicAwaitHint(uint32_t seen, int timeout_us);
 
-/// Before parking on a signal word (host waiters): serves the requests arriving at this
-/// process's software NICs in the calling thread for up to timeout_ns, until the word moves
-/// from `seen`, so that a request costs one wake-up, not the responder's and then the
-/// waiter's. False at once when no NIC has an incoming connection, or unless
-/// TE4J_SOFTNIC_SERVE=waiter (park as before).
-bool softNicServeWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns);
-
 /// Wakes every thread, of any process, futex-waiting on the 32-bit word at addr (a signal word
 /// in shared memory that the NIC has just changed). Cheap when nobody waits.
 void wakeWordWaiters(const void* addr);

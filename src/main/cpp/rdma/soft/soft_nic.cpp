@@ -162,8 +162,6 @@ constexpr size_t kStagingSlots = 4;
 size_t stagingChunk(size_t arena_bytes) {
   return std::min(kStagingChunkBytes, arena_bytes / kStagingSlots);
 }
-// How long a responder thread stays parked after the last waiter serving its connection left.
-constexpr int64_t kStandAsideNs = 1000000;
 constexpr size_t kMaxHeldAnswers = 16 * 1024;  // answers held before they go out regardless
 
 // A peer host that vanishes without a FIN or RST (power loss, cable, firewall) is noticed by
@@ -342,10 +340,6 @@ void softNicDoorbellHint() {
   if (!SoftNic::runDoorbellsHere()) wakeProgressThreads();
 }
 
-bool softNicServeWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns) {
-  return SoftNic::serveWhileWaiting(word, seen, timeout_ns);
-}
-
 void SoftNic::stop() {
   if (listen_fd_ < 0) return;
   {
@@ -361,15 +355,8 @@ void SoftNic::stop() {
   if (progress_.joinable()) progress_.join();
   {
     std::lock_guard<std::mutex> lock(in_mu_);
-    for (auto& c : in_) {
-      shutdown(c->fd, SHUT_RDWR);
-      wakeWordWaiters(&c->drivers);  // a responder standing aside for a waiter
-    }
+    for (auto& c : in_) shutdown(c->fd, SHUT_RDWR);
   }
-  // No waiter starts serving this NIC once it left g_nics; those serving now leave within a
-  // slice (they watch stopping_, and the shut sockets end any I/O they are in), and must have
-  // before the NIC goes.
-  while (waiters_serving_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
   std::vector<std::shared_ptr<InConn>> incoming;
   {
     std::lock_guard<std::mutex> lock(in_mu_);
@@ -1261,7 +1248,7 @@ SoftNic::InConn::~InConn() {
   if (fd >= 0) close(fd);
 }
 
-int SoftNic::serveFrames(InConn* conn, bool whole_only) {
+int SoftNic::serveFrames(InConn* conn) {
   ResponderState& st = *conn->state;
   if (st.ended) return kServeEnded;
   const int src_rank = conn->src_rank;
@@ -1296,16 +1283,6 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
       stats_.bad_frames.fetch_add(1);
       flag("rank " + std::to_string(src_rank) + " sent a bad frame: " + why);
       return ended();
-    }
-    if (whole_only) {
-      // A waiter takes only what is here: a payload still on the wire, or a large READ to
-      // answer, is the responder thread's (it may block on the socket; a waiter must not).
-      const uint64_t need = kFrameHeaderBytes + (f.type == kFrameWrite ? (uint64_t)f.length : 0);
-      if (rx.available() < need && rx.fillNow() < 0) return ended();
-      if (rx.available() < need || (f.type == kFrameRead && f.arg0 > kRxBufferBytes)) {
-        if (sendAnswers() != 0) return ended();
-        return kServePartial;
-      }
     }
     rx.consume(kFrameHeaderBytes);
     if (!isRequestFrame(f.type)) {
@@ -1441,26 +1418,14 @@ int SoftNic::serveFrames(InConn* conn, bool whole_only) {
 
 void SoftNic::responderLoop(InConn* conn) {
   for (;;) {
-    const uint32_t drivers = conn->drivers.load(std::memory_order_acquire);
-    if (drivers > 0) {
-      // A waiter serves this connection: stand aside. A waiter that leaves does not wake this
-      // (one that hands a frame back does): a ping-pong's waiter is back within a round trip,
-      // and waking here each time would cost the very wake-up the waiter saves. So once the
-      // last waiter left, requests wait at most kStandAsideNs for this thread.
-      if (stopping_.load(std::memory_order_acquire)) break;
-      waitWordChange(&conn->drivers, drivers, kStandAsideNs);
-      continue;
-    }
     int r;
     {
       std::lock_guard<std::mutex> lock(conn->serve_mu);
-      r = serveFrames(conn, false);
-      if (r == kServeIdle) conn->handoff.store(false, std::memory_order_release);
+      r = serveFrames(conn);
     }
     if (r == kServeEnded) break;
-    if (conn->drivers.load(std::memory_order_acquire) > 0) continue;
     if (!waitReadable(conn->fd, stopping_, busy_poll_)) {
-      // Stopped or failed (the answers went out before the sleep): no waiter serves it again.
+      // Stopped or failed (the answers went out before the sleep).
       std::lock_guard<std::mutex> lock(conn->serve_mu);
       conn->state->ended = true;
       break;
@@ -1470,105 +1435,6 @@ void SoftNic::responderLoop(InConn* conn) {
   // from its own timeout (the socket is closed when the last owner lets it go).
   shutdown(conn->fd, SHUT_RDWR);
   conn->done.store(true);
-}
-
-bool SoftNic::serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns) {
-  // Opt-in (TE4J_SOFTNIC_SERVE=waiter): on the shared 2-core build machine it cut the context
-  // switches of a ping-pong by a third but no gain in time was measurable through the noise,
-  // and one 4 KiB rate run was slower (docs/history/PERFORMANCE-notebook.md); by default only the
-  // responder threads serve and waiters park on the word.
-  static const bool responder_only = [] {
-    const char* v = std::getenv("TE4J_SOFTNIC_SERVE");
-    return v == nullptr || std::strcmp(v, "waiter") != 0;
-  }();
-  if (responder_only) return false;
-  struct Served {
-    SoftNic* nic;
-    std::shared_ptr<InConn> conn;
-  };
-  std::vector<Served> served;
-  {
-    std::lock_guard<std::mutex> lock(g_nics_mu);
-    for (SoftNic* nic : g_nics) {
-      if (nic->stopping_.load(std::memory_order_acquire)) continue;
-      bool counted = false;
-      std::lock_guard<std::mutex> in_lock(nic->in_mu_);
-      for (auto& c : nic->in_) {
-        if (c->done.load(std::memory_order_acquire) || c->handoff.load(std::memory_order_acquire))
-          continue;
-        if (!counted) nic->waiters_serving_.fetch_add(1, std::memory_order_acq_rel);
-        counted = true;
-        c->drivers.fetch_add(1, std::memory_order_acq_rel);
-        served.push_back(Served{nic, c});
-      }
-    }
-  }
-  if (served.empty()) return false;
-  const auto deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
-  std::vector<pollfd> fds;
-  std::vector<bool> left(served.size(), false);  // handed back to its responder thread
-  // After the first pass, only the connections the last ppoll found readable are served (a
-  // recv that finds nothing is a system call for nothing); index into fds, -1: not polled.
-  std::vector<int> polled(served.size(), -1);
-  bool first = true;
-  // Only a hand-back wakes the responder thread (see responderLoop).
-  auto leave = [](Served& s, bool wake) {
-    s.conn->drivers.fetch_sub(1, std::memory_order_acq_rel);
-    if (wake) wakeWordWaiters(&s.conn->drivers);
-  };
-  bool stopping = false;
-  for (;;) {
-    std::vector<pollfd> last_fds;
-    last_fds.swap(fds);
-    stopping = false;
-    for (size_t i = 0; i < served.size(); ++i) {
-      if (left[i]) continue;
-      Served& s = served[i];
-      stopping = stopping || s.nic->stopping_.load(std::memory_order_acquire);
-      const int at = polled[i];
-      polled[i] = -1;
-      if (!first && at >= 0 && last_fds[(size_t)at].revents == 0) {
-        polled[i] = (int)fds.size();
-        fds.push_back(pollfd{s.conn->fd, POLLIN, 0});
-        continue;
-      }
-      // Busy: its thread is inside a request (a large payload); it takes what follows too.
-      if (!s.conn->serve_mu.try_lock()) continue;
-      const int r = s.nic->serveFrames(s.conn.get(), true);
-      s.conn->serve_mu.unlock();
-      if (r != kServeIdle) {
-        if (r == kServePartial) s.conn->handoff.store(true, std::memory_order_release);
-        left[i] = true;
-        leave(s, true);
-        continue;
-      }
-      polled[i] = (int)fds.size();
-      fds.push_back(pollfd{s.conn->fd, POLLIN, 0});
-    }
-    first = false;
-    if (__atomic_load_n(word, __ATOMIC_ACQUIRE) != seen || stopping) break;
-    const auto now = Clock::now();
-    if (now >= deadline || std::find(left.begin(), left.end(), false) == left.end()) break;
-    const int64_t slice = std::min<int64_t>(
-        kServeSliceNs,
-        std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count());
-    if (fds.empty()) {
-      // Every connection is busy in its own thread, which wakes the word's waiters itself.
-      waitWordChange(word, seen, slice);
-      continue;
-    }
-    const timespec ts{(time_t)(slice / 1000000000), (long)(slice % 1000000000)};
-    (void)ppoll(fds.data(), fds.size(), &ts, nullptr);
-  }
-  SoftNic* last = nullptr;
-  for (size_t i = 0; i < served.size(); ++i) {
-    if (!left[i]) leave(served[i], stopping);
-    if (served[i].nic != last) {
-      last = served[i].nic;
-      last->waiters_serving_.fetch_sub(1, std::memory_order_acq_rel);
-    }
-  }
-  return true;
 }
 
 }  // namespace rdma

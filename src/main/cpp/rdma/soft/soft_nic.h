@@ -10,11 +10,7 @@
 //              values, writes CQEs (soft_qp.h).
 //   responder  one per authenticated incoming connection (at most kMaxResponders): checks each
 //              request's QP, rkey and bounds (region_table.h), applies WRITEs and masked FAs in
-//              arrival order through the MemoryPort, answers with a syndrome. With
-//              TE4J_SOFTNIC_SERVE=waiter, a thread of the process that waits for a signal word
-//              (the host op stream's waitSignal) serves the wholly received requests itself
-//              meanwhile (serveWhileWaiting), the responder standing aside: one wake-up per
-//              request, not two.
+//              arrival order through the MemoryPort, answers with a syndrome.
 //   acceptor   accepts incoming connections and runs every pending handshake itself, polling
 //              them together (no thread per stranger): each must prove the NIC's key
 //              (wire_format.h) within the handshake timeout, at most kMaxPending at once and
@@ -108,14 +104,6 @@ class SoftNic {
   /// the progress thread. False when some engine was busy or paused (its progress thread then
   /// takes the doorbell; the caller hints it, doorbell_hint.h).
   static bool runDoorbellsHere();
-  /// Called by a thread about to park until the 32-bit word changes from `seen` (a signal
-  /// word); only with TE4J_SOFTNIC_SERVE=waiter (else it returns false at once): it serves the
-  /// requests arriving on this process's incoming connections itself, up to timeout_ns, returning
-  /// once the word changed, the time is up or a request needs the responder thread. False at once
-  /// when there is no incoming connection to serve (then the caller parks on the word as before).
-  /// Another writer of the word (not a NIC) is seen within kServeSliceNs.
-  static bool serveWhileWaiting(const uint32_t* word, uint32_t seen, int64_t timeout_ns);
-  static constexpr int64_t kServeSliceNs = 100000;
 
   SoftNicStats& stats() { return stats_; }
   /// Contract violations seen (doorbell record / UAR mismatches...), oldest first.
@@ -134,11 +122,8 @@ class SoftNic {
     std::thread reader;
     ~OutConn();  // in soft_nic.cpp, where RxBuffer is complete
   };
-  /// One incoming connection. Its requests are executed by whoever holds serve_mu: its own
-  /// responder thread, or a thread of this process that waits for a signal word
-  /// (serveWhileWaiting), which then stands in for the responder so that an arriving request
-  /// costs one wake-up (the waiter's) instead of two (the responder's, then the waiter's).
-  /// Shared: a waiter may hold it while the NIC reaps it; the fd is closed with the last owner.
+  /// One incoming connection, served by its responder thread under serve_mu. Shared: the fd is
+  /// closed with the last owner.
   struct InConn {
     int fd = -1;
     int src_rank = -1;
@@ -146,12 +131,6 @@ class SoftNic {
     std::atomic<bool> done{false};
     std::mutex serve_mu;
     std::unique_ptr<ResponderState> state;  // guarded by serve_mu
-    /// Waiters serving this connection now; while non-zero its thread parks on this word
-    /// (a futex) instead of polling the socket, so that only the waiter wakes.
-    std::atomic<uint32_t> drivers{0};
-    /// A waiter found a frame it does not take (a payload larger than the receive buffer):
-    /// the responder thread serves it; waiters leave the connection alone until it is done.
-    std::atomic<bool> handoff{false};
     ~InConn();
   };
   /// An accepted connection in its handshake, driven by the acceptor (non-blocking fd).
@@ -229,11 +208,9 @@ class SoftNic {
   void reapResponders();
   void responderLoop(InConn* conn);
   /// Executes the requests of conn that can be taken now (serve_mu held), then sends the
-  /// answers held. whole_only: stop at a frame that is not wholly buffered (a waiter serving
-  /// does not block on a payload). Returns kServeIdle, kServePartial or kServeEnded.
-  int serveFrames(InConn* conn, bool whole_only);
+  /// answers held. Returns kServeIdle or kServeEnded.
+  int serveFrames(InConn* conn);
   static constexpr int kServeIdle = 0;
-  static constexpr int kServePartial = 1;
   static constexpr int kServeEnded = 2;
   void flag(const std::string& message);
   /// Records the first cause of rank's loss (a connection not closed by disconnect).
@@ -269,8 +246,6 @@ class SoftNic {
 
   std::mutex in_mu_;
   std::vector<std::shared_ptr<InConn>> in_;
-  std::atomic<int> waiters_serving_{
-      0};  // threads in serveWhileWaiting on this NIC; stop waits for them
 
   std::mutex diag_mu_;
   std::vector<std::string> diagnostics_;

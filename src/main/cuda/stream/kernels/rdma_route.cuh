@@ -19,12 +19,11 @@ namespace cuda {
 
 #if defined(__CUDACC__)
 
-/// Uniform across the grid: every thread evaluates it on the same kernel parameters.
+/// Uniform across the grid: every thread reads the same route from the kernel parameters.
 __device__ __forceinline__ bool mc_stream_rdma_route(const mooncake::device::CommCtx& ctx,
                                                      int dst_rank) {
   using namespace mooncake::device;
-  return dst_rank != ctx.rank && !mc_p2p_available(ctx.p2p, dst_rank) &&
-         mc_rdma_available(ctx.ibgda);
+  return mc_rank_route(ctx, dst_rank) == kMcRankRouteRdma;
 }
 
 /// Records an RDMA failure of op (one thread). The record: route = the kMcRdma* status,

@@ -66,7 +66,7 @@ cudaError_t launchPutVariant(int put_knob, const PutLaunch& put) {
     shaped.blocks *= (shaped.threads + kU16MaxThreads - 1) / kU16MaxThreads;
     shaped.threads = kU16MaxThreads;
   }
-  return launchPutKernel(shaped, v.kernel, putFlags(), v.smem, tuning::get(tuning::kPdl) != 0,
+  return launchPutKernel(shaped, v.kernel, put.flags, v.smem, put.pdl,
                          put_knob == tuning::kPutCluster);
 }
 

@@ -16,6 +16,8 @@ import java.util.Map;
  *     log.info("no CUDA: {}", Availability.unavailabilityCause(Platform.CUDA).getMessage());
  * }
  * }</pre>
+ *
+ * @since 0.1
  */
 public final class Availability
 {
@@ -25,31 +27,57 @@ public final class Availability
     {
     }
 
-    /** Whether te4j's native library loaded. */
+    /**
+     * Whether te4j's native library loaded.
+     *
+     * @return true when it loaded
+     * @since 0.1
+     */
     public static boolean isAvailable()
     {
         return NativeLibrary.isAvailable();
     }
 
-    /** Why the native library did not load, or null. */
+    /**
+     * Why the native library did not load, or null.
+     *
+     * @return the cause, or null when it loaded
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause()
     {
         return NativeLibrary.unavailabilityCause();
     }
 
-    /** Throws {@link UnavailableException} with the cause if the native library did not load. */
+    /**
+     * Throws {@link UnavailableException} with the cause if the native library did not load.
+     *
+     * @since 0.1
+     */
     public static void ensureAvailability()
     {
         NativeLibrary.ensureAvailable();
     }
 
-    /** Whether a platform can be used here. */
+    /**
+     * Whether a platform can be used here.
+     *
+     * @param platform the platform
+     * @return true when engines of {@code platform} can be built here
+     * @since 0.1
+     */
     public static boolean isAvailable(final Platform platform)
     {
         return unavailabilityCause(platform) == null;
     }
 
-    /** Why a platform cannot be used here, or null when it can. */
+    /**
+     * Why a platform cannot be used here, or null when it can.
+     *
+     * @param platform the platform
+     * @return the cause, naming the fix, or null
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause(final Platform platform)
     {
         if (!NativeLibrary.isAvailable())
@@ -77,7 +105,14 @@ public final class Availability
         return null;
     }
 
-    /** Throws {@link UnavailableException} naming the cause if {@code platform} cannot be used. */
+    /**
+     * Throws {@link UnavailableException} naming the cause if {@code platform} cannot be used.
+     *
+     * @param platform the platform
+     * @throws UnavailableException when {@code platform} cannot be used; its message names the cause and the
+     *     fix
+     * @since 0.1
+     */
     public static void ensureAvailability(final Platform platform)
     {
         final Throwable cause = unavailabilityCause(platform);
@@ -89,7 +124,12 @@ public final class Availability
         }
     }
 
-    /** Number of usable CUDA devices (0 when CUDA cannot be used). */
+    /**
+     * Number of usable CUDA devices (0 when CUDA cannot be used).
+     *
+     * @return the device count
+     * @since 0.1
+     */
     public static int cudaDeviceCount()
     {
         if (!NativeLibrary.isAvailable())
@@ -99,7 +139,14 @@ public final class Availability
         return Math.max(0, NativeApi.cudaDeviceCount());
     }
 
-    /** Whether CUDA device {@code device} can map {@code peer}'s memory. */
+    /**
+     * Whether CUDA device {@code device} can map {@code peer}'s memory.
+     *
+     * @param device a CUDA device ordinal
+     * @param peer another CUDA device ordinal
+     * @return true when peer access works; false for ordinals that do not exist
+     * @since 0.1
+     */
     public static boolean cudaCanAccessPeer(final int device, final int peer)
     {
         final int n = cudaDeviceCount();
@@ -110,7 +157,12 @@ public final class Availability
         return NativeApi.cudaCanAccessPeer(device, peer) == 1;
     }
 
-    /** The raw report: "key=value" facts from the native side (empty when it did not load). */
+    /**
+     * The raw report: "key=value" facts from the native side (empty when it did not load).
+     *
+     * @return the facts, unmodifiable
+     * @since 0.1
+     */
     public static Map<String, String> report()
     {
         Map<String, String> r = report;
@@ -133,7 +185,12 @@ public final class Availability
         return r;
     }
 
-    /** A human-readable summary: one line per platform, with the reason when unavailable. */
+    /**
+     * A human-readable summary: one line per platform, with the reason when unavailable.
+     *
+     * @return the summary, several lines
+     * @since 0.1
+     */
     public static String describe()
     {
         final List<String> lines = new ArrayList<>();
@@ -161,7 +218,12 @@ public final class Availability
         return String.join(System.lineSeparator(), lines);
     }
 
-    /** Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC). */
+    /**
+     * Prints {@link #describe()} and whether users' kernels can be compiled here (NVRTC).
+     *
+     * @param args ignored
+     * @since 0.1
+     */
     public static void main(final String[] args)
     {
         System.out.println(describe());

@@ -1,6 +1,10 @@
 package io.github.te4j;
 
-/** Operations captured from an {@link OpStream} into a CUDA graph, replayed with {@link #launch()}. */
+/**
+ * Operations captured from an {@link OpStream} into a CUDA graph, replayed with {@link #launch()}.
+ *
+ * @since 0.1
+ */
 public final class CapturedGraph extends NativeResource
 {
     private final OpStream stream;
@@ -13,7 +17,11 @@ public final class CapturedGraph extends NativeResource
         this.handle = handle;
     }
 
-    /** Enqueues one replay on the stream it was captured from. */
+    /**
+     * Enqueues one replay on the stream it was captured from.
+     *
+     * @since 0.1
+     */
     public void launch()
     {
         final java.util.concurrent.locks.Lock l = enter();

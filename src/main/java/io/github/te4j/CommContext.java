@@ -16,6 +16,8 @@ import org.bytedeco.javacpp.BytePointer;
  * A symmetric window: this rank's buffer plus the peer tables that reach every other rank's
  * buffer of the same size, and the device-side {@code CommCtx} that operations hand to kernels.
  * Data in a window is addressed by byte offset; every offset is checked against the window size.
+ *
+ * @since 0.1
  */
 public final class CommContext extends NativeResource
 {
@@ -29,6 +31,8 @@ public final class CommContext extends NativeResource
     private final long p2pRanksMask;
     private final NativeCommCtx ctx;
     private final AtomicInteger commCtxVersion = new AtomicInteger();
+    /** The native context's RDMA ranks (bit r), read again after every change of it. */
+    private volatile long rdmaRanksMask;
     private volatile RdmaTransport rdma;
     private volatile PeerMonitor peers;
 
@@ -89,42 +93,81 @@ public final class CommContext extends NativeResource
         return out;
     }
 
-    /** This rank. */
+    /**
+     * This rank.
+     *
+     * @return this rank, in [0, numRanks)
+     * @since 0.1
+     */
     public int rank()
     {
         return rank;
     }
 
+    /**
+     * Ranks of the window, active or not.
+     *
+     * @return the number of ranks the transport was made for
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
     }
 
-    /** Bit r set when rank r takes part. */
+    /**
+     * Bit r set when rank r takes part.
+     *
+     * @return the mask of active ranks
+     * @since 0.1
+     */
     public long activeRanksMask()
     {
         return activeRanksMask;
     }
 
-    /** Whether {@code r} is an active rank of this window. */
+    /**
+     * Whether {@code r} is an active rank of this window.
+     *
+     * @param r a rank; any value
+     * @return true when {@code r} is in [0, numRanks) and active
+     * @since 0.1
+     */
     public boolean isActive(final int r)
     {
         return r >= 0 && r < numRanks && (activeRanksMask & (1L << r)) != 0;
     }
 
-    /** Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called. */
+    /**
+     * Ranks imported over P2P (bit r); the others are reached over RDMA once {@link #withRdma} is called.
+     *
+     * @return the mask of ranks mapped over P2P
+     * @since 0.1
+     */
     public long p2pRanksMask()
     {
         return p2pRanksMask;
     }
 
-    /** Whether operations to {@code r} go over RDMA: active, not this rank, not P2P, RDMA attached. */
+    /**
+     * Whether operations to {@code r} go over RDMA: an active rank whose route, decided natively when
+     * this context was connected (no P2P mapping, RDMA tables attached), is RDMA.
+     *
+     * @param r a rank; any value
+     * @return true when operations to {@code r} take the RDMA route
+     * @since 0.1
+     */
     public boolean routesOverRdma(final int r)
     {
-        return isActive(r) && r != rank && (p2pRanksMask & (1L << r)) == 0 && rdma != null;
+        return isActive(r) && (rdmaRanksMask & (1L << r)) != 0;
     }
 
-    /** The RDMA transport attached with {@link #withRdma}, or null. */
+    /**
+     * The RDMA transport attached with {@link #withRdma}, or null.
+     *
+     * @return the attached transport, or null
+     * @since 0.1
+     */
     public RdmaTransport rdma()
     {
         return rdma;
@@ -137,6 +180,14 @@ public final class CommContext extends NativeResource
      * this rank (the same start address; the same size or less). Call it before enqueuing
      * operations with this context (operations already enqueued keep the tables they copied).
      * Returns this context.
+     *
+     * @param transport a connected RDMA transport of the same platform, device and ranks, with this window's
+     *     buffer registered
+     * @return this context
+     * @throws IllegalArgumentException when {@code transport} is null, on another platform or device, for
+     *     other ranks, connected as another rank, or has another registration
+     * @throws ClosedException when this context is closed
+     * @since 0.1
      */
     public CommContext withRdma(final RdmaTransport transport)
     {
@@ -171,24 +222,46 @@ public final class CommContext extends NativeResource
         rdma = transport;
     }
 
-    /** The local buffer of the window. */
+    /**
+     * The local buffer of the window.
+     *
+     * @return this rank's buffer of the window
+     * @since 0.1
+     */
     public DeviceBuffer localBuffer()
     {
         return local;
     }
 
-    /** Window size in bytes (the same on every rank). */
+    /**
+     * Window size in bytes (the same on every rank).
+     *
+     * @return the size of the local buffer
+     * @since 0.1
+     */
     public long size()
     {
         return local.size();
     }
 
+    /**
+     * The platform of this window: its transport's.
+     *
+     * @return the platform of the window's buffers
+     * @since 0.1
+     */
     public Platform platform()
     {
         return transport.platform();
     }
 
-    /** Whether every active peer is mapped (P2P-reachable). */
+    /**
+     * Whether every active peer is mapped (P2P-reachable).
+     *
+     * @return true when no active peer needs the RDMA route
+     * @throws ClosedException when this context is closed
+     * @since 0.1
+     */
     public boolean allPeersAccessible()
     {
         final Lock l = enter();
@@ -202,7 +275,11 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Really touches every active peer's buffer; throws naming the first that fails. */
+    /**
+     * Really touches every active peer's buffer; throws naming the first that fails.
+     *
+     * @since 0.1
+     */
     public void verifyPeerAccess()
     {
         final Lock l = enter();
@@ -216,7 +293,13 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Platform address of the int[numRanks] availability table (for users' own kernels). */
+    /**
+     * Platform address of the int[numRanks] availability table (for users' own kernels).
+     *
+     * @return the table's address (valid while this context is open)
+     * @throws ClosedException when this context is closed
+     * @since 0.1
+     */
     public long availableTablePtr()
     {
         final Lock l = enter();
@@ -230,7 +313,13 @@ public final class CommContext extends NativeResource
         }
     }
 
-    /** Platform address of the void*[numRanks] peer pointer table (for users' own kernels). */
+    /**
+     * Platform address of the void*[numRanks] peer pointer table (for users' own kernels).
+     *
+     * @return the table's address (valid while this context is open)
+     * @throws ClosedException when this context is closed
+     * @since 0.1
+     */
     public long peerPtrsTablePtr()
     {
         final Lock l = enter();
@@ -285,12 +374,16 @@ public final class CommContext extends NativeResource
     /** Called after every native change of the {@code CommCtx} (see {@link #commCtxVersion()}). */
     void commCtxChanged()
     {
+        rdmaRanksMask = NativeApi.commCtxRdmaRanks(ctx);
         commCtxVersion.incrementAndGet();
     }
 
     /**
      * Bytes of the C++ {@code mooncake::device::CommCtx} a kernel receives by value
      * ({@code sizeof(CommCtx)} as libte4j was built).
+     *
+     * @return {@code sizeof(CommCtx)} in bytes
+     * @since 0.1
      */
     public static long commCtxSize()
     {
@@ -300,6 +393,9 @@ public final class CommContext extends NativeResource
     /**
      * The offsets of CommCtx's fields as libte4j was built, "size=N align=A p2p=O ibgda=O
      * rank=O p2p.size=N ibgda.size=N": for checking a kernel compiled elsewhere against it.
+     *
+     * @return the layout text
+     * @since 0.1
      */
     public static String commCtxLayout()
     {
@@ -310,6 +406,10 @@ public final class CommContext extends NativeResource
      * A copy of this context's {@code CommCtx}: the bytes to pass by value to a kernel launched
      * by the caller's own launcher (e.g. the JavaCPP Presets' {@code cuLaunchKernel}). The tables
      * it points to stay valid while this context is open.
+     *
+     * @return a new array of {@link #commCtxSize()} bytes
+     * @throws ClosedException when this context is closed
+     * @since 0.1
      */
     public byte[] commCtxBytes()
     {
@@ -343,6 +443,10 @@ public final class CommContext extends NativeResource
      * {@link #commCtxBytes()} in native memory: a new {@code BytePointer} of
      * {@link #commCtxSize()} bytes owned by the caller (free it with {@code close()} or leave it
      * to the garbage collector), e.g. for a {@code kernelParams} entry of {@code cuLaunchKernel}.
+     *
+     * @return a new pointer the caller owns
+     * @throws ClosedException when this context is closed
+     * @since 0.1
      */
     public BytePointer commCtxPointer()
     {

@@ -21,6 +21,8 @@ import org.bytedeco.javacpp.Pointer;
  * drained (bounded: memory they may still touch is kept, not freed), its registrations with
  * transfer agents (its own, and raw ranges inside it) are withdrawn, and every RDMA transport of
  * the process deregisters it.
+ *
+ * @since 0.1
  */
 public final class DeviceBuffer extends NativeResource
 {
@@ -40,30 +42,56 @@ public final class DeviceBuffer extends NativeResource
         this.registered = registered;
     }
 
-    /** Platform address of the first byte (a GPU virtual address on CUDA). */
+    /**
+     * Platform address of the first byte (a GPU virtual address on CUDA).
+     *
+     * @return the address of the first byte
+     * @since 0.1
+     */
     public long address()
     {
         return address;
     }
 
-    /** Size in bytes. */
+    /**
+     * Size in bytes.
+     *
+     * @return the size in bytes
+     * @since 0.1
+     */
     public long size()
     {
         return size;
     }
 
+    /**
+     * The platform of this buffer: its transport's.
+     *
+     * @return the platform whose memory this buffer is
+     * @since 0.1
+     */
     public Platform platform()
     {
         return owner.platform();
     }
 
-    /** CUDA device ordinal (0 on the host platform). */
+    /**
+     * CUDA device ordinal (0 on the host platform).
+     *
+     * @return the device ordinal
+     * @since 0.1
+     */
     public int device()
     {
         return owner.device();
     }
 
-    /** Whether this buffer was allocated elsewhere and only registered with te4j. */
+    /**
+     * Whether this buffer was allocated elsewhere and only registered with te4j.
+     *
+     * @return true for memory given to {@link P2pTransport#registerBuffer(long, long)}, false for te4j's own
+     * @since 0.1
+     */
     public boolean isRegistered()
     {
         return registered;
@@ -74,7 +102,19 @@ public final class DeviceBuffer extends NativeResource
         return owner;
     }
 
-    /** Copies {@code length} bytes of {@code src} from {@code srcOffset} into this buffer at {@code offset}. */
+    /**
+     * Copies {@code length} bytes of {@code src} from {@code srcOffset} into this buffer at {@code offset}.
+     *
+     * @param offset where in this buffer the bytes go
+     * @param src the bytes to copy
+     * @param srcOffset the first byte of {@code src} to copy
+     * @param length how many bytes
+     * @throws IllegalArgumentException when {@code src} is null
+     * @throws IndexOutOfBoundsException when a range falls outside {@code src} or this buffer
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
+     */
     public void write(final long offset, final byte[] src, final int srcOffset, final int length)
     {
         Errors.checkArgument(src != null, "src is null");
@@ -93,13 +133,35 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Copies all of {@code src} into this buffer at {@code offset}. */
+    /**
+     * Copies all of {@code src} into this buffer at {@code offset}.
+     *
+     * @param offset where in this buffer the bytes go
+     * @param src the bytes to copy
+     * @throws IllegalArgumentException when {@code src} is null
+     * @throws IndexOutOfBoundsException when the bytes do not fit at {@code offset}
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
+     */
     public void write(final long offset, final byte[] src)
     {
         write(offset, src, 0, src == null ? 0 : src.length);
     }
 
-    /** Copies {@code length} bytes at {@code offset} of this buffer into {@code dst} from {@code dstOffset}. */
+    /**
+     * Copies {@code length} bytes at {@code offset} of this buffer into {@code dst} from {@code dstOffset}.
+     *
+     * @param offset the first byte of this buffer to copy
+     * @param dst where the bytes go
+     * @param dstOffset where in {@code dst} the first byte goes
+     * @param length how many bytes
+     * @throws IllegalArgumentException when {@code dst} is null
+     * @throws IndexOutOfBoundsException when a range falls outside {@code dst} or this buffer
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
+     */
     public void read(final long offset, final byte[] dst, final int dstOffset, final int length)
     {
         Errors.checkArgument(dst != null, "dst is null");
@@ -118,7 +180,18 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Returns {@code length} bytes at {@code offset}. */
+    /**
+     * Returns {@code length} bytes at {@code offset}.
+     *
+     * @param offset the first byte to read
+     * @param length how many bytes, not negative
+     * @return a new array with the bytes
+     * @throws IllegalArgumentException when {@code length} is negative
+     * @throws IndexOutOfBoundsException when the range falls outside this buffer
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
+     */
     public byte[] read(final long offset, final int length)
     {
         Errors.checkArgument(length >= 0, "length=" + length + " is negative");
@@ -134,7 +207,13 @@ public final class DeviceBuffer extends NativeResource
      * at {@code offset} and advances its position past them. A direct buffer is copied from
      * where it lies, without an intermediate array; a heap buffer from its array.
      *
+     * @param offset where in this buffer the bytes go
+     * @param src the bytes to copy, from its position to its limit
      * @throws IndexOutOfBoundsException when the bytes do not fit at {@code offset}
+     * @throws IllegalArgumentException when {@code src} is null
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
      */
     public void write(final long offset, final ByteBuffer src)
     {
@@ -166,8 +245,13 @@ public final class DeviceBuffer extends NativeResource
      * this buffer at {@code offset} and advances its position past them. A direct buffer is
      * filled where it lies, without an intermediate array; a heap buffer through its array.
      *
+     * @param offset the first byte of this buffer to copy
+     * @param dst where the bytes go, from its position to its limit
      * @throws IndexOutOfBoundsException when that many bytes do not lie at {@code offset}
      * @throws IllegalArgumentException when {@code dst} is read-only
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native copy fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
      */
     public void read(final long offset, final ByteBuffer dst)
     {
@@ -224,12 +308,16 @@ public final class DeviceBuffer extends NativeResource
      * invalidated when the buffer closes, so a use after close would read or write memory that te4j
      * freed and the process may have reused (a JVM crash, or silent corruption of unrelated data).
      * The view costs one atomic increment and decrement per access; for bulk data use its
-     * {@link HostMemoryView#get(long, ByteBuffer)} and {@link HostMemoryView#put(long, ByteBuffer)}.
+     * {@link HostMemoryView#get(int, ByteBuffer)} and {@link HostMemoryView#put(int, ByteBuffer)}.
      *
+     * @param offset the first byte of the view in this buffer
+     * @param length the view's size in bytes
+     * @return the view; it stays valid while this buffer is open
      * @throws IllegalArgumentException on the CUDA platform, or when {@code length} exceeds
      *     {@link Integer#MAX_VALUE}
      * @throws IndexOutOfBoundsException when the range lies outside this buffer
      * @throws ClosedException when this buffer is closed
+     * @since 0.1
      */
     public HostMemoryView hostView(final long offset, final long length)
     {
@@ -249,7 +337,15 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** {@link #hostView(long, long)} of the whole buffer. */
+    /**
+     * {@link #hostView(long, long)} of the whole buffer.
+     *
+     * @return a view of all of this buffer
+     * @throws IllegalArgumentException on the CUDA platform, or when the buffer exceeds {@link
+     *     Integer#MAX_VALUE} bytes
+     * @throws ClosedException when this buffer is closed
+     * @since 0.1
+     */
     public HostMemoryView hostView()
     {
         return hostView(0, size);
@@ -266,9 +362,11 @@ public final class DeviceBuffer extends NativeResource
      * native access for te4j to silence the JVM's warning.
      *
      * @param <S> {@code java.lang.foreign.MemorySegment}
+     * @return the segment, typed as the caller's {@code MemorySegment} variable
      * @throws UnsupportedOperationException on Java 17 to 21, or with a te4j jar built by an older JDK
      * @throws IllegalArgumentException on the CUDA platform (device memory)
      * @throws ClosedException when this buffer is closed
+     * @since 0.1
      */
     @SuppressWarnings("unchecked")
     public <S> S asMemorySegment()
@@ -299,7 +397,17 @@ public final class DeviceBuffer extends NativeResource
         }
     }
 
-    /** Sets {@code length} bytes at {@code offset} to {@code value}. */
+    /**
+     * Sets {@code length} bytes at {@code offset} to {@code value}.
+     *
+     * @param offset the first byte to set
+     * @param length how many bytes
+     * @param value the byte to write
+     * @throws IndexOutOfBoundsException when the range falls outside this buffer
+     * @throws ClosedException when this buffer is closed
+     * @throws Te4jException when the native fill fails (e.g. {@code CUDA_ERROR})
+     * @since 0.1
+     */
     public void fill(final long offset, final long length, final byte value)
     {
         Errors.checkRange("DeviceBuffer.fill", offset, length, size);

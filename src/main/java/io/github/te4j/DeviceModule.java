@@ -11,6 +11,8 @@ import java.util.concurrent.locks.Lock;
  * CUDA {@link TransferEngine}, giving {@link Kernel} handles by name. Closing it first drains
  * every stream that launched one of its kernels; keep it open while a {@link CapturedGraph}
  * that launches its kernels is still replayed.
+ *
+ * @since 0.1
  */
 public final class DeviceModule extends NativeResource
 {
@@ -32,6 +34,15 @@ public final class DeviceModule extends NativeResource
      * on the host platform or without the CUDA build/driver, {@link Te4jException} with the
      * driver's (JIT) log when the image does not load, e.g. INVALID_ARGUMENT for an image with
      * no code for this GPU.
+     *
+     * @param engine a CUDA engine
+     * @param image the image to load
+     * @return the loaded module; close it, or the engine, when done
+     * @throws IllegalArgumentException when an argument is null
+     * @throws UnavailableException when {@code engine} is not CUDA
+     * @throws ClosedException when {@code engine} is closed
+     * @throws Te4jException when the driver does not load the image, or with {@code OUT_OF_MEMORY}
+     * @since 0.1
      */
     public static DeviceModule load(final TransferEngine engine, final KernelImage image)
     {
@@ -68,6 +79,13 @@ public final class DeviceModule extends NativeResource
     /**
      * The kernel {@code kernelName}: an {@code extern "C"} name or a lowered C++ name
      * ({@link KernelImage#loweredName}). Throws INVALID_ARGUMENT when the module has no such kernel.
+     *
+     * @param kernelName the kernel's name
+     * @return the kernel (the same object for the same name)
+     * @throws IllegalArgumentException when {@code kernelName} is null or empty
+     * @throws ClosedException when this module is closed
+     * @throws Te4jException with {@code INVALID_ARGUMENT} when the module has no such kernel
+     * @since 0.1
      */
     public Kernel kernel(final String kernelName)
     {
@@ -99,13 +117,23 @@ public final class DeviceModule extends NativeResource
         }
     }
 
-    /** The CUDA device it is loaded on. */
+    /**
+     * The CUDA device it is loaded on.
+     *
+     * @return the device ordinal
+     * @since 0.1
+     */
     public int device()
     {
         return device;
     }
 
-    /** The name of the image it was loaded from. */
+    /**
+     * The name of the image it was loaded from.
+     *
+     * @return the image's name
+     * @since 0.1
+     */
     public String imageName()
     {
         return name;

@@ -14,6 +14,8 @@ import org.bytedeco.javacpp.BytePointer;
  *
  * <p>Thread-safe: accesses from several threads are as safe as plain memory accesses (no
  * ordering between threads beyond what the caller arranges). Offsets are relative to the view.
+ *
+ * @since 0.1
  */
 public final class HostMemoryView
 {
@@ -31,19 +33,37 @@ public final class HostMemoryView
         this.memory = new AddressPointer(address, length).asByteBuffer().order(ByteOrder.nativeOrder());
     }
 
-    /** The view's size in bytes. */
+    /**
+     * The view's size in bytes.
+     *
+     * @return the size
+     * @since 0.1
+     */
     public int size()
     {
         return length;
     }
 
-    /** Whether its buffer is still open (a later access may still find it closed). */
+    /**
+     * Whether its buffer is still open (a later access may still find it closed).
+     *
+     * @return true while the buffer is open
+     * @since 0.1
+     */
     public boolean isOpen()
     {
         return !buffer.isClosed();
     }
 
-    /** The byte at {@code offset}. */
+    /**
+     * The byte at {@code offset}.
+     *
+     * @param offset the byte's offset in the view
+     * @return the byte
+     * @throws IndexOutOfBoundsException when {@code offset} is outside the view
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
+     */
     public byte get(final int offset)
     {
         Errors.checkRange("HostMemoryView.get", offset, 1, length);
@@ -58,7 +78,15 @@ public final class HostMemoryView
         }
     }
 
-    /** Stores {@code value} at {@code offset}. */
+    /**
+     * Stores {@code value} at {@code offset}.
+     *
+     * @param offset the byte's offset in the view
+     * @param value the byte to store
+     * @throws IndexOutOfBoundsException when {@code offset} is outside the view
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
+     */
     public void put(final int offset, final byte value)
     {
         Errors.checkRange("HostMemoryView.put", offset, 1, length);
@@ -73,7 +101,15 @@ public final class HostMemoryView
         }
     }
 
-    /** The 8 bytes at {@code offset}, in the platform's byte order. */
+    /**
+     * The 8 bytes at {@code offset}, in the platform's byte order.
+     *
+     * @param offset the offset of the first byte in the view
+     * @return the value
+     * @throws IndexOutOfBoundsException when the 8 bytes do not lie inside the view
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
+     */
     public long getLong(final int offset)
     {
         Errors.checkRange("HostMemoryView.getLong", offset, Long.BYTES, length);
@@ -88,7 +124,15 @@ public final class HostMemoryView
         }
     }
 
-    /** Stores {@code value} at {@code offset}, in the platform's byte order. */
+    /**
+     * Stores {@code value} at {@code offset}, in the platform's byte order.
+     *
+     * @param offset the offset of the first byte in the view
+     * @param value the value to store
+     * @throws IndexOutOfBoundsException when the 8 bytes do not lie inside the view
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
+     */
     public void putLong(final int offset, final long value)
     {
         Errors.checkRange("HostMemoryView.putLong", offset, Long.BYTES, length);
@@ -107,7 +151,12 @@ public final class HostMemoryView
      * Copies bytes from {@code offset} into the remaining space of {@code dst} (from its position
      * to its limit) and advances its position.
      *
+     * @param offset the offset in the view of the first byte to copy
+     * @param dst where the bytes go
      * @throws IndexOutOfBoundsException when that many bytes do not lie at {@code offset}
+     * @throws IllegalArgumentException when {@code dst} is null or read-only
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
      */
     public void get(final int offset, final ByteBuffer dst)
     {
@@ -131,7 +180,12 @@ public final class HostMemoryView
      * Copies the remaining bytes of {@code src} (from its position to its limit) to
      * {@code offset} and advances its position.
      *
+     * @param offset the offset in the view where the bytes go
+     * @param src the bytes to copy
      * @throws IndexOutOfBoundsException when they do not fit at {@code offset}
+     * @throws IllegalArgumentException when {@code src} is null
+     * @throws ClosedException when the buffer is closed
+     * @since 0.1
      */
     public void put(final int offset, final ByteBuffer src)
     {

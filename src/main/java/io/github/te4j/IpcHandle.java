@@ -11,12 +11,22 @@ import java.util.Arrays;
  * the fields that the native decoder returns. {@link #fromBytes(byte[])} rejects anything else
  * (length, magic, version, CRC-32, platform, pid, size) with a {@link BadHandleException} naming
  * the field.
+ *
+ * @since 0.1
  */
 public final class IpcHandle
 {
-    /** The first four bytes, "TE4J" (the native blob's magic word, little-endian). */
+    /**
+     * The first four bytes, "TE4J" (the native blob's magic word, little-endian).
+     *
+     * @since 0.1
+     */
     public static final int MAGIC = 0x4a344554;
-    /** The version the bytes carry after the magic. */
+    /**
+     * The version the bytes carry after the magic.
+     *
+     * @since 0.1
+     */
     public static final int VERSION = 1;
     /** Bounds of any handle's length: the smallest blob header and the largest platform blob, with the CRC. */
     static final int MIN_BYTES = 44;
@@ -46,6 +56,12 @@ public final class IpcHandle
     /**
      * A view of bytes from {@link #toBytes()} (another rank's {@link P2pTransport#exportHandle}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
+     *
+     * @param bytes the encoded handle (copied)
+     * @return the view
+     * @throws BadHandleException when {@code bytes} is null, truncated, oversize, damaged or of another
+     *     version
+     * @since 0.1
      */
     public static IpcHandle fromBytes(final byte[] bytes)
     {
@@ -102,18 +118,34 @@ public final class IpcHandle
         return end == 0 ? "IPC handle refused" : new String(why, 0, end, StandardCharsets.UTF_8);
     }
 
+    /**
+     * The platform whose memory the handle exports.
+     *
+     * @return {@link Platform#HOST} or {@link Platform#CUDA}
+     * @since 0.1
+     */
     public Platform platform()
     {
         return Platform.fromNativeId((int)values[PLATFORM]);
     }
 
-    /** Size of the exported buffer. */
+    /**
+     * Size of the exported buffer.
+     *
+     * @return the size in bytes
+     * @since 0.1
+     */
     public long bufferSize()
     {
         return values[SIZE];
     }
 
-    /** Whether the handle was made on this host and pid namespace (the native library's host identity). */
+    /**
+     * Whether the handle was made on this host and pid namespace (the native library's host identity).
+     *
+     * @return true when this host and pid namespace made it
+     * @since 0.1
+     */
     public boolean isFromThisHost()
     {
         return values[FROM_THIS_HOST] != 0;
@@ -131,7 +163,12 @@ public final class IpcHandle
         return words.clone();
     }
 
-    /** The bytes this view reads (a copy). */
+    /**
+     * The bytes this view reads (a copy).
+     *
+     * @return a new array with the encoded handle
+     * @since 0.1
+     */
     public byte[] toBytes()
     {
         return bytes.clone();

@@ -16,6 +16,8 @@ import java.util.concurrent.locks.Lock;
  * such a fault is sticky (DEVICE_FAULT: the process's CUDA context is unusable and the process
  * must restart). Launches inside {@link OpStream#beginCapture() graph capture} are captured.
  * Thread-safe.
+ *
+ * @since 0.1
  */
 public final class Kernel
 {
@@ -38,35 +40,72 @@ public final class Kernel
         this.maxThreadsPerBlock = maxThreadsPerBlock;
     }
 
+    /**
+     * The name it was looked up by.
+     *
+     * @return the {@code extern "C"} or lowered name
+     * @since 0.1
+     */
     public String name()
     {
         return name;
     }
 
+    /**
+     * The module it belongs to.
+     *
+     * @return the module; closing it ends this kernel too
+     * @since 0.1
+     */
     public DeviceModule module()
     {
         return module;
     }
 
-    /** The most threads per block this kernel can be launched with (its registers decide). */
+    /**
+     * The most threads per block this kernel can be launched with (its registers decide).
+     *
+     * @return the limit, at most 1024
+     * @since 0.1
+     */
     public int maxThreadsPerBlock()
     {
         return maxThreadsPerBlock;
     }
 
-    /** Number of parameters as the driver reports them, or -1 when it cannot tell (drivers before CUDA 12.4). */
+    /**
+     * Number of parameters as the driver reports them, or -1 when it cannot tell (drivers before CUDA 12.4).
+     *
+     * @return the count, or -1
+     * @since 0.1
+     */
     public int parameterCount()
     {
         return paramSizes == null ? -1 : paramSizes.length;
     }
 
-    /** Byte sizes of the parameters as the driver reports them, or null when it cannot tell. */
+    /**
+     * Byte sizes of the parameters as the driver reports them, or null when it cannot tell.
+     *
+     * @return a new array of sizes, or null
+     * @since 0.1
+     */
     public long[] parameterSizes()
     {
         return paramSizes == null ? null : paramSizes.clone();
     }
 
-    /** The largest grid of a cooperative launch with this block size and shared memory (all blocks resident). */
+    /**
+     * The largest grid of a cooperative launch with this block size and shared memory (all blocks resident).
+     *
+     * @param threadsPerBlock threads per block, in [1, 1024]
+     * @param sharedBytes dynamic shared memory per block, not negative
+     * @return the most blocks that are resident at once
+     * @throws IllegalArgumentException when an argument is out of range
+     * @throws ClosedException when the module is closed
+     * @throws Te4jException when the driver's query fails
+     * @since 0.1
+     */
     public int maxCooperativeBlocks(final int threadsPerBlock, final long sharedBytes)
     {
         Errors.checkArgument(threadsPerBlock >= 1 && threadsPerBlock <= 1024,
@@ -97,6 +136,14 @@ public final class Kernel
      * launch that cannot be right (wrong argument count or sizes, a block over the kernel's
      * limit, a stream of another device, a closed object) and {@link Te4jException} when the
      * driver refuses it (e.g. a cooperative grid that does not fit).
+     *
+     * @param stream a CUDA stream of the module's device
+     * @param config the launch shape
+     * @param args the parameters, matching the kernel's
+     * @throws IllegalArgumentException as above, or when an argument is null
+     * @throws ClosedException when the stream, the module or an object in {@code args} is closed
+     * @throws Te4jException when the driver refuses the launch
+     * @since 0.1
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args)
     {
@@ -107,6 +154,16 @@ public final class Kernel
      * Enqueues {@code repeats} launches of this kernel with the same shape and arguments, back
      * to back from native code (the arguments checked and marshalled once): for many small
      * launches. Otherwise as {@link #launch(OpStream, LaunchConfig, KernelArgs)}.
+     *
+     * @param stream a CUDA stream of the module's device
+     * @param config the launch shape
+     * @param args the parameters, matching the kernel's
+     * @param repeats how many launches, at least 1
+     * @throws IllegalArgumentException as {@link #launch(OpStream, LaunchConfig, KernelArgs)} says, or when
+     *     {@code repeats} is below 1
+     * @throws ClosedException when the stream, the module or an object in {@code args} is closed
+     * @throws Te4jException when the driver refuses the launch
+     * @since 0.1
      */
     public void launch(final OpStream stream, final LaunchConfig config, final KernelArgs args, final int repeats)
     {

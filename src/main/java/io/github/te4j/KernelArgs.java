@@ -15,6 +15,8 @@ import org.bytedeco.javacpp.Pointer;
  * each launch, so a context's RDMA tables attached later are seen). Not thread-safe: one
  * instance is marshalled into its own native parameter block at each launch, so threads that
  * launch at the same time each use their own.
+ *
+ * @since 0.1
  */
 public final class KernelArgs
 {
@@ -53,13 +55,25 @@ public final class KernelArgs
     private int[] copiedCtxVersions;
     private long ctxCopies;
 
-    /** An empty parameter list. */
+    /**
+     * An empty parameter list.
+     *
+     * @return a new list
+     * @since 0.1
+     */
     public static KernelArgs of()
     {
         return new KernelArgs();
     }
 
-    /** A {@code CommCtx} passed by value: this context's P2P tables, RDMA tables and rank. */
+    /**
+     * A {@code CommCtx} passed by value: this context's P2P tables, RDMA tables and rank.
+     *
+     * @param ctx the context, open at launch
+     * @return this list
+     * @throws IllegalArgumentException when {@code ctx} is null
+     * @since 0.1
+     */
     public KernelArgs add(final CommContext ctx)
     {
         Errors.checkArgument(ctx != null, "argument " + args.size() + ": CommContext is null");
@@ -67,13 +81,28 @@ public final class KernelArgs
         return this;
     }
 
-    /** A pointer to the start of {@code buffer}. */
+    /**
+     * A pointer to the start of {@code buffer}.
+     *
+     * @param buffer the buffer, open at launch
+     * @return this list
+     * @throws IllegalArgumentException when {@code buffer} is null
+     * @since 0.1
+     */
     public KernelArgs add(final DeviceBuffer buffer)
     {
         return add(buffer, 0);
     }
 
-    /** A pointer {@code offset} bytes into {@code buffer} (0 &lt;= offset &lt;= size). */
+    /**
+     * A pointer {@code offset} bytes into {@code buffer} (0 &lt;= offset &lt;= size).
+     *
+     * @param buffer the buffer, open at launch
+     * @param offset bytes from its start, in [0, size]
+     * @return this list
+     * @throws IllegalArgumentException when {@code buffer} is null or {@code offset} is outside it
+     * @since 0.1
+     */
     public KernelArgs add(final DeviceBuffer buffer, final long offset)
     {
         Errors.checkArgument(buffer != null, "argument " + args.size() + ": DeviceBuffer is null");
@@ -86,6 +115,10 @@ public final class KernelArgs
     /**
      * A raw device address (memory te4j does not own, e.g. from the JavaCPP Presets for CUDA);
      * the caller keeps it valid until the kernel has run.
+     *
+     * @param address the address passed as the pointer
+     * @return this list
+     * @since 0.1
      */
     public KernelArgs addPointer(final long address)
     {
@@ -93,7 +126,14 @@ public final class KernelArgs
         return this;
     }
 
-    /** A struct of the user's passed by value: its bytes, laid out as the C++ struct (little-endian). */
+    /**
+     * A struct of the user's passed by value: its bytes, laid out as the C++ struct (little-endian).
+     *
+     * @param struct the struct's bytes (copied), 1 to 4096
+     * @return this list
+     * @throws IllegalArgumentException when {@code struct} is null, empty or longer than 4096 bytes
+     * @since 0.1
+     */
     public KernelArgs addBytes(final byte[] struct)
     {
         Errors.checkArgument(struct != null && struct.length > 0 && struct.length <= 4096,
@@ -102,36 +142,78 @@ public final class KernelArgs
         return this;
     }
 
+    /**
+     * A {@code char}/{@code int8_t} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addByte(final byte v)
     {
         push(new Arg(Type.I8, v, null));
         return this;
     }
 
+    /**
+     * A {@code short}/{@code int16_t} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addShort(final short v)
     {
         push(new Arg(Type.I16, v, null));
         return this;
     }
 
+    /**
+     * An {@code int}/{@code int32_t} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addInt(final int v)
     {
         push(new Arg(Type.I32, v, null));
         return this;
     }
 
+    /**
+     * A {@code long long}/{@code int64_t} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addLong(final long v)
     {
         push(new Arg(Type.I64, v, null));
         return this;
     }
 
+    /**
+     * A {@code float} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addFloat(final float v)
     {
         push(new Arg(Type.F32, Float.floatToRawIntBits(v), null));
         return this;
     }
 
+    /**
+     * A {@code double} parameter.
+     *
+     * @param v the value
+     * @return this list
+     * @since 0.1
+     */
     public KernelArgs addDouble(final double v)
     {
         push(new Arg(Type.F64, Double.doubleToRawLongBits(v), null));
@@ -152,7 +234,12 @@ public final class KernelArgs
         return version;
     }
 
-    /** Number of parameters. */
+    /**
+     * Number of parameters.
+     *
+     * @return the number of parameters added
+     * @since 0.1
+     */
     public int count()
     {
         return args.size();

@@ -41,10 +41,16 @@ import java.util.regex.Pattern;
  *     Kernel k = module.kernel(image.loweredName("&amp;put_kernel&lt;4&gt;"));
  * }
  * </pre>
+ *
+ * @since 0.1
  */
 public final class KernelCompiler
 {
-    /** Names the NVRTC library to load instead of searching (a path or a soname). */
+    /**
+     * Names the NVRTC library to load instead of searching (a path or a soname).
+     *
+     * @since 0.1
+     */
     public static final String LIBRARY_PROPERTY = "te4j.nvrtc.library";
 
     private static final Pattern ARCH = Pattern.compile("(sm|compute)_[0-9]{2,3}[af]?");
@@ -75,20 +81,35 @@ public final class KernelCompiler
         this.diskCache = diskCache;
     }
 
-    /** Whether NVRTC loads here. */
+    /**
+     * Whether NVRTC loads here.
+     *
+     * @return true when NVRTC is loaded (loading it on the first call)
+     * @since 0.1
+     */
     public static boolean isAvailable()
     {
         return load() > 0;
     }
 
-    /** Why NVRTC is unavailable (naming the libraries tried and the fix), or null when it is available. */
+    /**
+     * Why NVRTC is unavailable (naming the libraries tried and the fix), or null when it is available.
+     *
+     * @return the cause, or null
+     * @since 0.1
+     */
     public static Throwable unavailabilityCause()
     {
         load();
         return cause;
     }
 
-    /** Throws {@link UnavailableException} with the cause when NVRTC is unavailable. */
+    /**
+     * Throws {@link UnavailableException} with the cause when NVRTC is unavailable.
+     *
+     * @throws UnavailableException when NVRTC cannot be loaded; its cause names the libraries tried
+     * @since 0.1
+     */
     public static void ensureAvailability()
     {
         if (!isAvailable())
@@ -97,14 +118,25 @@ public final class KernelCompiler
         }
     }
 
-    /** NVRTC's version as major * 1000 + minor * 10 (13000 = 13.0); throws when unavailable. */
+    /**
+     * NVRTC's version as major * 1000 + minor * 10 (13000 = 13.0); throws when unavailable.
+     *
+     * @return the version, e.g. 13000 for 13.0
+     * @throws UnavailableException when NVRTC is unavailable
+     * @since 0.1
+     */
     public static int version()
     {
         ensureAvailability();
         return version;
     }
 
-    /** The NVRTC library in use, or "" when none is loaded. */
+    /**
+     * The NVRTC library in use, or "" when none is loaded.
+     *
+     * @return the path or soname of the loaded NVRTC, or {@code ""}
+     * @since 0.1
+     */
     public static String library()
     {
         load();
@@ -114,6 +146,12 @@ public final class KernelCompiler
     /**
      * Tries to load NVRTC from {@code library} alone (a path or a soname), without changing the
      * one in use; null when it loads, else why not. For checking an installation.
+     *
+     * @param library a path or soname of an NVRTC library
+     * @return null when it loads, else an exception that says why (not thrown)
+     * @throws IllegalArgumentException when {@code library} is null, empty or holds a line break
+     * @throws UnavailableException when te4j's own native library does not load
+     * @since 0.1
      */
     public static UnavailableException probe(final String library)
     {
@@ -161,6 +199,11 @@ public final class KernelCompiler
     /**
      * A compiler for {@code architecture}: "sm_90" (a cubin for that GPU generation) or
      * "compute_90" (PTX, which the driver compiles for any newer GPU at load time).
+     *
+     * @param architecture {@code sm_XY} or {@code compute_XY}
+     * @return a compiler without extra options or disk cache
+     * @throws IllegalArgumentException when {@code architecture} is null or of another form
+     * @since 0.1
      */
     public static KernelCompiler forArchitecture(final String architecture)
     {
@@ -169,7 +212,16 @@ public final class KernelCompiler
         return new KernelCompiler(architecture, List.of(), null);
     }
 
-    /** A compiler for the architecture of CUDA device {@code device} (sm_XY: a cubin). */
+    /**
+     * A compiler for the architecture of CUDA device {@code device} (sm_XY: a cubin).
+     *
+     * @param device the CUDA device ordinal, not negative
+     * @return a compiler without extra options or disk cache
+     * @throws IllegalArgumentException when {@code device} is negative
+     * @throws UnavailableException when CUDA or the device is missing here
+     * @throws Te4jException when CUDA cannot report the device's compute capability
+     * @since 0.1
+     */
     public static KernelCompiler forDevice(final int device)
     {
         Errors.checkArgument(device >= 0, "device " + device + " < 0");
@@ -186,6 +238,11 @@ public final class KernelCompiler
     /**
      * This compiler with NVRTC options added, e.g. "-DBLOCK=256", "--use_fast_math", "-G",
      * "-I/my/headers". An architecture option here replaces the compiler's own.
+     *
+     * @param more the options to add, each non-blank and without line breaks
+     * @return a new compiler; this one is unchanged
+     * @throws IllegalArgumentException when {@code more} or an option is null, blank or holds a line break
+     * @since 0.1
      */
     public KernelCompiler withOptions(final String... more)
     {
@@ -200,18 +257,37 @@ public final class KernelCompiler
         return new KernelCompiler(architecture, List.copyOf(all), diskCache);
     }
 
-    /** This compiler with images also kept in (and read from) {@code dir}, created when missing. */
+    /**
+     * This compiler with images also kept in (and read from) {@code dir}, created when missing.
+     *
+     * @param dir the cache folder
+     * @return a new compiler; this one is unchanged
+     * @throws IllegalArgumentException when {@code dir} is null
+     * @since 0.1
+     */
     public KernelCompiler withDiskCache(final Path dir)
     {
         Errors.checkArgument(dir != null, "dir is null");
         return new KernelCompiler(architecture, options, dir);
     }
 
+    /**
+     * The architecture this compiler targets.
+     *
+     * @return {@code sm_XY} or {@code compute_XY}
+     * @since 0.1
+     */
     public String architecture()
     {
         return architecture;
     }
 
+    /**
+     * The NVRTC options added with {@link #withOptions(String...)}.
+     *
+     * @return the options, unmodifiable
+     * @since 0.1
+     */
     public List<String> options()
     {
         return options;
@@ -223,6 +299,15 @@ public final class KernelCompiler
      * names ({@link KernelImage#loweredName}). Throws {@link Te4jException} (INVALID_ARGUMENT)
      * with NVRTC's log when the source does not compile, {@link UnavailableException} without
      * NVRTC.
+     *
+     * @param name the program name, non-empty
+     * @param source the CUDA C++ source, non-blank
+     * @param nameExpressions template instantiations to compile, e.g. {@code "&kernel<int, 4>"}
+     * @return the compiled image (from the memory or disk cache when compiled before)
+     * @throws IllegalArgumentException when an argument is null, blank or holds a NUL character or line break
+     * @throws UnavailableException when NVRTC is unavailable
+     * @throws Te4jException with {@code INVALID_ARGUMENT} and NVRTC's log when the source does not compile
+     * @since 0.1
      */
     public KernelImage compile(final String name, final String source, final String... nameExpressions)
     {
@@ -265,19 +350,31 @@ public final class KernelCompiler
     /**
      * The folder holding te4j's device headers (extracted from the jar once when needed): what
      * {@code -I} names for a kernel compiled with nvcc instead of NVRTC.
+     *
+     * @return the folder, e.g. for {@code nvcc -I}
+     * @since 0.1
      */
     public static Path includeDirectory()
     {
         return DeviceHeaders.get().dir();
     }
 
-    /** Images held by the in-memory cache (all compilers of this process). */
+    /**
+     * Images held by the in-memory cache (all compilers of this process).
+     *
+     * @return the number of cached images
+     * @since 0.1
+     */
     public static int memoryCacheSize()
     {
         return MEMORY_CACHE.size();
     }
 
-    /** Empties the in-memory cache (the disk caches stay). */
+    /**
+     * Empties the in-memory cache (the disk caches stay).
+     *
+     * @since 0.1
+     */
     public static void clearMemoryCache()
     {
         MEMORY_CACHE.clear();

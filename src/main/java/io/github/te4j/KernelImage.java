@@ -14,17 +14,35 @@ import java.util.Map;
  * Device code ready to load into a {@link DeviceModule}: a cubin, a fatbin or PTX text, made by
  * {@link KernelCompiler} or read from a file, a classpath resource or bytes (e.g. from
  * {@code nvcc -cubin} or {@code -fatbin}). Immutable; the bytes are copied in and out.
+ *
+ * @since 0.1
  */
 public final class KernelImage
 {
-    /** What the bytes are; checked from their first bytes. */
+    /**
+     * What the bytes are; checked from their first bytes.
+     *
+     * @since 0.1
+     */
     public enum Kind
     {
-        /** An ELF object for one real architecture (nvcc -cubin, NVRTC with sm_XY). */
+        /**
+         * An ELF object for one real architecture (nvcc -cubin, NVRTC with sm_XY).
+         *
+         * @since 0.1
+         */
         CUBIN,
-        /** A fat binary: cubins and/or PTX for several architectures (nvcc -fatbin). */
+        /**
+         * A fat binary: cubins and/or PTX for several architectures (nvcc -fatbin).
+         *
+         * @since 0.1
+         */
         FATBIN,
-        /** PTX assembly text, compiled by the driver for the GPU at load time. */
+        /**
+         * PTX assembly text, compiled by the driver for the GPU at load time.
+         *
+         * @since 0.1
+         */
         PTX
     }
 
@@ -53,6 +71,12 @@ public final class KernelImage
     /**
      * An image of {@code bytes} (copied): a cubin (ELF), a fatbin, or PTX text (a NUL is
      * appended when missing). Throws {@link IllegalArgumentException} for anything else.
+     *
+     * @param name the name used in messages
+     * @param bytes the image
+     * @return the image over a copy of {@code bytes}
+     * @throws IllegalArgumentException when an argument is null or the bytes are no cubin, fatbin or PTX
+     * @since 0.1
      */
     public static KernelImage of(final String name, final byte[] bytes)
     {
@@ -69,14 +93,31 @@ public final class KernelImage
         return new KernelImage(copy, kind, name, "", Map.of(), false, 0);
     }
 
-    /** The image in {@code file}. */
+    /**
+     * The image in {@code file}.
+     *
+     * @param file a cubin, fatbin or PTX file
+     * @return the image
+     * @throws IOException when the file cannot be read
+     * @throws IllegalArgumentException when {@code file} is null or holds no cubin, fatbin or PTX
+     * @since 0.1
+     */
     public static KernelImage fromFile(final Path file) throws IOException
     {
         Errors.checkArgument(file != null, "file is null");
         return of(file.toString(), Files.readAllBytes(file));
     }
 
-    /** The image in classpath resource {@code resource} (absolute: "/kernels/my.cubin"), found through {@code anchor}. */
+    /**
+     * The image in classpath resource {@code resource} (absolute: "/kernels/my.cubin"), found through {@code anchor}.
+     *
+     * @param anchor the class whose loader finds the resource
+     * @param resource the resource name
+     * @return the image
+     * @throws IOException when the resource is missing or cannot be read
+     * @throws IllegalArgumentException when an argument is null or the resource holds no cubin, fatbin or PTX
+     * @since 0.1
+     */
     public static KernelImage fromResource(final Class<?> anchor, final String resource) throws IOException
     {
         Errors.checkArgument(anchor != null && resource != null, "anchor or resource is null");
@@ -110,7 +151,12 @@ public final class KernelImage
         return null;
     }
 
-    /** A copy of the bytes. */
+    /**
+     * A copy of the bytes.
+     *
+     * @return a new array with the image
+     * @since 0.1
+     */
     public byte[] bytes()
     {
         return bytes.clone();
@@ -122,23 +168,45 @@ public final class KernelImage
         return bytes;
     }
 
+    /**
+     * The size of the image.
+     *
+     * @return its length in bytes (with PTX's terminating NUL)
+     * @since 0.1
+     */
     public int size()
     {
         return bytes.length;
     }
 
+    /**
+     * What the bytes are.
+     *
+     * @return cubin, fatbin or PTX
+     * @since 0.1
+     */
     public Kind kind()
     {
         return kind;
     }
 
-    /** The program or file name it was made from. */
+    /**
+     * The program or file name it was made from.
+     *
+     * @return the name
+     * @since 0.1
+     */
     public String name()
     {
         return name;
     }
 
-    /** NVRTC's log (warnings) for a compiled image; empty otherwise. */
+    /**
+     * NVRTC's log (warnings) for a compiled image; empty otherwise.
+     *
+     * @return the log, or {@code ""}
+     * @since 0.1
+     */
     public String log()
     {
         return log;
@@ -148,6 +216,11 @@ public final class KernelImage
      * The lowered (mangled) kernel name of a name expression given to the compiler, e.g.
      * {@code "&scale<float>"}: the name {@link DeviceModule#kernel} finds. Throws when the
      * expression was not given.
+     *
+     * @param nameExpression a name expression given to {@link KernelCompiler#compile}
+     * @return the lowered name
+     * @throws IllegalArgumentException when the expression was not given
+     * @since 0.1
      */
     public String loweredName(final String nameExpression)
     {
@@ -157,19 +230,34 @@ public final class KernelImage
         return lowered;
     }
 
-    /** Every name expression with its lowered name, in the order given. */
+    /**
+     * Every name expression with its lowered name, in the order given.
+     *
+     * @return the name expressions and their lowered names, unmodifiable
+     * @since 0.1
+     */
     public Map<String, String> loweredNames()
     {
         return loweredNames;
     }
 
-    /** Whether {@link KernelCompiler} took this image from its cache instead of compiling. */
+    /**
+     * Whether {@link KernelCompiler} took this image from its cache instead of compiling.
+     *
+     * @return true when it came from the memory or disk cache
+     * @since 0.1
+     */
     public boolean fromCache()
     {
         return fromCache;
     }
 
-    /** How long NVRTC took to compile it (0 for a cached or loaded image). */
+    /**
+     * How long NVRTC took to compile it (0 for a cached or loaded image).
+     *
+     * @return the compile time in nanoseconds
+     * @since 0.1
+     */
     public long compileNanos()
     {
         return compileNanos;

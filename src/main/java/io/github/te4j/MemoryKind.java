@@ -12,16 +12,34 @@ import org.bytedeco.javacpp.Pointer;
  * <p>The query uses the driver's pointer attributes and never creates a CUDA context. Without a
  * CUDA driver or device, or with a te4j built without CUDA, no CUDA memory can exist in the
  * process, so every address is {@link #PAGEABLE_HOST}.
+ *
+ * @since 0.1
  */
 public enum MemoryKind
 {
-    /** Host memory the CUDA driver does not know (malloc, direct ByteBuffers, te4j host windows). */
+    /**
+     * Host memory the CUDA driver does not know (malloc, direct ByteBuffers, te4j host windows).
+     *
+     * @since 0.1
+     */
     PAGEABLE_HOST(false, true),
-    /** Page-locked host memory ({@code cudaMallocHost}, {@code cudaHostAlloc}, {@code cudaHostRegister}). */
+    /**
+     * Page-locked host memory ({@code cudaMallocHost}, {@code cudaHostAlloc}, {@code cudaHostRegister}).
+     *
+     * @since 0.1
+     */
     PINNED_HOST(true, true),
-    /** GPU memory ({@code cudaMalloc}, pool allocations, {@code cuMemCreate} mappings). */
+    /**
+     * GPU memory ({@code cudaMalloc}, pool allocations, {@code cuMemCreate} mappings).
+     *
+     * @since 0.1
+     */
     DEVICE(true, false),
-    /** Managed memory ({@code cudaMallocManaged}): migrates between host and devices on use. */
+    /**
+     * Managed memory ({@code cudaMallocManaged}): migrates between host and devices on use.
+     *
+     * @since 0.1
+     */
     MANAGED(true, true);
 
     private final boolean deviceAccessible;
@@ -33,13 +51,23 @@ public enum MemoryKind
         this.hostAccessible = hostAccessible;
     }
 
-    /** Whether kernels (te4j's CUDA batch copy among them) can read and write it by its address. */
+    /**
+     * Whether kernels (te4j's CUDA batch copy among them) can read and write it by its address.
+     *
+     * @return true for device, pinned host and managed memory
+     * @since 0.1
+     */
     public boolean isDeviceAccessible()
     {
         return deviceAccessible;
     }
 
-    /** Whether host threads (the host platform's copies, Java's ByteBuffers) can read and write it. */
+    /**
+     * Whether host threads (the host platform's copies, Java's ByteBuffers) can read and write it.
+     *
+     * @return true for pageable host, pinned host and managed memory
+     * @since 0.1
+     */
     public boolean isHostAccessible()
     {
         return hostAccessible;
@@ -48,9 +76,13 @@ public enum MemoryKind
     /**
      * The kind of [address, address + bytes).
      *
+     * @param address the start of the range
+     * @param bytes its size, positive
+     * @return the kind
      * @throws IllegalArgumentException when the address is 0, the range is empty or wraps, or it
      *     is host memory that is not mapped over the whole range (a copy into it would crash)
      * @throws Te4jException when the driver's query fails
+     * @since 0.1
      */
     public static MemoryKind of(final long address, final long bytes)
     {
@@ -61,7 +93,10 @@ public enum MemoryKind
      * The kind of the memory a JavaCPP pointer designates: {@link #pointerAddress(Pointer)} for
      * {@link #pointerBytes(Pointer)} bytes.
      *
+     * @param pointer the pointer
+     * @return the kind
      * @throws IllegalArgumentException as {@link #of(long, long)}, and for a null pointer
+     * @since 0.1
      */
     public static MemoryKind of(final Pointer pointer)
     {
@@ -72,7 +107,10 @@ public enum MemoryKind
      * The address a JavaCPP pointer designates: {@code address() + position() × sizeof()}, the
      * element at its position (JavaCPP's own convention for passing a pointer to native code).
      *
+     * @param pointer the pointer
+     * @return the address
      * @throws IllegalArgumentException for a null pointer (or one whose address is 0)
+     * @since 0.1
      */
     public static long pointerAddress(final Pointer pointer)
     {
@@ -88,7 +126,10 @@ public enum MemoryKind
      * {@code sizeof()}. A {@code new Pointer()} filled in by {@code cudaMalloc} has neither: set
      * its capacity or limit ({@code mem.capacity(bytes)}) or use the address overloads.
      *
+     * @param pointer the pointer
+     * @return the number of bytes
      * @throws IllegalArgumentException when the pointer designates no bytes
+     * @since 0.1
      */
     public static long pointerBytes(final Pointer pointer)
     {

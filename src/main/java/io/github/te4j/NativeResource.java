@@ -233,7 +233,12 @@ abstract class NativeResource implements AutoCloseable
         }
     }
 
-    /** Whether close() has begun: no new call gets in. */
+    /**
+     * Whether close() has begun: no new call gets in.
+     *
+     * @return true once {@code close()} was called on any thread
+     * @since 0.1
+     */
     public final boolean isClosed()
     {
         return (state & (CLOSING | CLOSED)) != 0;

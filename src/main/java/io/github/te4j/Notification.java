@@ -7,10 +7,16 @@ import java.util.Arrays;
  * {@link TransferAgent#sendNotification(String, byte[], java.time.Duration)}), received through
  * {@link TransferAgent#notifications()}: the sender's segment name and up to {@link #MAX_BYTES}
  * bytes. One that came with a submit is received only after every byte of that submit landed here.
+ *
+ * @since 0.1
  */
 public final class Notification
 {
-    /** The largest message, in bytes. */
+    /**
+     * The largest message, in bytes.
+     *
+     * @since 0.1
+     */
     public static final int MAX_BYTES = 4096;
 
     private final String sender;
@@ -22,19 +28,34 @@ public final class Notification
         this.message = message;
     }
 
-    /** The segment name of the agent that sent it. */
+    /**
+     * The segment name of the agent that sent it.
+     *
+     * @return the sender's segment name
+     * @since 0.1
+     */
     public String sender()
     {
         return sender;
     }
 
-    /** The message (a copy). */
+    /**
+     * The message (a copy).
+     *
+     * @return a new array with the message
+     * @since 0.1
+     */
     public byte[] message()
     {
         return message.clone();
     }
 
-    /** The message's length in bytes. */
+    /**
+     * The message's length in bytes.
+     *
+     * @return the length
+     * @since 0.1
+     */
     public int size()
     {
         return message.length;

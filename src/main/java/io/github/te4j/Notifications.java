@@ -24,6 +24,8 @@ import org.slf4j.LoggerFactory;
  * unseen (its senders' work is reported lost to the sender's peers by their own checks) and
  * freed for another sender. From one sender, notifications are taken in the order it sent them;
  * between senders, rings are visited in turn.
+ *
+ * @since 0.1
  */
 public final class Notifications
 {
@@ -84,7 +86,13 @@ public final class Notifications
         return area.depth();
     }
 
-    /** The next notification, or empty when none is ready now. */
+    /**
+     * The next notification, or empty when none is ready now.
+     *
+     * @return the notification, or empty
+     * @throws ClosedException when the agent is closed
+     * @since 0.1
+     */
     public Optional<Notification> poll()
     {
         return Optional.ofNullable(next("poll"));
@@ -93,7 +101,12 @@ public final class Notifications
     /**
      * The next notification, waiting up to {@code timeout} for one.
      *
+     * @param timeout how long to wait; not negative
+     * @return the notification
      * @throws Te4jTimeoutException when none came in time
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the agent is closed
+     * @since 0.1
      */
     public Notification take(final Duration timeout)
     {
@@ -123,6 +136,10 @@ public final class Notifications
      * {@link #poll()} would; {@code null} stops that (a call running finishes). An exception
      * the listener throws is logged, and the next notification still comes. poll and take still
      * work beside a listener; each notification goes to one of them.
+     *
+     * @param listener the listener, or null to stop
+     * @throws ClosedException when the agent is closed
+     * @since 0.1
      */
     public void setListener(final Consumer<Notification> listener)
     {

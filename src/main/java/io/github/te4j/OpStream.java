@@ -20,10 +20,16 @@ import org.bytedeco.javacpp.Pointer;
  * route; {@link #waitSignal} waits until the local word is {@code >=} the expected value
  * (wrap-around aware). {@link #putWithSignal} signals once for the whole put, after all of its
  * data (every block) is visible.
+ *
+ * @since 0.1
  */
 public final class OpStream extends NativeResource
 {
-    /** Default blocks per put on CUDA (0: te4j's choice, sized from the message). */
+    /**
+     * Default blocks per put on CUDA (0: te4j's choice, sized from the message).
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_BLOCKS = 0;
 
     private final TransferEngine engine;
@@ -65,12 +71,24 @@ public final class OpStream extends NativeResource
         InFlightWork.opened(this);
     }
 
+    /**
+     * The platform this stream runs on: its engine's.
+     *
+     * @return the platform of the engine that created this stream
+     * @since 0.1
+     */
     public Platform platform()
     {
         return engine.platform();
     }
 
-    /** The CUDA stream handle ({@code cudaStream_t}) or 0 on the host platform. */
+    /**
+     * The CUDA stream handle ({@code cudaStream_t}) or 0 on the host platform.
+     *
+     * @return the {@code cudaStream_t} as an address, or 0 on the host platform
+     * @throws ClosedException when this stream is closed
+     * @since 0.1
+     */
     public long nativeHandle()
     {
         final Lock l = enter();
@@ -87,6 +105,12 @@ public final class OpStream extends NativeResource
     /**
      * Launch shape of puts on CUDA: {@code blocks} (0 = te4j's choice) of {@code threads} (0 = te4j's
      * choice, else a multiple of 32 up to 1024). Ignored on the host platform.
+     *
+     * @param blocks blocks per put, in [0, 65535]; 0 lets te4j size it from the message
+     * @param threads threads per block: 0 (te4j's choice) or a multiple of 32 up to 1024
+     * @return this stream, for chaining
+     * @throws IllegalArgumentException when {@code blocks} or {@code threads} is outside those ranges
+     * @since 0.1
      */
     public OpStream launchShape(final int blocks, final int threads)
     {
@@ -105,6 +129,22 @@ public final class OpStream extends NativeResource
      * or two ranks' windows that are one segment): the copy runs in chunks, in parallel on CUDA,
      * so overlapping bytes end up unspecified. te4j cannot see that two addresses are one
      * memory, so it does not refuse such a put.
+     *
+     * @param ctx the window (connected context) that names the destination ranks
+     * @param dstRank the destination rank, active in {@code ctx}
+     * @param dstOffset the byte offset in the destination rank's window
+     * @param src the source buffer, on this stream's platform and device; over RDMA it must be the window's
+     *     own buffer
+     * @param srcOffset the byte offset in {@code src}
+     * @param bytes how many bytes to copy, positive
+     * @throws IllegalArgumentException when an argument is null, {@code dstRank} is not an active rank of
+     *     {@code ctx}, {@code bytes} is not positive, or {@code ctx} or {@code src} is on another platform or
+     *     device
+     * @throws IndexOutOfBoundsException when a range falls outside the window or the source buffer
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @throws Te4jException when the native enqueue fails (its {@link Te4jException#code()} says why); errors
+     *     of the copy itself come from the next {@link #synchronize(Duration)}
+     * @since 0.1
      */
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes)
@@ -123,7 +163,19 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** {@link #put} with the source in the window's own buffer. */
+    /**
+     * {@link #put} with the source in the window's own buffer.
+     *
+     * @param ctx the window; its own buffer is the source
+     * @param dstRank the destination rank, active in {@code ctx}
+     * @param dstOffset the byte offset in the destination rank's window
+     * @param srcOffset the byte offset of the source in this rank's window
+     * @param bytes how many bytes to copy, positive
+     * @throws IllegalArgumentException as {@link #put(CommContext, int, long, DeviceBuffer, long, long)} does
+     * @throws IndexOutOfBoundsException when a range falls outside the window
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @since 0.1
+     */
     public void put(final CommContext ctx, final int dstRank, final long dstOffset, final long srcOffset,
         final long bytes)
     {
@@ -135,6 +187,24 @@ public final class OpStream extends NativeResource
     /**
      * {@link #put}, then adds {@code value} to the 32-bit word at {@code signalOffset} of rank
      * {@code dstRank}'s window, release-ordered after all of the put's data: once per operation.
+     *
+     * @param ctx the window (connected context) that names the destination ranks
+     * @param dstRank the destination rank, active in {@code ctx}
+     * @param dstOffset the byte offset in the destination rank's window
+     * @param src the source buffer, on this stream's platform and device; over RDMA it must be the window's
+     *     own buffer
+     * @param srcOffset the byte offset in {@code src}
+     * @param bytes how many bytes to copy, positive
+     * @param signalOffset the byte offset of the signal word in the window: 4-byte aligned, outside the put's
+     *     data
+     * @param value what is added to the signal word
+     * @throws IllegalArgumentException as {@link #put(CommContext, int, long, DeviceBuffer, long, long)} does,
+     *     or when {@code signalOffset} is not 4-byte aligned
+     * @throws IndexOutOfBoundsException when a range or the signal word falls outside the window or the source
+     *     buffer
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @throws Te4jException when the native enqueue fails
+     * @since 0.1
      */
     public void putWithSignal(final CommContext ctx, final int dstRank, final long dstOffset, final DeviceBuffer src,
         final long srcOffset, final long bytes, final long signalOffset, final int value)
@@ -155,7 +225,20 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Release-ordered 32-bit atomic add of {@code value} on rank {@code dstRank}'s word at {@code signalOffset}. */
+    /**
+     * Release-ordered 32-bit atomic add of {@code value} on rank {@code dstRank}'s word at {@code signalOffset}.
+     *
+     * @param ctx the window that names the destination ranks
+     * @param dstRank the destination rank, active in {@code ctx}
+     * @param signalOffset the byte offset of the word in the window, 4-byte aligned
+     * @param value what is added
+     * @throws IllegalArgumentException when {@code ctx} is null or on another platform, {@code dstRank} is not
+     *     active in it, or {@code signalOffset} is not 4-byte aligned
+     * @throws IndexOutOfBoundsException when the word falls outside the window
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @throws Te4jException when the native enqueue fails
+     * @since 0.1
+     */
     public void signal(final CommContext ctx, final int dstRank, final long signalOffset, final int value)
     {
         checkRemote(ctx, dstRank);
@@ -172,7 +255,20 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** The device API's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window. */
+    /**
+     * The device API's mc_red_add: the same release-ordered atomic add, on any 32-bit word of the window.
+     *
+     * @param ctx the window that names the destination ranks
+     * @param dstRank the destination rank, active in {@code ctx}
+     * @param offset the byte offset of the word in the window, 4-byte aligned
+     * @param value what is added
+     * @throws IllegalArgumentException when {@code ctx} is null or on another platform, {@code dstRank} is not
+     *     active in it, or {@code offset} is not 4-byte aligned
+     * @throws IndexOutOfBoundsException when the word falls outside the window
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @throws Te4jException when the native enqueue fails
+     * @since 0.1
+     */
     public void redAdd(final CommContext ctx, final int dstRank, final long offset, final int value)
     {
         checkRemote(ctx, dstRank);
@@ -193,6 +289,17 @@ public final class OpStream extends NativeResource
      * Enqueues a wait until this rank's word at {@code signalOffset} is {@code >= expected}
      * (wrap-around aware). If it does not happen within {@code timeout}, the next
      * {@link #synchronize(Duration)} throws {@link Te4jTimeoutException}.
+     *
+     * @param ctx the window that holds the word
+     * @param signalOffset the byte offset of this rank's word in the window, 4-byte aligned
+     * @param expected the value the word must reach
+     * @param timeout how long the wait may take once it runs; positive
+     * @throws IllegalArgumentException when {@code ctx} or {@code timeout} is null, {@code timeout} is not
+     *     positive, or {@code signalOffset} is not 4-byte aligned
+     * @throws IndexOutOfBoundsException when the word falls outside the window
+     * @throws ClosedException when this stream or a buffer or window it is handed is closed
+     * @throws Te4jException when the native enqueue fails
+     * @since 0.1
      */
     public void waitSignal(final CommContext ctx, final long signalOffset, final int expected, final Duration timeout)
     {
@@ -211,7 +318,20 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Waits for everything enqueued; throws the first error recorded since the last call. */
+    /**
+     * Waits for everything enqueued; throws the first error recorded since the last call.
+     *
+     * @param timeout how long to wait for the enqueued work; positive
+     * @throws IllegalArgumentException when {@code timeout} is null or not positive
+     * @throws Te4jTimeoutException when work is still running after {@code timeout}, or an enqueued {@link
+     *     #waitSignal} timed out
+     * @throws PeerLostException when an operation failed because its peer is gone (the operation's error is
+     *     the cause)
+     * @throws Te4jException for the first other error recorded since the last call (e.g. {@code DEVICE_FAULT},
+     *     {@code REMOTE_ERROR}, {@code CUDA_ERROR})
+     * @throws ClosedException when this stream is closed
+     * @since 0.1
+     */
     public void synchronize(final Duration timeout)
     {
         final long ns = checkTimeout(timeout);
@@ -256,7 +376,11 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Starts capturing the operations enqueued from now on into a CUDA graph (CUDA only). */
+    /**
+     * Starts capturing the operations enqueued from now on into a CUDA graph (CUDA only).
+     *
+     * @since 0.1
+     */
     public void beginCapture()
     {
         final Lock l = enter();
@@ -270,7 +394,14 @@ public final class OpStream extends NativeResource
         }
     }
 
-    /** Ends the capture; the graph replays the captured operations on this stream. */
+    /**
+     * Ends the capture; the graph replays the captured operations on this stream.
+     *
+     * @return the captured graph; close it when done
+     * @throws Te4jException when no capture is running or CUDA fails to build the graph
+     * @throws ClosedException when this stream is closed
+     * @since 0.1
+     */
     public CapturedGraph endCapture()
     {
         final Lock l = enter();
@@ -501,10 +632,10 @@ public final class OpStream extends NativeResource
         touched.remove(r);
     }
 
-    /** Whether enqueued operations may still touch {@code r}. */
     /** Set when a drain ran out its bound with work still running; cleared once a drain completes. */
     private volatile boolean stuck;
 
+    /** Whether enqueued operations may still touch {@code r}. */
     boolean touches(final NativeResource r)
     {
         return touched.contains(r);

@@ -20,6 +20,8 @@ import java.util.concurrent.locks.Lock;
  * <p>The usual sequence on every rank: {@link #allocateBuffer(long)} (same size everywhere),
  * {@link #exportHandle(DeviceBuffer)}, all-gather the handles, {@link #importPeerHandles}; or all of
  * that at once with {@link #connect(DeviceBuffer, int, HandleExchange, Duration)}.
+ *
+ * @since 0.1
  */
 public final class P2pTransport extends NativeResource
 {
@@ -50,23 +52,49 @@ public final class P2pTransport extends NativeResource
         this.peer = p;
     }
 
+    /**
+     * The platform of this transport: its engine's.
+     *
+     * @return the platform the buffers of this transport live on
+     * @since 0.1
+     */
     public Platform platform()
     {
         return engine.platform();
     }
 
+    /**
+     * The CUDA device of this transport (0 on the host platform).
+     *
+     * @return the device ordinal the buffers are allocated on
+     * @since 0.1
+     */
     public int device()
     {
         return engine.device();
     }
 
-    /** Number of ranks this transport was made for. */
+    /**
+     * Number of ranks this transport was made for.
+     *
+     * @return the number of ranks given to {@link TransferEngine#getOrCreateP2pTransport(int)}
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
     }
 
-    /** Allocates {@code bytes} of zeroed platform memory, exportable to peers. */
+    /**
+     * Allocates {@code bytes} of zeroed platform memory, exportable to peers.
+     *
+     * @param bytes the size in bytes, positive
+     * @return the new buffer, owned by this transport (close it, or the transport, to free it)
+     * @throws IllegalArgumentException when {@code bytes} is not positive
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException with {@code OUT_OF_MEMORY} or {@code CUDA_ERROR} when the allocation fails
+     * @since 0.1
+     */
     public DeviceBuffer allocateBuffer(final long bytes)
     {
         Errors.checkArgument(bytes > 0, "bytes=" + bytes + " must be positive");
@@ -93,6 +121,16 @@ public final class P2pTransport extends NativeResource
      * Registers device memory allocated elsewhere (for example with the JavaCPP Presets for CUDA's
      * {@code cudaMalloc}): it must be a whole {@code cudaMalloc} allocation or lie inside one;
      * pool ({@code cudaMallocAsync}) and managed memory are refused. CUDA only.
+     *
+     * @param address the device address of the memory
+     * @param bytes its size in bytes, positive
+     * @return a buffer over that memory; closing it unregisters the memory and does not free it
+     * @throws IllegalArgumentException when {@code address} is 0, {@code bytes} is not positive, or the
+     *     platform is not CUDA
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when CUDA refuses the memory (pool, managed, or not a {@code cudaMalloc}
+     *     allocation)
+     * @since 0.1
      */
     public DeviceBuffer registerBuffer(final long address, final long bytes)
     {
@@ -129,7 +167,16 @@ public final class P2pTransport extends NativeResource
         return engine;
     }
 
-    /** Exports {@code buffer} (whole) as a handle that peers on this host can import. */
+    /**
+     * Exports {@code buffer} (whole) as a handle that peers on this host can import.
+     *
+     * @param buffer a buffer of this transport
+     * @return the handle, whose bytes ({@link IpcHandle#toBytes()}) the other ranks import
+     * @throws IllegalArgumentException when {@code buffer} is null or another transport's
+     * @throws ClosedException when this transport or {@code buffer} is closed
+     * @throws Te4jException when the native export fails
+     * @since 0.1
+     */
     public IpcHandle exportHandle(final DeviceBuffer buffer)
     {
         checkOwn(buffer);
@@ -154,6 +201,15 @@ public final class P2pTransport extends NativeResource
      * @param rank             this rank, in [0, numRanks)
      * @param handles          one handle per rank (own entry and inactive ranks may be null)
      * @param activeRanksMask  bit r set when rank r takes part (numRanks bits at most)
+     * @return the window of {@code local}, connected to the active ranks
+     * @throws IllegalArgumentException when {@code local} is null or another transport's, {@code rank} is
+     *     outside [0, numRanks), {@code handles} does not hold one entry per rank, or a mask has bits past
+     *     numRanks or leaves out this rank
+     * @throws BadHandleException when the handle of a rank to map is null, of another platform or host, or of
+     *     a buffer of another size
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @throws Te4jException when mapping a peer's buffer fails (e.g. {@code CUDA_ERROR}, {@code SYSTEM_ERROR})
+     * @since 0.1
      */
     public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
         final long activeRanksMask)
@@ -167,6 +223,24 @@ public final class P2pTransport extends NativeResource
      * ranks get P2P entry 0 ({@code available[r] == 0}), so operations to them take the RDMA route
      * once {@link CommContext#withRdma(RdmaTransport)} is called, even where P2P would work. Their
      * handles are not read (null is fine).
+     *
+     * @param local this rank's buffer (same size on every rank)
+     * @param rank this rank, in [0, numRanks)
+     * @param handles one handle per rank; entries of this rank and of ranks not in {@code p2pRanksMask} may be
+     *     null
+     * @param activeRanksMask bit r set when rank r takes part (numRanks bits at most)
+     * @param p2pRanksMask the active ranks to map over P2P
+     * @return the window of {@code local}, connected to the active ranks
+     * @throws IllegalArgumentException when {@code local} is null or another transport's, {@code rank} is
+     *     outside [0, numRanks), {@code handles} does not hold one entry per rank, or a mask has bits past
+     *     numRanks or leaves out this rank
+     * @throws IllegalArgumentException also when {@code p2pRanksMask} has ranks outside {@code
+     *     activeRanksMask}
+     * @throws BadHandleException when the handle of a rank to map is null, of another platform or host, or of
+     *     a buffer of another size
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @throws Te4jException when mapping a peer's buffer fails (e.g. {@code CUDA_ERROR}, {@code SYSTEM_ERROR})
+     * @since 0.1
      */
     public CommContext importPeerHandles(final DeviceBuffer local, final int rank, final List<IpcHandle> handles,
         final long activeRanksMask, final long p2pRanksMask)
@@ -249,6 +323,21 @@ public final class P2pTransport extends NativeResource
      * came from the other ranks ({@link IpcHandle#toBytes()}; own entry and inactive ranks may be
      * null): each is decoded by the native decoder, which names what is wrong in a
      * {@link BadHandleException}.
+     *
+     * @param local this rank's buffer (same size on every rank)
+     * @param rank this rank, in [0, numRanks)
+     * @param handles one encoded handle per rank
+     * @param activeRanksMask bit r set when rank r takes part (numRanks bits at most)
+     * @return the window of {@code local}, connected to the active ranks
+     * @throws BadHandleException when a handle's bytes do not decode, naming the rank
+     * @throws IllegalArgumentException when {@code local} is null or another transport's, {@code rank} is
+     *     outside [0, numRanks), {@code handles} does not hold one entry per rank, or a mask has bits past
+     *     numRanks or leaves out this rank
+     * @throws BadHandleException when the handle of a rank to map is null, of another platform or host, or of
+     *     a buffer of another size
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @throws Te4jException when mapping a peer's buffer fails (e.g. {@code CUDA_ERROR}, {@code SYSTEM_ERROR})
+     * @since 0.1
      */
     public CommContext importPeerHandleBytes(final DeviceBuffer local, final int rank, final List<byte[]> handles,
         final long activeRanksMask)
@@ -275,6 +364,20 @@ public final class P2pTransport extends NativeResource
      * Export, all-gather through {@code exchange}, import, barrier: the whole handshake for one
      * buffer, within {@code timeout} as a whole. Every rank must call this with a buffer of the
      * same size.
+     *
+     * @param local this rank's buffer from this transport, the same size on every rank
+     * @param numActive ranks 0 to numActive - 1 take part; in [1, numRanks]
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @return the connected window of {@code local}
+     * @throws IllegalArgumentException when an argument is null or not of this transport, {@code timeout} is
+     *     not positive, or the exchange has another world size
+     * @throws BadHandleException when a peer's handle is of another platform or host, or of a buffer of
+     *     another size
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when the ranks do not all exchange and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @since 0.1
      */
     public CommContext connect(final DeviceBuffer local, final int numActive, final HandleExchange exchange,
         final Duration timeout)
@@ -334,6 +437,20 @@ public final class P2pTransport extends NativeResource
      * {@link #connect(DeviceBuffer, HandleExchange, Duration)} that maps only the ranks of
      * {@code p2pRanksMask} over P2P (see {@link #importPeerHandles(DeviceBuffer, int, List, long, long)}):
      * e.g. {@code 1L << rank} to send everything to the other ranks over RDMA.
+     *
+     * @param local this rank's buffer from this transport, the same size on every rank
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @param p2pRanksMask the ranks to map over P2P; the others are reached over RDMA
+     * @return the connected window of {@code local}
+     * @throws IllegalArgumentException when an argument is null or not of this transport, {@code timeout} is
+     *     not positive, or the exchange has another world size
+     * @throws BadHandleException when a peer's handle is of another platform or host, or of a buffer of
+     *     another size
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when the ranks do not all exchange and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @since 0.1
      */
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout,
         final long p2pRanksMask)
@@ -346,7 +463,22 @@ public final class P2pTransport extends NativeResource
         return ctx;
     }
 
-    /** Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active. */
+    /**
+     * Same as {@link #connect(DeviceBuffer, int, HandleExchange, Duration)} with all ranks active.
+     *
+     * @param local this rank's buffer from this transport, the same size on every rank
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @return the connected window of {@code local}
+     * @throws IllegalArgumentException when an argument is null or not of this transport, {@code timeout} is
+     *     not positive, or the exchange has another world size
+     * @throws BadHandleException when a peer's handle is of another platform or host, or of a buffer of
+     *     another size
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when the ranks do not all exchange and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport or {@code local} is closed
+     * @since 0.1
+     */
     public CommContext connect(final DeviceBuffer local, final HandleExchange exchange, final Duration timeout)
     {
         return connect(local, numRanks, exchange, timeout);

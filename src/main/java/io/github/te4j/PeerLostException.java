@@ -5,6 +5,8 @@ package io.github.te4j;
  * the handle exchange while it was still needed. Thrown by transports and streams (the next
  * {@code synchronize}, a connect) and by every {@link io.github.te4j.exchange.HandleExchange}
  * (the embedded rendezvous, the file exchange, etcd): one class, whichever layer noticed.
+ *
+ * @since 0.1
  */
 public class PeerLostException extends Te4jException
 {
@@ -16,6 +18,12 @@ public class PeerLostException extends Te4jException
     /** What was seen. */
     private final String reason;
 
+    /**
+     * A loss whose rank is not known: {@link #rank()} is -1, and the reason is the message.
+     *
+     * @param message what was seen
+     * @since 0.1
+     */
     public PeerLostException(final String message)
     {
         // no cause given: leave it unset, so callers may still initCause() it
@@ -24,14 +32,24 @@ public class PeerLostException extends Te4jException
         this.reason = message;
     }
 
+    /**
+     * A loss whose rank is not known, with the error that revealed it.
+     *
+     * @param message what was seen
+     * @param cause the error that revealed the loss
+     * @since 0.1
+     */
     public PeerLostException(final String message, final Throwable cause)
     {
         this(-1, message, cause);
     }
 
     /**
-     * @param rank the lost rank
+     * The loss of a known rank; the message is "rank N: reason".
+     *
+     * @param rank the lost rank, or -1 when unknown (then the message is the reason alone)
      * @param reason how it was lost
+     * @since 0.1
      */
     public PeerLostException(final int rank, final String reason)
     {
@@ -47,13 +65,23 @@ public class PeerLostException extends Te4jException
         this.reason = reason;
     }
 
-    /** @return the lost rank, or -1 when unknown */
+    /**
+     * The rank that was lost.
+     *
+     * @return the lost rank, or -1 when unknown
+     * @since 0.1
+     */
     public int rank()
     {
         return rank;
     }
 
-    /** @return how the rank was lost, without the rank prefix */
+    /**
+     * What was seen, without the rank prefix of the message.
+     *
+     * @return how the rank was lost
+     * @since 0.1
+     */
     public String reason()
     {
         return reason;

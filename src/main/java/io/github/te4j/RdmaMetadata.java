@@ -17,14 +17,28 @@ import java.util.Arrays;
  * rejects anything else with a {@link BadHandleException} naming the field, including values no
  * rank sends (QP number 0 or over 24 bits, remote key 0, nothing registered, a software NIC
  * address that is not a unicast IPv4 address and TCP port).
+ *
+ * @since 0.1
  */
 public final class RdmaMetadata
 {
-    /** "TE4M": the first four bytes. */
+    /**
+     * "TE4M": the first four bytes.
+     *
+     * @since 0.1
+     */
     public static final int MAGIC = 0x5445344d;
-    /** The version the bytes carry after the magic. */
+    /**
+     * The version the bytes carry after the magic.
+     *
+     * @since 0.1
+     */
     public static final int VERSION = 2;
-    /** Length of a software NIC's key. */
+    /**
+     * Length of a software NIC's key.
+     *
+     * @since 0.1
+     */
     public static final int KEY_BYTES = 32;
     /** Bytes before the QP numbers (the native layout's header). */
     static final int HEADER_BYTES = 68;
@@ -101,6 +115,12 @@ public final class RdmaMetadata
     /**
      * A view of bytes from {@link #toBytes()} (another rank's {@link RdmaTransport#localMetadata()}),
      * decoded and validated by the native decoder; throws {@link BadHandleException} naming what is wrong.
+     *
+     * @param bytes the encoded metadata (copied)
+     * @return the view
+     * @throws BadHandleException when {@code bytes} is null, damaged, of another version, or holds a value no
+     *     rank sends
+     * @since 0.1
      */
     public static RdmaMetadata fromBytes(final byte[] bytes)
     {
@@ -131,67 +151,133 @@ public final class RdmaMetadata
         return end == 0 ? "RDMA metadata refused" : new String(why, 0, end, StandardCharsets.UTF_8);
     }
 
-    /** 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}). */
+    /**
+     * 1: software NIC, 2: mlx5 hardware (te4j/rdma_api.h {@code RdmaBackend}).
+     *
+     * @return the backend id
+     * @since 0.1
+     */
     public int backend()
     {
         return (int)values[BACKEND];
     }
 
+    /**
+     * Whether the address is a RoCE GID rather than an InfiniBand LID (mlx5).
+     *
+     * @return true for RoCE
+     * @since 0.1
+     */
     public boolean isRoce()
     {
         return values[ROCE] != 0;
     }
 
+    /**
+     * Ranks the sending transport was initialized for.
+     *
+     * @return the number of ranks
+     * @since 0.1
+     */
     public int numRanks()
     {
         return (int)values[NUM_RANKS];
     }
 
+    /**
+     * Queue pairs the sending transport has to each rank.
+     *
+     * @return queue pairs per rank
+     * @since 0.1
+     */
     public int qpsPerRank()
     {
         return (int)values[QPS_PER_RANK];
     }
 
+    /**
+     * The GID table index of the sending port (RoCE).
+     *
+     * @return the GID index
+     * @since 0.1
+     */
     public int gidIndex()
     {
         return (int)values[GID_INDEX];
     }
 
-    /** InfiniBand LID; the software NIC's TCP port. */
+    /**
+     * InfiniBand LID; the software NIC's TCP port.
+     *
+     * @return the LID, or the software NIC's port
+     * @since 0.1
+     */
     public int lid()
     {
         return (int)values[LID];
     }
 
-    /** Address of the registered buffer in the owner's address space. */
+    /**
+     * Address of the registered buffer in the owner's address space.
+     *
+     * @return the remote address
+     * @since 0.1
+     */
     public long raddr()
     {
         return values[RADDR];
     }
 
-    /** Remote key of the registered buffer. */
+    /**
+     * Remote key of the registered buffer.
+     *
+     * @return the remote key
+     * @since 0.1
+     */
     public int rkey()
     {
         return (int)values[RKEY];
     }
 
-    /** Size of the registered buffer. */
+    /**
+     * Size of the registered buffer.
+     *
+     * @return the size in bytes
+     * @since 0.1
+     */
     public long registeredBytes()
     {
         return values[REGISTERED];
     }
 
+    /**
+     * The upper 64 bits of the GID (RoCE, InfiniBand).
+     *
+     * @return the subnet prefix
+     * @since 0.1
+     */
     public long subnetPrefix()
     {
         return values[PREFIX];
     }
 
+    /**
+     * The lower 64 bits of the GID; the software NIC's IPv4 address in its low 32 bits.
+     *
+     * @return the interface id
+     * @since 0.1
+     */
     public long interfaceId()
     {
         return values[IFID];
     }
 
-    /** QP numbers, numRanks x qpsPerRank. */
+    /**
+     * QP numbers, numRanks x qpsPerRank.
+     *
+     * @return a new array of the QP numbers; QP i serves rank i / qpsPerRank, channel i % qpsPerRank
+     * @since 0.1
+     */
     public int[] qpns()
     {
         final int[] q = new int[values.length - VALUES];
@@ -213,7 +299,12 @@ public final class RdmaMetadata
         return authKey.clone();
     }
 
-    /** The bytes this view reads (a copy). */
+    /**
+     * The bytes this view reads (a copy).
+     *
+     * @return a new array with the encoded bytes
+     * @since 0.1
+     */
     public byte[] toBytes()
     {
         return bytes.clone();

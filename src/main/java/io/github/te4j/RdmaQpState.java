@@ -12,11 +12,17 @@ package io.github.te4j;
  * @param fatalCqes       CQEs with an opcode a requester never receives
  * @param posted          WQEBBs posted (free-running, wraps the ring)
  * @param completed       WQEBBs completed
+ * @since 0.1
  */
 public record RdmaQpState(long errorCqes, int syndrome, int vendorSyndrome, int cqeOpcode, long wqeCounter,
     long fatalCqes, long posted, long completed)
 {
-    /** Whether the QP saw an error CQE and needs recreateQueuePairs + reconnect. */
+    /**
+     * Whether the QP saw an error CQE and needs recreateQueuePairs + reconnect.
+     *
+     * @return true when an error or fatal CQE was seen
+     * @since 0.1
+     */
     public boolean inError()
     {
         return errorCqes != 0 || fatalCqes != 0;

@@ -43,6 +43,8 @@ import org.slf4j.LoggerFactory;
  * <p>After an error CQE the queue pairs are in the error state: every rank calls
  * {@link #reconnect(HandleExchange, Duration)}. Close the streams that used this transport
  * before closing it (the engine does so when it closes).
+ *
+ * @since 0.1
  */
 public final class RdmaTransport extends NativeResource
 {
@@ -51,26 +53,44 @@ public final class RdmaTransport extends NativeResource
     static final int BACKEND_AUTO = 0;
     static final int BACKEND_SOFT = 1;
     static final int BACKEND_MLX5 = 2;
-    /** Ring sizes the native side accepts. */
+    /**
+     * Ring sizes the native side accepts.
+     *
+     * @since 0.1
+     */
     public static final int MIN_RING = 2;
+    /**
+     * The largest send ring in 64-byte slots (WQEBBs) that {@link #initialize(int, int, int)} accepts.
+     * @since 0.1
+     */
     public static final int MAX_RING = 32768;
-    /** te4j's send ring when {@link #initialize(int, int, int)} is given 0. */
+    /**
+     * te4j's send ring when {@link #initialize(int, int, int)} is given 0.
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_RING = 256;
     /**
      * Most send-ring slots (64-byte WQEBBs) of all queue pairs together, numRanks x qpsPerRank x
      * ring: each slot costs about 128 bytes of NIC control memory (the slot and its CQE), so the
      * default of 2^22 slots bounds it near 512 MiB per transport. {@code -Dte4j.rdma.maxRingSlots}.
+     *
+     * @since 0.1
      */
     public static final long MAX_RING_SLOTS = Math.max(1024, Long.getLong("te4j.rdma.maxRingSlots", 1L << 22));
     /**
      * How long a connected peer's host may stay silent before it counts as lost
      * ({@link #peerTimeout(Duration)}); {@code -Dte4j.peerTimeoutMillis}, default 10 s.
+     *
+     * @since 0.1
      */
     public static final long DEFAULT_PEER_TIMEOUT_MILLIS = Math.max(1000, Long.getLong("te4j.peerTimeoutMillis",
         10_000));
     /**
      * Bound of the whole of {@link #connectPeers(int, List, long)} without a timeout: every
      * peer's TCP connect, handshake and every read of it together.
+     *
+     * @since 0.1
      */
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
@@ -120,13 +140,24 @@ public final class RdmaTransport extends NativeResource
         return filter.equals("soft") || filter.startsWith("soft@") ? BACKEND_SOFT : BACKEND_MLX5;
     }
 
-    /** The filter this transport was made with. */
+    /**
+     * The filter this transport was made with.
+     *
+     * @return the device filter given to {@link TransferEngine#getOrCreateRdmaTransport(String)}
+     * @since 0.1
+     */
     public String deviceFilter()
     {
         return deviceFilter;
     }
 
-    /** "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}). */
+    /**
+     * "soft" or "mlx5": the backend in use (the requested one before {@link #initialize}).
+     *
+     * @return {@code "soft"} or {@code "mlx5"}
+     * @throws ClosedException when this transport is closed
+     * @since 0.1
+     */
     public String backend()
     {
         final Lock l = enter();
@@ -140,7 +171,18 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs). */
+    /**
+     * Same as {@link #initialize(int, int, int)} with te4j's default ring (256 WQEBBs).
+     *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @param qpsPerRank queue pairs to each rank, in [1, 1024]
+     * @throws IllegalArgumentException when an argument is out of range
+     * @throws IllegalStateException when this transport is already initialized
+     * @throws ClosedException when this transport is closed
+     * @throws UnavailableException when no matching RDMA device is present
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
+     */
     public void initialize(final int numRanks, final int qpsPerRank)
     {
         initialize(numRanks, qpsPerRank, 0);
@@ -150,6 +192,18 @@ public final class RdmaTransport extends NativeResource
      * Opens the device (software NIC: starts its listener) for {@code numRanks} ranks with
      * {@code qpsPerRank} queue pairs to each rank (channels), each with a send ring of
      * {@code ringWqebbs} 64-byte slots (a power of two in [2, 32768]; 0 = te4j's default).
+     *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @param qpsPerRank queue pairs to each rank, in [1, 1024]
+     * @param ringWqebbs send ring slots per queue pair: 0, or a power of two in [{@link #MIN_RING}, {@link
+     *     #MAX_RING}]
+     * @throws IllegalArgumentException when an argument is out of range, or all the rings together exceed
+     *     {@link #MAX_RING_SLOTS}
+     * @throws IllegalStateException when this transport is already initialized
+     * @throws ClosedException when this transport is closed
+     * @throws UnavailableException when no matching RDMA device is present
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public synchronized void initialize(final int numRanks, final int qpsPerRank, final int ringWqebbs)
     {
@@ -179,19 +233,34 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Ranks, after {@link #initialize}; 0 before. */
+    /**
+     * Ranks, after {@link #initialize}; 0 before.
+     *
+     * @return the number of ranks, or 0 before {@link #initialize}
+     * @since 0.1
+     */
     public int numRanks()
     {
         return numRanks;
     }
 
-    /** Queue pairs (channels) to each rank, after {@link #initialize}. */
+    /**
+     * Queue pairs (channels) to each rank, after {@link #initialize}.
+     *
+     * @return queue pairs per rank, or 0 before {@link #initialize}
+     * @since 0.1
+     */
     public int qpsPerRank()
     {
         return qpsPerRank;
     }
 
-    /** The rank this transport connected as, or -1 before {@link #connectPeers}. */
+    /**
+     * The rank this transport connected as, or -1 before {@link #connectPeers}.
+     *
+     * @return this rank, or -1 while not connected
+     * @since 0.1
+     */
     public int localRank()
     {
         return localRank;
@@ -201,6 +270,13 @@ public final class RdmaTransport extends NativeResource
      * Registers {@code buffer} (whole) for remote writes and atomics: the symmetric buffer
      * offsets refer to. It may belong to any engine of this process on the same platform and
      * device: its free, whichever engine frees it, deregisters it first.
+     *
+     * @param buffer the buffer to register, on this transport's platform and device
+     * @throws IllegalArgumentException when {@code buffer} is null or on another platform or device, or as
+     *     {@link #register(long, long)} says
+     * @throws ClosedException when this transport or {@code buffer} is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public void register(final DeviceBuffer buffer)
     {
@@ -231,6 +307,15 @@ public final class RdmaTransport extends NativeResource
      * On the host platform the memory must be host memory ({@link MemoryKind}), mapped in this
      * process over the whole range. Memory te4j did not allocate stays the caller's to keep
      * allocated: te4j cannot see another library's free.
+     *
+     * @param address the start of the memory, not 0
+     * @param bytes its size, positive
+     * @throws IllegalArgumentException when the range is empty or null, overlaps a te4j buffer without lying
+     *     inside it, is a freed te4j buffer or an opened segment's mapping, or (host platform) is not host
+     *     memory
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public synchronized void register(final long address, final long bytes)
     {
@@ -267,15 +352,25 @@ public final class RdmaTransport extends NativeResource
      * {@link MemoryKind#pointerBytes} bytes. The memory must stay allocated as
      * {@link #register(long, long)} says.
      *
+     * @param pointer the pointer whose memory to register
      * @throws IllegalArgumentException as {@link #register(long, long)}, and for a null pointer or
      *     one that designates no bytes
+     * @since 0.1
      */
     public void register(final Pointer pointer)
     {
         register(MemoryKind.pointerAddress(pointer), MemoryKind.pointerBytes(pointer));
     }
 
-    /** Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE. */
+    /**
+     * Deregisters the buffer starting at {@code address}; remote accesses to it then fail with an error CQE.
+     *
+     * @param address the start address given to {@link #register(long, long)}
+     * @throws IllegalArgumentException when {@code address} is 0
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when nothing is registered at {@code address}
+     * @since 0.1
+     */
     public synchronized void deregister(final long address)
     {
         Errors.checkArgument(address != 0, "address is null");
@@ -322,20 +417,38 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Deregisters {@code buffer}. */
+    /**
+     * Deregisters {@code buffer}.
+     *
+     * @param buffer a buffer registered with {@link #register(DeviceBuffer)}
+     * @throws IllegalArgumentException when {@code buffer} is null
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when {@code buffer} is not registered
+     * @since 0.1
+     */
     public void deregister(final DeviceBuffer buffer)
     {
         Errors.checkArgument(buffer != null, "buffer is null");
         deregister(buffer.address());
     }
 
-    /** Start address of the current symmetric registration (0: none). */
+    /**
+     * Start address of the current symmetric registration (0: none).
+     *
+     * @return the address, or 0 when nothing is registered
+     * @since 0.1
+     */
     public long registeredAddress()
     {
         return registeredAddress;
     }
 
-    /** Size of the current symmetric registration (0: none). */
+    /**
+     * Size of the current symmetric registration (0: none).
+     *
+     * @return the size in bytes, or 0 when nothing is registered
+     * @since 0.1
+     */
     public long registeredBytes()
     {
         return registeredBytes;
@@ -344,6 +457,8 @@ public final class RdmaTransport extends NativeResource
     /**
      * Allocates the rings and creates the queue pairs (new QP numbers); called again, it
      * recreates them ({@link #recreateQueuePairs}).
+     *
+     * @since 0.1
      */
     public synchronized void createQueuePairs()
     {
@@ -373,6 +488,8 @@ public final class RdmaTransport extends NativeResource
      * on the contexts using this transport are done (bounded). The new QP numbers must be
      * exchanged and {@link #connectPeers} called again at every rank: see
      * {@link #reconnect(HandleExchange, Duration)}.
+     *
+     * @since 0.1
      */
     public synchronized void recreateQueuePairs()
     {
@@ -393,7 +510,15 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** This rank's metadata (after {@link #createQueuePairs} and {@link #register}). */
+    /**
+     * This rank's metadata (after {@link #createQueuePairs} and {@link #register}).
+     *
+     * @return this rank's metadata, to hand to the other ranks' {@link #connectPeers}
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called, or
+     *     no memory is registered
+     * @throws ClosedException when this transport is closed
+     * @since 0.1
+     */
     public synchronized RdmaMetadata localMetadata()
     {
         checkInitialized("localMetadata");
@@ -418,6 +543,19 @@ public final class RdmaTransport extends NativeResource
      * peer's registration is refused by that peer's NIC and surfaces as an error CQE
      * ({@link Te4jException.Code#REMOTE_ERROR}), never as an access outside it. Bounded by
      * {@link #DEFAULT_CONNECT_TIMEOUT} as a whole.
+     *
+     * @param localRank this rank, in [0, numRanks)
+     * @param all every rank's {@link RdmaMetadata#toBytes()}, indexed by rank; inactive entries may be null
+     * @param activeRanksMask bit r set when rank r takes part; includes this rank
+     * @throws IllegalArgumentException when {@code localRank} is out of range, {@code all} does not hold one
+     *     entry per rank, the mask leaves out this rank, or this rank's own entry is null
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called
+     * @throws BadHandleException when an active rank's entry is null, damaged, foreign or disagrees with this
+     *     rank
+     * @throws Te4jTimeoutException when the peers are not all connected by the deadline
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask)
     {
@@ -429,6 +567,20 @@ public final class RdmaTransport extends NativeResource
      * {@code timeout}: one deadline for every peer's TCP connect, handshake and every read of
      * them, so a peer (or a stranger at its address) answering one byte at a time cannot stretch
      * it. Every software NIC connection proves the listening NIC's key from its metadata.
+     *
+     * @param localRank this rank, in [0, numRanks)
+     * @param all every rank's {@link RdmaMetadata#toBytes()}, indexed by rank; inactive entries may be null
+     * @param activeRanksMask bit r set when rank r takes part; includes this rank
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code localRank} is out of range, {@code all} does not hold one
+     *     entry per rank, the mask leaves out this rank, or this rank's own entry is null
+     * @throws IllegalStateException when {@link #initialize} or {@link #createQueuePairs} was not called
+     * @throws BadHandleException when an active rank's entry is null, damaged, foreign or disagrees with this
+     *     rank
+     * @throws Te4jTimeoutException when the peers are not all connected by the deadline
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public synchronized void connectPeers(final int localRank, final List<byte[]> all, final long activeRanksMask,
         final Duration timeout)
@@ -516,6 +668,11 @@ public final class RdmaTransport extends NativeResource
      * vanished without closing its connections is noticed. For connections made afterwards; at
      * least 1 s; default {@link #DEFAULT_PEER_TIMEOUT_MILLIS}. A peer whose process exits or is
      * killed closes its connections and is noticed at once.
+     *
+     * @param timeout the peer timeout, in [1 s, 1 day]
+     * @throws IllegalArgumentException when {@code timeout} is null or outside [1 s, 1 day]
+     * @throws ClosedException when this transport is closed
+     * @since 0.1
      */
     public synchronized void peerTimeout(final Duration timeout)
     {
@@ -536,7 +693,12 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** The peer timeout in use ({@link #peerTimeout(Duration)}). */
+    /**
+     * The peer timeout in use ({@link #peerTimeout(Duration)}).
+     *
+     * @return the peer timeout
+     * @since 0.1
+     */
     public Duration peerTimeout()
     {
         return Duration.ofMillis(peerTimeoutMillis);
@@ -546,6 +708,9 @@ public final class RdmaTransport extends NativeResource
      * Ranks (bit r) whose connection from this rank broke since the last connect: the peer's
      * process exited or was killed, or its host stopped answering within the peer timeout.
      * Waits on contexts that reach such a rank over RDMA fail with {@link PeerLostException}.
+     *
+     * @return the mask of lost ranks (bit r: rank r); 0 when none, or when this transport is closed
+     * @since 0.1
      */
     public long lostPeers()
     {
@@ -597,6 +762,18 @@ public final class RdmaTransport extends NativeResource
      * {@code exchange}, connects to every rank, and waits at a barrier so that nobody posts
      * before every peer is connected. Every rank calls it. {@code timeout} bounds the whole call
      * (gather, connect and barrier share one deadline).
+     *
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code exchange} is null or of another world size, or {@code
+     *     timeout} is null or not positive
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws BadHandleException when a peer's metadata is damaged, foreign or disagrees with this rank's
+     * @throws Te4jTimeoutException when the ranks do not all gather, connect and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public void connect(final HandleExchange exchange, final Duration timeout)
     {
@@ -623,6 +800,18 @@ public final class RdmaTransport extends NativeResource
      * Recovery after an error CQE, at every rank: waits for every rank (so nobody still posts
      * on the old queue pairs), recreates the queue pairs and connects them again. Contexts
      * made with {@link CommContext#withRdma(RdmaTransport)} keep working.
+     *
+     * @param exchange the handle exchange of the job: its world size is {@link #numRanks()}
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code exchange} is null or of another world size, or {@code
+     *     timeout} is null or not positive
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws BadHandleException when a peer's metadata is damaged, foreign or disagrees with this rank's
+     * @throws Te4jTimeoutException when the ranks do not all gather, connect and meet at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
      */
     public void reconnect(final HandleExchange exchange, final Duration timeout)
     {
@@ -635,7 +824,15 @@ public final class RdmaTransport extends NativeResource
         connect(exchange, deadline.left("connect"));
     }
 
-    /** Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s. */
+    /**
+     * Bound of every device-side wait (QP lock, ring slot, quiet); default 10 s.
+     *
+     * @param timeout the bound; positive
+     * @throws IllegalArgumentException when {@code timeout} is null or not positive
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
+     */
     public void deviceTimeout(final Duration timeout)
     {
         RdmaArguments.checkTimeout(timeout);
@@ -651,7 +848,16 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel. */
+    /**
+     * Error state of queue pair {@code qpIndex} = dstRank * qpsPerRank + channel.
+     *
+     * @param qpIndex the queue pair, in [0, numRanks x qpsPerRank)
+     * @return the queue pair's error state as the NIC reports it
+     * @throws IllegalArgumentException when {@code qpIndex} is out of range
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
+     */
     public RdmaQpState qpState(final int qpIndex)
     {
         final int total = numRanks() * qpsPerRank();
@@ -669,7 +875,15 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...). */
+    /**
+     * The NIC's counters by name (software NIC: doorbells, wqes, remote_errors, bytes_written, ...).
+     *
+     * @return the counters in the NIC's order, by name
+     * @throws IllegalStateException when {@link #initialize} was not called
+     * @throws ClosedException when this transport is closed
+     * @throws Te4jException when the native call fails (its {@link Te4jException#code()} says why)
+     * @since 0.1
+     */
     public Map<String, Long> statistics()
     {
         checkInitialized("statistics");
@@ -692,7 +906,13 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "". */
+    /**
+     * Contract violations the NIC saw (software NIC: doorbell record / UAR mismatches), or "".
+     *
+     * @return the violations, or {@code ""} when there were none
+     * @throws ClosedException when this transport is closed
+     * @since 0.1
+     */
     public String diagnostics()
     {
         final Lock l = enter();
@@ -707,11 +927,23 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
+    /**
+     * The platform of this transport: its engine's.
+     *
+     * @return the platform of the memory this transport registers
+     * @since 0.1
+     */
     public Platform platform()
     {
         return engine.platform();
     }
 
+    /**
+     * The CUDA device of this transport (0 on the host platform).
+     *
+     * @return the device ordinal of its engine
+     * @since 0.1
+     */
     public int device()
     {
         return engine.device();

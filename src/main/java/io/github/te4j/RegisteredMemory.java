@@ -10,6 +10,8 @@ package io.github.te4j;
  * buffer it is or lies in is closed: that close withdraws it from the agent first and waits
  * (bounded) for the batches that use it. Memory allocated elsewhere must stay allocated until
  * the registration ends: te4j cannot see another library's free.
+ *
+ * @since 0.1
  */
 public final class RegisteredMemory
 {
@@ -33,18 +35,34 @@ public final class RegisteredMemory
         this.segmentOffset = segmentOffset;
     }
 
-    /** The platform address of the first byte. */
+    /**
+     * The platform address of the first byte.
+     *
+     * @return the address
+     * @since 0.1
+     */
     public long address()
     {
         return address;
     }
 
+    /**
+     * The size of the registered range.
+     *
+     * @return its size in bytes
+     * @since 0.1
+     */
     public long size()
     {
         return size;
     }
 
-    /** The te4j buffer, or null for memory allocated elsewhere. */
+    /**
+     * The te4j buffer, or null for memory allocated elsewhere.
+     *
+     * @return the buffer registered with {@link TransferAgent#registerLocalMemory(DeviceBuffer)}, or null
+     * @since 0.1
+     */
     public DeviceBuffer buffer()
     {
         return buffer;
@@ -53,6 +71,9 @@ public final class RegisteredMemory
     /**
      * Where this memory starts in the rank's segment (peers' remote offsets), or -1 when it is not
      * part of the segment (memory allocated elsewhere).
+     *
+     * @return the segment offset, or -1
+     * @since 0.1
      */
     public long segmentOffset()
     {
@@ -62,6 +83,9 @@ public final class RegisteredMemory
     /**
      * Whether it is still registered: not unregistered, its agent open, and the te4j buffer it is
      * or lies in (a raw range inside a te4j buffer) not closed.
+     *
+     * @return true while requests may use it
+     * @since 0.1
      */
     public boolean isRegistered()
     {

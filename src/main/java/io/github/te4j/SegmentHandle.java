@@ -12,6 +12,8 @@ import java.util.concurrent.locks.Lock;
  * owner's registered addresses and remote keys, reached with one RDMA work request per request.
  * Requests must lie inside one of its buffers. Closing it while batches still use it is allowed:
  * the mappings go when the last one is done.
+ *
+ * @since 0.1
  */
 public final class SegmentHandle extends NativeResource
 {
@@ -106,31 +108,56 @@ public final class SegmentHandle extends NativeResource
         return descriptor;
     }
 
-    /** The segment's name. */
+    /**
+     * The segment's name.
+     *
+     * @return the name it was published under
+     * @since 0.1
+     */
     public String segmentName()
     {
         return name;
     }
 
-    /** The rank that published it, -1 when it was published outside a handle exchange. */
+    /**
+     * The rank that published it, -1 when it was published outside a handle exchange.
+     *
+     * @return the publishing rank, or -1
+     * @since 0.1
+     */
     public int rank()
     {
         return rank;
     }
 
-    /** The end of its last buffer: every offset a request may use is below it. */
+    /**
+     * The end of its last buffer: every offset a request may use is below it.
+     *
+     * @return the segment's size in bytes
+     * @since 0.1
+     */
     public long size()
     {
         return offsets.length == 0 ? 0 : offsets[offsets.length - 1] + sizes[sizes.length - 1];
     }
 
-    /** Its buffers' segment offsets, ascending. */
+    /**
+     * Its buffers' segment offsets, ascending.
+     *
+     * @return a new array of offsets
+     * @since 0.1
+     */
     public long[] bufferOffsets()
     {
         return offsets.clone();
     }
 
-    /** Its buffers' sizes, in the order of {@link #bufferOffsets()}. */
+    /**
+     * Its buffers' sizes, in the order of {@link #bufferOffsets()}.
+     *
+     * @return a new array of sizes
+     * @since 0.1
+     */
     public long[] bufferSizes()
     {
         return sizes.clone();
@@ -141,13 +168,23 @@ public final class SegmentHandle extends NativeResource
         return agent;
     }
 
-    /** Whether requests to it go over RDMA ({@link #rdmaRank()}, {@link #rkeyOf(long)}). */
+    /**
+     * Whether requests to it go over RDMA ({@link #rdmaRank()}, {@link #rkeyOf(long)}).
+     *
+     * @return true for a segment opened over RDMA
+     * @since 0.1
+     */
     public boolean isRdma()
     {
         return rdma != null;
     }
 
-    /** The owner's rank on the RdmaTransport, -1 for a mapped segment. */
+    /**
+     * The owner's rank on the RdmaTransport, -1 for a mapped segment.
+     *
+     * @return the RDMA rank, or -1
+     * @since 0.1
+     */
     public int rdmaRank()
     {
         return rdmaRank;

@@ -40,6 +40,8 @@ import org.slf4j.LoggerFactory;
  * over RDMA instead (one WRITE or READ work request per request), so their owners may be in
  * other network namespaces or on other hosts. Every argument is checked here before native code
  * runs.
+ *
+ * @since 0.1
  */
 public final class TransferAgent extends NativeResource
 {
@@ -75,6 +77,12 @@ public final class TransferAgent extends NativeResource
      * remote key, and segments of other ranks whose descriptors carry them are opened over RDMA.
      * Every te4j buffer of the segment, and every local memory that requests to such segments use,
      * must be registered with {@code rdma} ({@link RdmaTransport#register(DeviceBuffer)}) first.
+     *
+     * @param rdma a connected host-platform RDMA transport
+     * @throws IllegalArgumentException when {@code rdma} is null or not connected, or either side is not on
+     *     the host platform
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public void useRdma(final RdmaTransport rdma)
     {
@@ -103,12 +111,23 @@ public final class TransferAgent extends NativeResource
         return rdma;
     }
 
-    /** This rank's segment name. */
+    /**
+     * This rank's segment name.
+     *
+     * @return the name under which this rank's segment is published
+     * @since 0.1
+     */
     public String segmentName()
     {
         return segmentName;
     }
 
+    /**
+     * The platform of this agent: its engine's.
+     *
+     * @return the platform its batches run on
+     * @since 0.1
+     */
     public Platform platform()
     {
         return engine.platform();
@@ -117,6 +136,12 @@ public final class TransferAgent extends NativeResource
     /**
      * Registers a te4j buffer of this agent's transport: the local side of requests, and part of
      * this rank's segment from the next publish on.
+     *
+     * @param buffer a buffer of this agent's transport, not yet registered
+     * @return the registration; pass it to {@link #unregisterLocalMemory(RegisteredMemory)} to end it
+     * @throws IllegalArgumentException when {@code buffer} is null, of another transport or already registered
+     * @throws ClosedException when this agent or {@code buffer} is closed
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final DeviceBuffer buffer)
     {
@@ -180,8 +205,13 @@ public final class TransferAgent extends NativeResource
      * te4j cannot see another library's free, and a batch that copies into memory freed that way
      * writes into whatever the allocator put there next.
      *
+     * @param address the start of the memory, not 0
+     * @param bytes its size, positive
+     * @return the registration; pass it to {@link #unregisterLocalMemory(RegisteredMemory)} to end it
      * @throws IllegalArgumentException for a bad range, a kind the route cannot carry, unmapped
      *     memory, or memory that overlaps other registered memory or freed te4j memory
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final long address, final long bytes)
     {
@@ -222,8 +252,12 @@ public final class TransferAgent extends NativeResource
      * must stay allocated as {@link #registerLocalMemory(long, long)} says (a JavaCPP pointer
      * with a deallocator frees its memory when it is closed or garbage collected: keep it).
      *
+     * @param pointer the pointer whose memory to register
+     * @return the registration; pass it to {@link #unregisterLocalMemory(RegisteredMemory)} to end it
      * @throws IllegalArgumentException as {@link #registerLocalMemory(long, long)}, and for a
      *     null pointer or one that designates no bytes
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public RegisteredMemory registerLocalMemory(final Pointer pointer)
     {
@@ -259,6 +293,12 @@ public final class TransferAgent extends NativeResource
     /**
      * Unregisters memory, after the batches that use it have finished (bounded: a batch that
      * does not finish in time is cancelled first). Peers see it gone from the next publish on.
+     *
+     * @param memory a registration of this agent
+     * @throws IllegalArgumentException when {@code memory} is null, of another agent, or not registered (any
+     *     more)
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public void unregisterLocalMemory(final RegisteredMemory memory)
     {
@@ -282,7 +322,15 @@ public final class TransferAgent extends NativeResource
         }
     }
 
-    /** This rank's segment descriptor as peers will see it (the te4j buffers registered now). */
+    /**
+     * This rank's segment descriptor as peers will see it (the te4j buffers registered now).
+     *
+     * @return the encoded descriptor: this rank's name, rank, buffers' handles, RDMA keys and notification
+     *     area
+     * @throws IllegalArgumentException when the RDMA transport of {@link #useRdma} is no longer connected
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
+     */
     public byte[] segmentDescriptor()
     {
         final Lock l = enter();
@@ -336,6 +384,18 @@ public final class TransferAgent extends NativeResource
      * Publishes this rank's segment and learns every other rank's: an all-gather of descriptors
      * through {@code exchange}, then a barrier (nobody frees a buffer before every peer could map
      * it), both within {@code timeout} as a whole. Every rank of the exchange calls it.
+     *
+     * @param exchange the handle exchange of the job
+     * @param timeout the bound of the whole call; positive
+     * @throws IllegalArgumentException when {@code exchange} is null or {@code timeout} is null or not
+     *     positive
+     * @throws BadHandleException when a rank's descriptor is damaged or names another rank
+     * @throws IllegalStateException when two ranks publish the same segment name
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when the ranks do not all gather and meet
+     *     at the barrier in time
+     * @throws PeerLostException when a rank leaves the exchange
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public void publishSegment(final HandleExchange exchange, final Duration timeout)
     {
@@ -370,8 +430,13 @@ public final class TransferAgent extends NativeResource
 
     /**
      * Publishes this rank's segment in {@code directory} under its name (replacing an earlier
-     * publish); {@link #openSegment(String, Duration)} of other agents that use the same
+     * publish); {@link #openSegment(String, SegmentDirectory, Duration)} of other agents that use the same
      * directory finds it there.
+     *
+     * @param directory where to publish
+     * @throws IllegalArgumentException when {@code directory} is null
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public void publishSegment(final SegmentDirectory directory)
     {
@@ -388,7 +453,13 @@ public final class TransferAgent extends NativeResource
      * Opens a segment published through the handle exchange ({@link #publishSegment(HandleExchange, Duration)})
      * or present in the directory this agent published to: maps its buffers here.
      *
+     * @param name the segment name
+     * @return the opened segment: the target side of requests until it is closed
      * @throws IllegalArgumentException when no segment of that name is known
+     * @throws BadHandleException when its descriptor is damaged, of another platform, or from another host
+     *     without RDMA
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public SegmentHandle openSegment(final String name)
     {
@@ -413,7 +484,21 @@ public final class TransferAgent extends NativeResource
         return open(found.get());
     }
 
-    /** {@link #openSegment(String)} that waits up to {@code timeout} for the name to appear in {@code directory}. */
+    /**
+     * {@link #openSegment(String)} that waits up to {@code timeout} for the name to appear in {@code directory}.
+     *
+     * @param name the segment name
+     * @param directory the directory to look in
+     * @param timeout how long to wait for the name; positive
+     * @return the opened segment: the target side of requests until it is closed
+     * @throws IllegalArgumentException when the name is not a valid segment name, {@code directory} is null or
+     *     {@code timeout} is null or not positive
+     * @throws Te4jTimeoutException when no segment of that name appears in time
+     * @throws BadHandleException when its descriptor is damaged, of another platform, or from another host
+     *     without RDMA
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
+     */
     public SegmentHandle openSegment(final String name, final SegmentDirectory directory, final Duration timeout)
     {
         SegmentDirectory.checkName(name);
@@ -569,6 +654,11 @@ public final class TransferAgent extends NativeResource
      * The notifications other agents send to this one: the receiving side. Senders find this
      * agent's notification area (host memory, on every platform) in its segment descriptor, so
      * publish after the first call (every publish includes it).
+     *
+     * @return the receiver of this agent (made on the first call)
+     * @throws ClosedException when this agent is closed
+     * @throws Te4jException when the notification area cannot be allocated
+     * @since 0.1
      */
     public Notifications notifications()
     {
@@ -659,6 +749,14 @@ public final class TransferAgent extends NativeResource
      * segment by name: publish this agent's segment where the receiver looks.
      *
      * @param message at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @param segmentName the receiving agent's segment name
+     * @param timeout how long to wait for room in the receiver's queue; positive
+     * @throws IllegalArgumentException when an argument is null or too long, or no rank published that segment
+     *     where this agent looks
+     * @throws Te4jTimeoutException when the receiver's queue from this agent stays full for {@code timeout}
+     * @throws Te4jException when the receiver has no notification area
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
      */
     public void sendNotification(final String segmentName, final byte[] message, final Duration timeout)
     {
@@ -705,7 +803,15 @@ public final class TransferAgent extends NativeResource
         return outbox;
     }
 
-    /** A batch of at most {@code capacity} requests (1 to 2^20). */
+    /**
+     * A batch of at most {@code capacity} requests (1 to 2^20).
+     *
+     * @param capacity the most requests one submit holds, in [1, 2^20]
+     * @return a new batch of this agent; close it, or the agent, when done
+     * @throws IllegalArgumentException when {@code capacity} is out of range
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
+     */
     public TransferBatch allocateBatch(final int capacity)
     {
         Errors.checkArgument(capacity >= 1 && capacity <= TransferBatch.MAX_CAPACITY,
@@ -731,6 +837,14 @@ public final class TransferAgent extends NativeResource
      * batch submit checks it (errors name its index in the list), its addresses resolved and
      * handed to native code once (CUDA: copied to device memory). {@code requests} may be
      * cleared and reused once this returns. Segments reached over RDMA are refused.
+     *
+     * @param requests the requests, at least one
+     * @return the prepared list; close it, or the agent, when done
+     * @throws IllegalArgumentException when {@code requests} is null or empty, or a request is invalid (named
+     *     by index)
+     * @throws IndexOutOfBoundsException when a request's range falls outside its memory or segment
+     * @throws ClosedException when this agent, or memory or a segment a request names, is closed
+     * @since 0.1
      */
     public TransferList prepareList(final TransferDescriptors requests)
     {
@@ -752,7 +866,16 @@ public final class TransferAgent extends NativeResource
         }
     }
 
-    /** {@link #prepareList(TransferDescriptors)} of a list of requests (a null one is refused by index). */
+    /**
+     * {@link #prepareList(TransferDescriptors)} of a list of requests (a null one is refused by index).
+     *
+     * @param requests the requests, at least one and at most 2^20
+     * @return the prepared list; close it, or the agent, when done
+     * @throws IllegalArgumentException when {@code requests} is null, empty, too long, or holds a null or
+     *     invalid request
+     * @throws ClosedException when this agent is closed
+     * @since 0.1
+     */
     public TransferList prepareList(final List<TransferRequest> requests)
     {
         Errors.checkArgument(requests != null, "requests is null");

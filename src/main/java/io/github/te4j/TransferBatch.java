@@ -39,10 +39,16 @@ import java.util.function.Supplier;
  * or READ work request each, posted by a thread of the batch (many in flight, up to the send
  * ring); an error CQE fails its request with the syndrome, and (RC semantics) the requests after
  * it on the same queue pair with the flush syndrome, until the ranks reconnect.
+ *
+ * @since 0.1
  */
 public final class TransferBatch extends NativeResource
 {
-    /** The largest capacity. */
+    /**
+     * The largest capacity.
+     *
+     * @since 0.1
+     */
     public static final int MAX_CAPACITY = 1 << 20;
 
     /** How long a close, or a wait past the deadline, gives requests already running. */
@@ -126,12 +132,23 @@ public final class TransferBatch extends NativeResource
         this.nativeStates = new int[capacity];
     }
 
+    /**
+     * The most requests this batch holds, over all its submits.
+     *
+     * @return the capacity given to {@link TransferAgent#allocateBatch(int)}
+     * @since 0.1
+     */
     public int capacity()
     {
         return capacity;
     }
 
-    /** The number of requests submitted so far. */
+    /**
+     * The number of requests submitted so far.
+     *
+     * @return the number of requests, the next submit's first index
+     * @since 0.1
+     */
     public synchronized int size()
     {
         return submitted;
@@ -143,6 +160,7 @@ public final class TransferBatch extends NativeResource
      * @param part the requests, 1 or more, within the remaining capacity
      * @param timeout how long they may take; the batch's deadline becomes the later of this and its own
      * @return the batch index of the part's first request
+     * @since 0.1
      */
     public int submit(final List<TransferRequest> part, final Duration timeout)
     {
@@ -161,6 +179,7 @@ public final class TransferBatch extends NativeResource
      * @param part the requests, 1 or more, within the remaining capacity
      * @param timeout how long they may take; the batch's deadline becomes the later of this and its own
      * @return the batch index of the part's first request
+     * @since 0.1
      */
     public int submit(final TransferDescriptors part, final Duration timeout)
     {
@@ -204,6 +223,8 @@ public final class TransferBatch extends NativeResource
      * state. Returns at once (await the batch for the outcome); later submits are refused.
      * Idempotent, and a no-op once every request is final; after the deadline has cancelled the
      * batch, the requests it stopped stay {@link TransferState#TIMEOUT}.
+     *
+     * @since 0.1
      */
     public void cancel()
     {
@@ -246,7 +267,18 @@ public final class TransferBatch extends NativeResource
      * that does not complete (a request failed or timed out, the batch closed before it finished)
      * delivers nothing; closing the batch once it finished loses nothing.
      *
+     * @param part the requests, 1 or more, within the remaining capacity, all to one segment
      * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @param timeout how long they may take, including the wait for room; not negative
+     * @return the batch index of the part's first request
+     * @throws IllegalArgumentException when an argument is null or too long, {@code timeout} is negative, the
+     *     part is empty, exceeds the remaining capacity or names more than one segment, a request is invalid
+     *     (named by index), or the batch was cancelled
+     * @throws IndexOutOfBoundsException when a request's range falls outside its memory or segment
+     * @throws Te4jTimeoutException when the receiver's queue stays full until {@code timeout}; nothing is
+     *     submitted
+     * @throws ClosedException when this batch, or memory or a segment a request names, is closed
+     * @since 0.1
      */
     public int submit(final List<TransferRequest> part, final byte[] notification, final Duration timeout)
     {
@@ -274,6 +306,19 @@ public final class TransferBatch extends NativeResource
     /**
      * {@link #submit(TransferDescriptors, Duration)} with a notification, as
      * {@link #submit(List, byte[], Duration)}.
+     *
+     * @param part the requests, 1 or more, within the remaining capacity, all to one segment
+     * @param notification at most {@link Notification#MAX_BYTES} bytes (copied)
+     * @param timeout how long they may take, including the wait for room; not negative
+     * @return the batch index of the part's first request
+     * @throws IllegalArgumentException when an argument is null or too long, {@code timeout} is negative, the
+     *     part is empty, exceeds the remaining capacity or names more than one segment, a request is invalid
+     *     (named by index), or the batch was cancelled
+     * @throws IndexOutOfBoundsException when a request's range falls outside its memory or segment
+     * @throws Te4jTimeoutException when the receiver's queue stays full until {@code timeout}; nothing is
+     *     submitted
+     * @throws ClosedException when this batch, or memory or a segment a request names, is closed
+     * @since 0.1
      */
     public int submit(final TransferDescriptors part, final byte[] notification, final Duration timeout)
     {
@@ -607,7 +652,15 @@ public final class TransferBatch extends NativeResource
         return BatchValidation.at(index);
     }
 
-    /** The state of request {@code index} now. */
+    /**
+     * The state of request {@code index} now.
+     *
+     * @param index a submitted request's index, in [0, size())
+     * @return its state, with the cause of a failure
+     * @throws IllegalArgumentException when {@code index} is outside the submitted requests
+     * @throws ClosedException when this batch is closed
+     * @since 0.1
+     */
     public TransferStatus status(final int index)
     {
         synchronized (this)
@@ -622,7 +675,13 @@ public final class TransferBatch extends NativeResource
         }
     }
 
-    /** The states of every submitted request now, by index. */
+    /**
+     * The states of every submitted request now, by index.
+     *
+     * @return the states, indexed like the requests
+     * @throws ClosedException when this batch is closed
+     * @since 0.1
+     */
     public List<TransferStatus> statuses()
     {
         refreshOrThrow();
@@ -638,6 +697,7 @@ public final class TransferBatch extends NativeResource
      *
      * @param out at least {@link #size()} long
      * @return the number of requests written (those submitted when it looked)
+     * @since 0.1
      */
     public int states(final TransferState[] out)
     {
@@ -658,7 +718,11 @@ public final class TransferBatch extends NativeResource
     /**
      * Waits like {@link #await(Duration)} without building the list of states.
      *
+     * @param timeout how long to wait; not negative
      * @return whether every submitted request is final
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when this batch is closed
+     * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
     {
@@ -691,7 +755,13 @@ public final class TransferBatch extends NativeResource
         }
     }
 
-    /** Whether every submitted request is final. */
+    /**
+     * Whether every submitted request is final.
+     *
+     * @return true when no submitted request is pending
+     * @throws ClosedException when this batch is closed
+     * @since 0.1
+     */
     public boolean isDone()
     {
         refreshOrThrow();
@@ -705,6 +775,12 @@ public final class TransferBatch extends NativeResource
      * Waits until every submitted request is final or {@code timeout} passes, and returns the
      * states: requests still running at the end are {@link TransferState#PENDING}. At the
      * batch's deadline the requests not started end as {@link TransferState#TIMEOUT}.
+     *
+     * @param timeout how long to wait; not negative
+     * @return the states, indexed like the requests
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when this batch is closed
+     * @since 0.1
      */
     public List<TransferStatus> await(final Duration timeout)
     {
@@ -720,6 +796,9 @@ public final class TransferBatch extends NativeResource
      * <p>Dependent actions run on a thread of their own when the requests finish, and on the
      * closing thread, after the batch is released, when a close completes it exceptionally;
      * never inside a te4j lock or drain. They may close this batch, its agent, transport or engine.
+     *
+     * @return the future; the same one on every call
+     * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {

@@ -13,6 +13,8 @@ import java.util.Map;
  *
  * <p>Nothing is checked when a request is added: submit checks every one against the
  * registrations and names its index in the batch, as for {@link TransferRequest}s.
+ *
+ * @since 0.1
  */
 public final class TransferDescriptors
 {
@@ -38,7 +40,12 @@ public final class TransferDescriptors
     private int segmentCount;
     private Map<Object, Integer> index;
 
-    /** @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY} */
+    /**
+     * Empty descriptors with room for {@code initialCapacity} requests; they grow as requests are added.
+     *
+     * @param initialCapacity how many requests to make room for at first, 1 to {@link TransferBatch#MAX_CAPACITY}
+     * @since 0.1
+     */
     public TransferDescriptors(final int initialCapacity)
     {
         Errors.checkArgument(initialCapacity >= 1 && initialCapacity <= TransferBatch.MAX_CAPACITY,
@@ -51,13 +58,23 @@ public final class TransferDescriptors
         lengths = new long[initialCapacity];
     }
 
-    /** The requests added since the last {@link #clear()}. */
+    /**
+     * The requests added since the last {@link #clear()}.
+     *
+     * @return the number of requests
+     * @since 0.1
+     */
     public int size()
     {
         return size;
     }
 
-    /** Forgets every request (and the memories and segments they named); the arrays stay. */
+    /**
+     * Forgets every request (and the memories and segments they named); the arrays stay.
+     *
+     * @return these descriptors, for chaining
+     * @since 0.1
+     */
     public TransferDescriptors clear()
     {
         Arrays.fill(memories, 0, memoryCount, null);
@@ -72,7 +89,14 @@ public final class TransferDescriptors
     /**
      * Adds a request (the fields of {@link TransferRequest#of}); checked when submitted.
      *
+     * @param opcode which way the bytes go
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
      * @return its index among these descriptors
+     * @since 0.1
      */
     public int add(final TransferOpcode opcode, final RegisteredMemory local, final long localOffset,
         final SegmentHandle segment, final long remoteOffset, final long length)
@@ -87,14 +111,34 @@ public final class TransferDescriptors
         return i;
     }
 
-    /** {@link #add} of a READ: the segment's bytes at remoteOffset into local at localOffset. */
+    /**
+     * {@link #add} of a READ: the segment's bytes at remoteOffset into local at localOffset.
+     *
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
+     * @return its index among these descriptors
+     * @since 0.1
+     */
     public int read(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,
         final long remoteOffset, final long length)
     {
         return add(TransferOpcode.READ, local, localOffset, segment, remoteOffset, length);
     }
 
-    /** {@link #add} of a WRITE: local's bytes at localOffset into the segment at remoteOffset. */
+    /**
+     * {@link #add} of a WRITE: local's bytes at localOffset into the segment at remoteOffset.
+     *
+     * @param local registered local memory of the submitting agent
+     * @param localOffset the byte offset in {@code local}
+     * @param segment an opened segment of the submitting agent
+     * @param remoteOffset the byte offset in the segment
+     * @param length how many bytes
+     * @return its index among these descriptors
+     * @since 0.1
+     */
     public int write(final RegisteredMemory local, final long localOffset, final SegmentHandle segment,
         final long remoteOffset, final long length)
     {

@@ -22,6 +22,8 @@ import org.slf4j.LoggerFactory;
  *     stream.synchronize(Duration.ofSeconds(10));
  * }
  * }</pre>
+ *
+ * @since 0.1
  */
 public final class TransferEngine extends NativeResource
 {
@@ -41,24 +43,50 @@ public final class TransferEngine extends NativeResource
         this.device = device;
     }
 
-    /** A builder; defaults: {@link Platform#HOST}, device 0. */
+    /**
+     * A builder; defaults: {@link Platform#HOST}, device 0.
+     *
+     * @return a new builder
+     * @since 0.1
+     */
     public static Builder builder()
     {
         return new Builder();
     }
 
+    /**
+     * The platform this engine was built for.
+     *
+     * @return {@link Platform#HOST} or {@link Platform#CUDA}
+     * @since 0.1
+     */
     public Platform platform()
     {
         return platform;
     }
 
-    /** CUDA device ordinal (0 on the host platform). */
+    /**
+     * CUDA device ordinal (0 on the host platform).
+     *
+     * @return the device ordinal
+     * @since 0.1
+     */
     public int device()
     {
         return device;
     }
 
-    /** The engine's P2P transport for {@code numRanks} ranks, made on first call. */
+    /**
+     * The engine's P2P transport for {@code numRanks} ranks, made on first call.
+     *
+     * @param numRanks ranks of the job, in [1, 64]
+     * @return the transport; the same one until it is closed
+     * @throws IllegalArgumentException when {@code numRanks} is out of range or differs from the open
+     *     transport's
+     * @throws ClosedException when this engine is closed
+     * @throws Te4jException when the native transport cannot be made
+     * @since 0.1
+     */
     public P2pTransport getOrCreateP2pTransport(final int numRanks)
     {
         Errors.checkArgument(numRanks >= 1 && numRanks <= 64, "numRanks=" + numRanks + " must be in [1, 64]");
@@ -89,6 +117,14 @@ public final class TransferEngine extends NativeResource
      * {@code deviceFilter}: {@code "soft"}, {@code "soft@<IPv4>[:<port>]"} (the software NIC),
      * {@code ""}/{@code "auto"} (mlx5 if present, else the software NIC) or an mlx5 device name
      * prefix. Throws {@link UnavailableException} naming the cause when the backend cannot work here.
+     *
+     * @param deviceFilter which NIC to use, as above
+     * @return the transport; the same one until it is closed
+     * @throws IllegalArgumentException when {@code deviceFilter} is null, not printable ASCII, longer than 256
+     *     characters, or differs from the open transport's
+     * @throws UnavailableException when the backend cannot work here
+     * @throws ClosedException when this engine is closed
+     * @since 0.1
      */
     public RdmaTransport getOrCreateRdmaTransport(final String deviceFilter)
     {
@@ -120,6 +156,14 @@ public final class TransferEngine extends NativeResource
     /**
      * A transfer agent ({@link TransferAgent}) for this rank's segment {@code segmentName}, over the
      * buffers of {@code p2p} (this engine's transport). Host platform.
+     *
+     * @param p2p this engine's P2P transport
+     * @param segmentName the name other ranks open this segment by
+     * @return a new agent; close it, or the engine, when done
+     * @throws IllegalArgumentException when an argument is null, {@code p2p} is another engine's, or the name
+     *     is not a valid segment name
+     * @throws ClosedException when this engine or {@code p2p} is closed
+     * @since 0.1
      */
     public TransferAgent createTransferAgent(final P2pTransport p2p, final String segmentName)
     {
@@ -159,7 +203,14 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread). */
+    /**
+     * A new stream owned by te4j (CUDA: {@code cudaStreamNonBlocking}; host: an executor thread).
+     *
+     * @return the new stream; close it, or the engine, when done
+     * @throws ClosedException when this engine is closed
+     * @throws Te4jException when the stream cannot be made
+     * @since 0.1
+     */
     public OpStream createStream()
     {
         final Lock l = enter();
@@ -177,6 +228,13 @@ public final class TransferEngine extends NativeResource
      * Wraps a CUDA stream created elsewhere, e.g. {@code org.bytedeco.cuda.cudart.CUstream_st} from
      * the JavaCPP Presets for CUDA. The stream stays the caller's; it must not be the legacy
      * default stream, where a spinning wait could deadlock.
+     *
+     * @param cudaStream the stream, not null and not the legacy default stream
+     * @return a stream over it; closing it does not destroy the CUDA stream
+     * @throws IllegalArgumentException when {@code cudaStream} is null or a default stream, or this engine is
+     *     not CUDA
+     * @throws ClosedException when this engine is closed
+     * @since 0.1
      */
     public OpStream wrapStream(final Pointer cudaStream)
     {
@@ -185,7 +243,15 @@ public final class TransferEngine extends NativeResource
         return wrapStream(cudaStream.address());
     }
 
-    /** Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value. */
+    /**
+     * Same as {@link #wrapStream(Pointer)} with the raw {@code cudaStream_t} value.
+     *
+     * @param cudaStreamHandle the {@code cudaStream_t}, not 0, 1 or 2 (the default streams)
+     * @return a stream over it; closing it does not destroy the CUDA stream
+     * @throws IllegalArgumentException when the handle is a default stream or this engine is not CUDA
+     * @throws ClosedException when this engine is closed
+     * @since 0.1
+     */
     public OpStream wrapStream(final long cudaStreamHandle)
     {
         Errors.checkArgument(platform == Platform.CUDA, "wrapStream needs the CUDA platform, this engine is " + platform);
@@ -274,7 +340,11 @@ public final class TransferEngine extends NativeResource
         }
     }
 
-    /** Builds a {@link TransferEngine}. */
+    /**
+     * Builds a {@link TransferEngine}.
+     *
+     * @since 0.1
+     */
     public static final class Builder
     {
         private Platform platform = Platform.HOST;
@@ -284,7 +354,14 @@ public final class TransferEngine extends NativeResource
         {
         }
 
-        /** The platform; {@link Platform#HOST} by default. */
+        /**
+         * The platform; {@link Platform#HOST} by default.
+         *
+         * @param platform the platform, not null
+         * @return this builder
+         * @throws IllegalArgumentException when {@code platform} is null
+         * @since 0.1
+         */
         public Builder platform(final Platform platform)
         {
             Errors.checkArgument(platform != null, "platform is null");
@@ -292,7 +369,14 @@ public final class TransferEngine extends NativeResource
             return this;
         }
 
-        /** The CUDA device ordinal (ignored on the host platform). */
+        /**
+         * The CUDA device ordinal (ignored on the host platform).
+         *
+         * @param device the device ordinal, not negative
+         * @return this builder
+         * @throws IllegalArgumentException when {@code device} is negative
+         * @since 0.1
+         */
         public Builder device(final int device)
         {
             Errors.checkArgument(device >= 0, "device=" + device + " is negative");
@@ -300,7 +384,14 @@ public final class TransferEngine extends NativeResource
             return this;
         }
 
-        /** Checks availability and builds; throws {@link UnavailableException} naming the cause. */
+        /**
+         * Checks availability and builds; throws {@link UnavailableException} naming the cause.
+         *
+         * @return a new engine; close it when done
+         * @throws UnavailableException when the platform cannot run here (no GPU, driver or native library)
+         * @throws IllegalArgumentException when the device ordinal is not below the number of CUDA devices
+         * @since 0.1
+         */
         public TransferEngine build()
         {
             Availability.ensureAvailability(platform);

@@ -39,6 +39,8 @@ import org.bytedeco.javacpp.IntPointer;
  * <p>Routes: the host platform (segments mapped into this process) and CUDA (peers' memory
  * mapped through CUDA IPC, this device). Segments opened over RDMA ({@link SegmentHandle#isRdma()})
  * are refused at prepare: submit those requests in a {@link TransferBatch}.
+ *
+ * @since 0.1
  */
 public final class TransferList extends NativeResource
 {
@@ -267,13 +269,29 @@ public final class TransferList extends NativeResource
         return "request " + index + ": ";
     }
 
-    /** The number of requests; a post names a range of [0, size()). */
+    /**
+     * The number of requests; a post names a range of [0, size()).
+     *
+     * @return the number of requests
+     * @since 0.1
+     */
     public int size()
     {
         return size;
     }
 
-    /** {@link #post(int, int, Duration)} of every request. */
+    /**
+     * {@link #post(int, int, Duration)} of every request.
+     *
+     * @param timeout how long the post may take; not negative
+     * @return the post
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws IllegalStateException when the list's previous post has not ended, or memory it names was
+     *     unregistered
+     * @throws ClosedException when the list, its agent, or a segment it names is closed
+     * @throws PeerLostException when the owner of a segment the list names is lost
+     * @since 0.1
+     */
     public TransferPost post(final Duration timeout)
     {
         return post(0, size, timeout);
@@ -284,11 +302,16 @@ public final class TransferList extends NativeResource
      *
      * @param timeout how long the post may take: once it has passed, its requests not started end
      *     as {@link TransferState#TIMEOUT} and never touch memory (running ones finish)
+     * @param from the first list index to post
+     * @param to one past the last list index to post
      * @return the post: its states, wait and future, and cancel
      * @throws IllegalStateException when the list's previous post has not ended, or memory the
      *     list names was unregistered (or its buffer closed) since prepare
      * @throws ClosedException when the list, its agent, or a segment it names is closed
      * @throws PeerLostException when the owner of a segment the list names is lost
+     * @throws IllegalArgumentException when [from, to) is empty or not inside the list, or {@code timeout} is
+     *     null or negative
+     * @since 0.1
      */
     public TransferPost post(final int from, final int to, final Duration timeout)
     {

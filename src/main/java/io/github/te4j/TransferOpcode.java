@@ -1,11 +1,23 @@
 package io.github.te4j;
 
-/** What a {@link TransferRequest} does. */
+/**
+ * What a {@link TransferRequest} does.
+ *
+ * @since 0.1
+ */
 public enum TransferOpcode
 {
-    /** Copies from the remote segment into local memory. */
+    /**
+     * Copies from the remote segment into local memory.
+     *
+     * @since 0.1
+     */
     READ(0),
-    /** Copies from local memory into the remote segment. */
+    /**
+     * Copies from local memory into the remote segment.
+     *
+     * @since 0.1
+     */
     WRITE(1);
 
     private final int nativeCode;

@@ -21,6 +21,8 @@ import java.util.concurrent.CompletableFuture;
  * uses was being unregistered or closed); a request that was copying when the post was stopped
  * finishes and is COMPLETED. Every copy is all or nothing. No request of a list fails alone (the
  * checks that could fail one are made at prepare and at post).
+ *
+ * @since 0.1
  */
 public final class TransferPost
 {
@@ -48,25 +50,45 @@ public final class TransferPost
         this.event = event;
     }
 
-    /** The list it posted. */
+    /**
+     * The list it posted.
+     *
+     * @return the list
+     * @since 0.1
+     */
     public TransferList list()
     {
         return list;
     }
 
-    /** The first list index posted. */
+    /**
+     * The first list index posted.
+     *
+     * @return the index in the list of this post's first request
+     * @since 0.1
+     */
     public int from()
     {
         return from;
     }
 
-    /** One past the last list index posted. */
+    /**
+     * One past the last list index posted.
+     *
+     * @return the exclusive end of the posted range in the list
+     * @since 0.1
+     */
     public int to()
     {
         return to;
     }
 
-    /** The number of requests posted: indices [0, size()) here. */
+    /**
+     * The number of requests posted: indices [0, size()) here.
+     *
+     * @return to() - from()
+     * @since 0.1
+     */
     public int size()
     {
         return to - from;
@@ -86,7 +108,13 @@ public final class TransferPost
         return deadline;
     }
 
-    /** Whether every request is final (the post has ended). */
+    /**
+     * Whether every request is final (the post has ended).
+     *
+     * @return true when the post has ended
+     * @throws ClosedException when the list is closed
+     * @since 0.1
+     */
     public boolean isDone()
     {
         if (!list.refresh(this))
@@ -100,7 +128,11 @@ public final class TransferPost
      * Waits until the post has ended or {@code timeout} passes; at the post's deadline the
      * requests not started end as {@link TransferState#TIMEOUT}.
      *
+     * @param timeout how long to wait; not negative
      * @return whether every request is final
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the list is closed
+     * @since 0.1
      */
     public boolean awaitDone(final Duration timeout)
     {
@@ -128,14 +160,29 @@ public final class TransferPost
         }
     }
 
-    /** {@link #awaitDone(Duration)}, then the states: those still running are {@link TransferState#PENDING}. */
+    /**
+     * {@link #awaitDone(Duration)}, then the states: those still running are {@link TransferState#PENDING}.
+     *
+     * @param timeout how long to wait; not negative
+     * @return the states, by index in this post
+     * @throws IllegalArgumentException when {@code timeout} is null or negative
+     * @throws ClosedException when the list is closed
+     * @since 0.1
+     */
     public List<TransferStatus> await(final Duration timeout)
     {
         awaitDone(timeout);
         return statuses();
     }
 
-    /** The state of request {@code index} (list request from() + index) now. */
+    /**
+     * The state of request {@code index} (list request from() + index) now.
+     *
+     * @param index the request's index in this post, in [0, size())
+     * @return its state, with the cause of a failure
+     * @throws IllegalArgumentException when {@code index} is outside the post
+     * @since 0.1
+     */
     public TransferStatus status(final int index)
     {
         if (index < 0 || index >= size())
@@ -152,6 +199,9 @@ public final class TransferPost
     /**
      * The states of every request now, by index: a view built without an object per request.
      * Once the post has ended it never changes.
+     *
+     * @return the states, by index in this post
+     * @since 0.1
      */
     public List<TransferStatus> statuses()
     {
@@ -167,6 +217,8 @@ public final class TransferPost
      *
      * @param out at least {@link #size()} long
      * @return {@link #size()}
+     * @throws IllegalArgumentException when {@code out} is null or shorter than {@link #size()}
+     * @since 0.1
      */
     public int states(final TransferState[] out)
     {
@@ -190,6 +242,8 @@ public final class TransferPost
      * Cancels the post: its requests that have not started end as {@link TransferState#CANCELLED}
      * and never touch memory; those copying finish. Returns at once (await the post for the
      * outcome). A no-op once the post has ended, or after its deadline already stopped it.
+     *
+     * @since 0.1
      */
     public void cancel()
     {
@@ -200,6 +254,9 @@ public final class TransferPost
      * A future completed with the states once the post has ended (also when requests were
      * cancelled or timed out); completed exceptionally only when the list is closed while the
      * post still runs in native code past the close's bounded wait.
+     *
+     * @return the future; the same one on every call
+     * @since 0.1
      */
     public synchronized CompletableFuture<List<TransferStatus>> future()
     {

@@ -2,7 +2,11 @@ package io.github.te4j;
 
 import java.util.Objects;
 
-/** The state of one request of a {@link TransferBatch} or a {@link TransferPost}, with the cause of a failure. */
+/**
+ * The state of one request of a {@link TransferBatch} or a {@link TransferPost}, with the cause of a failure.
+ *
+ * @since 0.1
+ */
 public final class TransferStatus
 {
     private static final TransferStatus PENDING = new TransferStatus(TransferState.PENDING, null);
@@ -44,12 +48,23 @@ public final class TransferStatus
         return new TransferStatus(TransferState.FAILED, Objects.requireNonNull(cause, "cause"));
     }
 
+    /**
+     * The state of the request.
+     *
+     * @return the state
+     * @since 0.1
+     */
     public TransferState state()
     {
         return state;
     }
 
-    /** Why the request failed ({@link TransferState#FAILED} only), else null. */
+    /**
+     * Why the request failed ({@link TransferState#FAILED} only), else null.
+     *
+     * @return the cause, or null
+     * @since 0.1
+     */
     public RuntimeException cause()
     {
         return cause;

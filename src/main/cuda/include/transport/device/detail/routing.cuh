@@ -1,7 +1,7 @@
 // detail/routing.cuh — which path reaches a rank, and the signal primitives built on it.
 // Included at the end of comm_device.cuh (needs CommCtx); do not include directly.
 //
-// Route of a symmetric address for dst_rank:
+// Route of a symmetric address for dst_rank (its McRankRoute in the context, mc_rank_route):
 //   own rank              the local address itself
 //   P2P-available peer    the peer-mapped address (NVLink / shared-memory segment)
 //   anything else         RDMA (IBGDA): mc_route_put returns nullptr and the caller posts a WQE
@@ -40,11 +40,15 @@ MC_DEVICE_INLINE void* mc_comm_peer_ptr(const CommCtx& ctx, int dst_rank, const 
 }
 
 /// The address to write dst_rank's copy of recv_ptr with plain stores, or nullptr when only
-/// RDMA reaches dst_rank.
+/// RDMA reaches dst_rank. The rank's route comes from the context (mc_rank_route); a mapped
+/// route whose table entry is gone (a closed window) reaches nobody.
 MC_DEVICE_INLINE void* mc_route_put(const CommCtx& ctx, int dst_rank, void* recv_ptr) {
   if (dst_rank == ctx.rank) return recv_ptr;
-  if (mc_p2p_available(ctx.p2p, dst_rank)) return mc_p2p_peer_ptr(ctx.p2p, dst_rank, recv_ptr);
-  return nullptr;
+  if (!mc_route_is_mapped(mc_rank_route(ctx, dst_rank)) || ctx.p2p.peer_ptrs == nullptr ||
+      ctx.p2p.peer_ptrs[dst_rank] == nullptr) {
+    return nullptr;
+  }
+  return mc_p2p_peer_ptr(ctx.p2p, dst_rank, recv_ptr);
 }
 
 /// The RDMA branch of an atomic add: a hook the IBGDA header fills. When

@@ -15,6 +15,8 @@ import java.time.Duration;
  * }</pre>
  *
  * <p>Immutable and thread-safe. Measured on {@link System#nanoTime()}.
+ *
+ * @since 0.1
  */
 public final class Deadline
 {
@@ -22,6 +24,8 @@ public final class Deadline
      * The longest time te4j measures, about 73 years: any longer timeout is this. A quarter of
      * the nanoTime range, so {@code nanoTime() + FOREVER} and differences of such deadlines
      * cannot overflow.
+     *
+     * @since 0.1
      */
     public static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE / 4);
 
@@ -35,16 +39,27 @@ public final class Deadline
     }
 
     /**
+     * The deadline {@code timeout} from now.
+     *
      * @param timeout non-negative (checked by the caller, whose parameter it is); longer than
      *                {@link #FOREVER} counts as {@link #FOREVER}
      * @return the deadline {@code timeout} from now
+     * @since 0.1
      */
     public static Deadline after(final Duration timeout)
     {
         return new Deadline(System.nanoTime() + toNanos(timeout));
     }
 
-    /** @return {@code timeout} in nanoseconds, in [0, FOREVER]: never throws for a long timeout */
+    /**
+     * A timeout in nanoseconds, capped at {@link #FOREVER} so that no arithmetic on it overflows.
+     *
+     * @param timeout the duration; negative counts as 0
+     * @return {@code timeout} in nanoseconds, in [0, FOREVER]: never throws for a long timeout
+     *
+     * @throws IllegalArgumentException when {@code timeout} is null
+     * @since 0.1
+     */
     public static long toNanos(final Duration timeout)
     {
         if (Checks.notNull(timeout, "timeout").isNegative())
@@ -58,20 +73,38 @@ public final class Deadline
         return timeout.toNanos();
     }
 
-    /** @return {@code timeout} in milliseconds, rounded up, in [0, FOREVER]: never throws */
+    /**
+     * A timeout in milliseconds, rounded up so that a wait is never shorter than asked for.
+     *
+     * @param timeout the duration; negative counts as 0
+     * @return {@code timeout} in milliseconds, rounded up, in [0, FOREVER]: never throws
+     *
+     * @throws IllegalArgumentException when {@code timeout} is null
+     * @since 0.1
+     */
     public static long toMillis(final Duration timeout)
     {
         final long nanos = toNanos(timeout);
         return nanos / 1_000_000 + (nanos % 1_000_000 == 0 ? 0 : 1);
     }
 
-    /** @return the nanoseconds left, 0 or less once passed */
+    /**
+     * The time left until this deadline.
+     *
+     * @return the nanoseconds left, 0 or less once passed
+     * @since 0.1
+     */
     public long nanosLeft()
     {
         return at - System.nanoTime();
     }
 
-    /** @return whether the deadline has passed */
+    /**
+     * Whether this deadline has passed.
+     *
+     * @return whether the deadline has passed
+     * @since 0.1
+     */
     public boolean passed()
     {
         return nanosLeft() <= 0;
@@ -83,13 +116,19 @@ public final class Deadline
      * waited for) rather than with an argument error for a zero timeout.
      *
      * @return the time left, at least 1 ns
+     * @since 0.1
      */
     public Duration left()
     {
         return Duration.ofNanos(Math.max(1, nanosLeft()));
     }
 
-    /** @return the deadline on {@link System#nanoTime()} */
+    /**
+     * This deadline as a {@link System#nanoTime()} value.
+     *
+     * @return the deadline on {@link System#nanoTime()}
+     * @since 0.1
+     */
     public long nanoTime()
     {
         return at;

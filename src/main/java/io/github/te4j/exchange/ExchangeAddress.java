@@ -32,13 +32,23 @@ import java.util.regex.Pattern;
  * @param path the path without its leading slash (the etcd job, the file directory as absolute
  *             path, the mem name)
  * @param options the options, sorted by key
+ * @since 0.1
  */
 public record ExchangeAddress(String scheme, List<String> endpoints, String path, Map<String, String> options)
 {
     private static final Pattern FORM = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*)://([^/?]*)(/[^?]*)?(?:\\?(.*))?");
     private static final Pattern HOST_PORT = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[A-Za-z0-9.-]+):([0-9]{1,5})");
 
-    /** Copies the lists and maps. */
+    /**
+     * Copies the lists and maps.
+     *
+     * @param scheme the scheme, lower case
+     * @param endpoints the {@code host:port} endpoints (tcp, etcd); empty for the others
+     * @param path the path without its leading slash (the etcd job, the file directory as absolute
+     *     path, the mem name)
+     * @param options the options, sorted by key
+     * @since 0.1
+     */
     public ExchangeAddress
     {
         Checks.notNull(scheme, "scheme");
@@ -53,6 +63,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      * @param uri the address, e.g. {@code etcd://10.0.0.1:2379,10.0.0.2:2379/train-42?ttl=5s}
      * @return the parsed address
      * @throws IllegalArgumentException naming what is wrong with it
+     * @since 0.1
      */
     public static ExchangeAddress parse(final String uri)
     {
@@ -123,8 +134,11 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * This address with more options, which win over the URI's.
+     *
      * @param extra options that override the URI's (e.g. a password kept out of the URI)
      * @return this address with {@code extra} merged into its options
+     * @since 0.1
      */
     public ExchangeAddress withOptions(final Map<String, String> extra)
     {
@@ -138,6 +152,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      *
      * @param known the option names the scheme accepts
      * @throws IllegalArgumentException naming the unknown options and the known ones
+     * @since 0.1
      */
     public void checkOptions(final String... known)
     {
@@ -152,9 +167,12 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * A duration option.
+     *
      * @param key an option name
      * @param fallback the value when the option is absent
      * @return the option as a duration: {@code 500ms}, {@code 10s}, {@code 2m} or ISO-8601 ({@code PT10S})
+     * @since 0.1
      */
     public Duration duration(final String key, final Duration fallback)
     {
@@ -191,9 +209,12 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
     }
 
     /**
+     * A numeric option.
+     *
      * @param key an option name
      * @param fallback the value when the option is absent
      * @return the option as a long
+     * @since 0.1
      */
     public long number(final String key, final long fallback)
     {
@@ -222,6 +243,7 @@ public record ExchangeAddress(String scheme, List<String> endpoints, String path
      * @param min the smallest value accepted
      * @return the option as an int in [min, Integer.MAX_VALUE]
      * @throws IllegalArgumentException when it is not a number or outside that range
+     * @since 0.1
      */
     public int intNumber(final String key, final int fallback, final int min)
     {

@@ -6,10 +6,17 @@ package io.github.te4j.exchange;
  * {@link java.util.ServiceLoader}: a module such as te4j-etcd lists its provider in
  * {@code META-INF/services/io.github.te4j.exchange.ExchangeProvider}, so the core library does
  * not depend on its client libraries.
+ *
+ * @since 0.1
  */
 public interface ExchangeProvider
 {
-    /** @return the scheme this provider implements, lower case (e.g. {@code "etcd"}) */
+    /**
+     * The URI scheme of the addresses this provider opens.
+     *
+     * @return the scheme this provider implements, lower case (e.g. {@code "etcd"})
+     * @since 0.1
+     */
     String scheme();
 
     /**
@@ -19,6 +26,7 @@ public interface ExchangeProvider
      * @param rank this process's rank
      * @param worldSize the number of ranks
      * @return the exchange, joined
+     * @since 0.1
      */
     HandleExchange openExchange(ExchangeAddress address, int rank, int worldSize);
 
@@ -27,6 +35,7 @@ public interface ExchangeProvider
      *
      * @param address the parsed address, options merged
      * @return the directory
+     * @since 0.1
      */
     SegmentDirectory openDirectory(ExchangeAddress address);
 }

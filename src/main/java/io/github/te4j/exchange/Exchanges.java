@@ -24,10 +24,16 @@ import java.util.ServiceLoader;
  *   <li>{@code mem://name} is a segment directory inside this JVM ({@link InMemorySegmentDirectory});
  *       it has no handle exchange.</li>
  * </ul>
+ *
+ * @since 0.1
  */
 public final class Exchanges
 {
-    /** The artifact that brings the etcd scheme. */
+    /**
+     * The artifact that brings the etcd scheme.
+     *
+     * @since 0.1
+     */
     public static final String ETCD_ARTIFACT = "io.github.te4j:te4j-etcd";
 
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(60);
@@ -45,6 +51,7 @@ public final class Exchanges
      * @return the exchange, joined (tcp: rank 0 listening, the others connected)
      * @throws IllegalArgumentException on a malformed address or an unknown option
      * @throws io.github.te4j.UnavailableException when the scheme's module is not on the class path
+     * @since 0.1
      */
     public static HandleExchange open(final String uri, final int rank, final int worldSize)
     {
@@ -59,6 +66,9 @@ public final class Exchanges
      * @param worldSize the number of ranks
      * @param options extra options (e.g. {@code password}, {@code secret}), overriding the URI's
      * @return the exchange, joined
+     * @throws IllegalArgumentException when the URI is malformed, its options are unknown or bad, its scheme
+     *     has no provider, or it is {@code mem://} (a directory only)
+     * @since 0.1
      */
     public static HandleExchange open(final String uri, final int rank, final int worldSize,
         final Map<String, String> options)
@@ -84,6 +94,7 @@ public final class Exchanges
      * @param env the ranks as the launcher set them
      * @return the exchange, joined
      * @throws IllegalArgumentException when the environment names no rendezvous
+     * @since 0.1
      */
     public static HandleExchange open(final LaunchEnvironment env)
     {
@@ -100,6 +111,9 @@ public final class Exchanges
      * @param uri {@code etcd://host:2379/job} (te4j-etcd) or {@code mem://name}
      * @param options extra options, overriding the URI's
      * @return the directory
+     * @throws IllegalArgumentException when the URI is malformed, its options are unknown or bad, its scheme
+     *     has no provider, or it is {@code tcp://} or {@code file://} (exchanges only)
+     * @since 0.1
      */
     public static SegmentDirectory openDirectory(final String uri, final Map<String, String> options)
     {
@@ -120,8 +134,11 @@ public final class Exchanges
     }
 
     /**
+     * {@link #openDirectory(String, Map)} without extra options.
+     *
      * @param uri see {@link #openDirectory(String, Map)}
      * @return the directory
+     * @since 0.1
      */
     public static SegmentDirectory openDirectory(final String uri)
     {

@@ -8,20 +8,37 @@ import java.util.List;
  * job. Every rank calls the same operations in the same order; each call returns only when all
  * {@link #worldSize()} ranks have made it, or throws.
  *
- * <p>Every wait is bounded: when it runs out a {@link RendezvousTimeoutException} names the
+ * <p>Every wait is bounded: when it runs out a {@link io.github.te4j.rendezvous.RendezvousTimeoutException} names the
  * missing ranks. After any failure the exchange is unusable (the ranks no longer agree on where
  * they are); later calls throw. Calls on one instance are serialized.
+ *
+ * @since 0.1
  */
 public interface HandleExchange extends AutoCloseable
 {
 
-    /** @return this process's rank, {@code 0 <= rank < worldSize} */
+    /**
+     * This process's rank in the job.
+     *
+     * @return this process's rank, {@code 0 <= rank < worldSize}
+     * @since 0.1
+     */
     int rank();
 
-    /** @return the number of ranks */
+    /**
+     * The number of ranks in the job.
+     *
+     * @return the number of ranks
+     * @since 0.1
+     */
     int worldSize();
 
-    /** @return the limit that the overloads without a timeout use */
+    /**
+     * The timeout of the collectives called without one.
+     *
+     * @return the limit that the overloads without a timeout use
+     * @since 0.1
+     */
     Duration defaultTimeout();
 
     /**
@@ -30,9 +47,10 @@ public interface HandleExchange extends AutoCloseable
      * @param mine this rank's blob (may be empty, not null)
      * @param timeout how long to wait for all ranks
      * @return the blobs indexed by rank, this rank's own included; an unmodifiable list
-     * @throws RendezvousTimeoutException when not all ranks arrived in time
-     * @throws PeerLostException when a rank's connection ended
-     * @throws RendezvousException on any other protocol failure
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when not all ranks arrived in time
+     * @throws io.github.te4j.PeerLostException when a rank's connection ended
+     * @throws io.github.te4j.rendezvous.RendezvousException on any other protocol failure
+     * @since 0.1
      */
     List<byte[]> allGather(byte[] mine, Duration timeout);
 
@@ -41,6 +59,7 @@ public interface HandleExchange extends AutoCloseable
      *
      * @param mine this rank's blob
      * @return the blobs indexed by rank
+     * @since 0.1
      */
     default List<byte[]> allGather(final byte[] mine)
     {
@@ -51,12 +70,17 @@ public interface HandleExchange extends AutoCloseable
      * Waits until every rank has reached this barrier.
      *
      * @param timeout how long to wait for all ranks
-     * @throws RendezvousTimeoutException when not all ranks arrived in time
-     * @throws RendezvousException on any other failure
+     * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when not all ranks arrived in time
+     * @throws io.github.te4j.rendezvous.RendezvousException on any other failure
+     * @since 0.1
      */
     void barrier(Duration timeout);
 
-    /** {@link #barrier(Duration)} with {@link #defaultTimeout()}. */
+    /**
+     * {@link #barrier(Duration)} with {@link #defaultTimeout()}.
+     *
+     * @since 0.1
+     */
     default void barrier()
     {
         barrier(defaultTimeout());
@@ -71,6 +95,8 @@ public interface HandleExchange extends AutoCloseable
      *             be null, elsewhere
      * @param timeout how long to wait for all ranks
      * @return root's data, on every rank
+     * @throws IllegalArgumentException when {@code root} is not a rank, or {@code data} is null on the root
+     * @since 0.1
      */
     default byte[] broadcast(final int root, final byte[] data, final Duration timeout)
     {

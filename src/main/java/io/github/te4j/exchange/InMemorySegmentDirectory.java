@@ -24,10 +24,16 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Ranks that are separate processes need a store they all reach: the etcd directory
  * ({@code etcd://} through {@link Exchanges#openDirectory}).
+ *
+ * @since 0.1
  */
 public final class InMemorySegmentDirectory implements SegmentDirectory
 {
-    /** The default limit of one descriptor. */
+    /**
+     * The default limit of one descriptor.
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_MAX_DESCRIPTOR_BYTES = 1 << 20;
 
     private static final Map<String, Space> SPACES = new HashMap<>();
@@ -50,6 +56,7 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
      *
      * @param space the directory's name (the same rules as a segment name)
      * @return a new member of that directory
+     * @since 0.1
      */
     public static InMemorySegmentDirectory open(final String space)
     {
@@ -57,9 +64,14 @@ public final class InMemorySegmentDirectory implements SegmentDirectory
     }
 
     /**
+     * Joins the in-JVM directory named {@code space}, made on first use.
+     *
      * @param space the directory's name (the same rules as a segment name)
      * @param maxDescriptorBytes the largest descriptor this member publishes, 0 or more
      * @return a new member of that directory
+     * @throws IllegalArgumentException when {@code space} is null or not a valid name, or {@code
+     *     maxDescriptorBytes} is negative
+     * @since 0.1
      */
     public static InMemorySegmentDirectory open(final String space, final int maxDescriptorBytes)
     {

@@ -32,11 +32,16 @@ import java.util.Optional;
  * @param localRank this process's index among the ranks of its host
  * @param rendezvous the address of the job's exchange, when the environment names one
  * @param found every launcher variable that was set, in the table's order
+ * @since 0.1
  */
 public record LaunchEnvironment(String launcher, int rank, int worldSize, int localRank,
                                 Optional<String> rendezvous, Map<String, String> found)
 {
-    /** The rendezvous address variable. */
+    /**
+     * The rendezvous address variable.
+     *
+     * @since 0.1
+     */
     public static final String TE4J_RENDEZVOUS = "TE4J_RENDEZVOUS";
 
     private static final String[][] CONVENTIONS = {
@@ -47,7 +52,17 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     };
     private static final String[] OTHER = {TE4J_RENDEZVOUS, "MASTER_ADDR", "MASTER_PORT"};
 
-    /** Copies the map. */
+    /**
+     * Copies the map.
+     *
+     * @param launcher which convention the values came from: te4j, torchrun, openmpi or slurm
+     * @param rank this process's rank
+     * @param worldSize the number of ranks
+     * @param localRank this process's index among the ranks of its host
+     * @param rendezvous the address of the job's exchange, when the environment names one
+     * @param found every launcher variable that was set, in the table's order
+     * @since 0.1
+     */
     public LaunchEnvironment
     {
         Checks.notNull(launcher, "launcher");
@@ -55,15 +70,23 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
         found = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(Checks.notNull(found, "found")));
     }
 
-    /** @return the GPU ordinal this rank uses: its local rank */
+    /**
+     * The GPU this rank should use.
+     *
+     * @return the GPU ordinal this rank uses: its local rank
+     * @since 0.1
+     */
     public int device()
     {
         return localRank;
     }
 
     /**
+     * This process's place in the job, as its launcher's environment variables give it.
+     *
      * @return this process's place, from {@link System#getenv()}
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict
+     * @since 0.1
      */
     public static LaunchEnvironment fromEnvironment()
     {
@@ -71,9 +94,12 @@ public record LaunchEnvironment(String launcher, int rank, int worldSize, int lo
     }
 
     /**
+     * The place in a job that {@code env} describes (for tests, or an environment read elsewhere).
+     *
      * @param env the variables to read
      * @return the place they describe
      * @throws IllegalStateException when no launcher's variables are set, or they are partial or contradict
+     * @since 0.1
      */
     public static LaunchEnvironment fromEnvironment(final Map<String, String> env)
     {

@@ -15,10 +15,16 @@ import java.util.regex.Pattern;
  * <p>Descriptors are opaque here: the code that imports one validates it like every other handle.
  * Names are 1 to 128 characters of letters, digits, {@code '.'}, {@code '_'}, {@code ':'} and
  * {@code '-'}.
+ *
+ * @since 0.1
  */
 public interface SegmentDirectory extends AutoCloseable
 {
-    /** The characters and length a segment name may have. */
+    /**
+     * The characters and length a segment name may have.
+     *
+     * @since 0.1
+     */
     Pattern NAME = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
 
     /**
@@ -29,6 +35,7 @@ public interface SegmentDirectory extends AutoCloseable
      * @throws IllegalArgumentException on an invalid name or an oversized descriptor
      * @throws io.github.te4j.rendezvous.RendezvousException when another live process owns the name,
      *         or the store cannot be reached
+     * @since 0.1
      */
     void publish(String name, byte[] descriptor);
 
@@ -37,12 +44,16 @@ public interface SegmentDirectory extends AutoCloseable
      *
      * @param name the segment's name
      * @return true when it was there and this process owned it
+     * @since 0.1
      */
     boolean remove(String name);
 
     /**
+     * The descriptor published under {@code name} now.
+     *
      * @param name the segment's name
      * @return its current descriptor, or empty when no live process publishes it
+     * @since 0.1
      */
     Optional<byte[]> lookup(String name);
 
@@ -53,10 +64,16 @@ public interface SegmentDirectory extends AutoCloseable
      * @param timeout how long to wait
      * @return its descriptor
      * @throws io.github.te4j.rendezvous.RendezvousTimeoutException when it did not appear in time
+     * @since 0.1
      */
     byte[] await(String name, Duration timeout);
 
-    /** @return every live segment, name to descriptor, sorted by name; a snapshot */
+    /**
+     * Every segment published now.
+     *
+     * @return every live segment, name to descriptor, sorted by name; a snapshot
+     * @since 0.1
+     */
     Map<String, byte[]> list();
 
     /**
@@ -66,17 +83,27 @@ public interface SegmentDirectory extends AutoCloseable
      *
      * @param listener what to call
      * @return the registration; close it to stop the calls
+     * @since 0.1
      */
     Registration watch(Listener listener);
 
-    /** @return the largest descriptor {@link #publish} accepts */
+    /**
+     * The size limit of one descriptor in this directory.
+     *
+     * @return the largest descriptor {@link #publish} accepts
+     * @since 0.1
+     */
     int maxDescriptorBytes();
 
     /** Removes this process's segments and stops its watches; idempotent. */
     @Override
     void close();
 
-    /** Receives directory changes. */
+    /**
+     * Receives directory changes.
+     *
+     * @since 0.1
+     */
     interface Listener
     {
         /**
@@ -84,6 +111,7 @@ public interface SegmentDirectory extends AutoCloseable
          *
          * @param name the segment's name
          * @param descriptor its descriptor
+         * @since 0.1
          */
         void published(String name, byte[] descriptor);
 
@@ -91,11 +119,16 @@ public interface SegmentDirectory extends AutoCloseable
          * A segment disappeared: its owner removed it, closed its directory or died.
          *
          * @param name the segment's name
+         * @since 0.1
          */
         void removed(String name);
     }
 
-    /** A running {@link #watch}. */
+    /**
+     * A running {@link #watch}.
+     *
+     * @since 0.1
+     */
     interface Registration extends AutoCloseable
     {
         /** Stops the calls; idempotent. After it returns no further call starts. */
@@ -109,6 +142,7 @@ public interface SegmentDirectory extends AutoCloseable
      * @param name the name
      * @return the name
      * @throws IllegalArgumentException when it does not match {@link #NAME}
+     * @since 0.1
      */
     static String checkName(final String name)
     {

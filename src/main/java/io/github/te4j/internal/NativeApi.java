@@ -58,6 +58,9 @@ public final class NativeApi
 
     public static native void deleteCommCtx(NativeCommCtx ctx);
 
+    /** Bit r set when rank r's route in {@code ctx}, decided when it was connected, is RDMA. */
+    public static native @Cast("uint64_t") long commCtxRdmaRanks(NativeCommCtx ctx);
+
     /** Deletes any te4j native object (virtual destructor). */
     public static native void destroyObject(@Cast("te4j::NativeObject*") org.bytedeco.javacpp.Pointer object);
 }

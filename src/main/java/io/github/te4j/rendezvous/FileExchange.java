@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>This exchange cannot notice a rank that died: a missing rank shows as a
  * {@link RendezvousTimeoutException} naming it.
+ *
+ * @since 0.1
  */
 public final class FileExchange implements HandleExchange
 {
@@ -101,7 +103,12 @@ public final class FileExchange implements HandleExchange
         LOG.debug("file exchange rank {}/{} in {}", rank, worldSize, base);
     }
 
-    /** @return a new builder */
+    /**
+     * A builder of a file exchange.
+     *
+     * @return a new builder
+     * @since 0.1
+     */
     public static Builder builder()
     {
         return new Builder();
@@ -125,7 +132,12 @@ public final class FileExchange implements HandleExchange
         return defaultTimeout;
     }
 
-    /** @return the directory this exchange's collectives live in (the session subdirectory if one is set) */
+    /**
+     * Where this exchange keeps its files.
+     *
+     * @return the directory this exchange's collectives live in (the session subdirectory if one is set)
+     * @since 0.1
+     */
     public Path directory()
     {
         return base;
@@ -384,7 +396,11 @@ public final class FileExchange implements HandleExchange
         }
     }
 
-    /** Configuration of a {@link FileExchange}. Not thread-safe. */
+    /**
+     * Configuration of a {@link FileExchange}. Not thread-safe.
+     *
+     * @since 0.1
+     */
     public static final class Builder
     {
         private Path directory;
@@ -400,8 +416,11 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the shared directory; required.
+         *
          * @param directory the directory shared by all ranks (created if missing)
          * @return this builder
+         * @since 0.1
          */
         public Builder directory(final Path directory)
         {
@@ -410,8 +429,11 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets this process's rank; required.
+         *
          * @param rank this process's rank, {@code 0 <= rank < worldSize}
          * @return this builder
+         * @since 0.1
          */
         public Builder rank(final int rank)
         {
@@ -420,8 +442,11 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the number of ranks; required.
+         *
          * @param worldSize number of ranks, 1..{@value Rendezvous#MAX_WORLD_SIZE}
          * @return this builder
+         * @since 0.1
          */
         public Builder worldSize(final int worldSize)
         {
@@ -430,9 +455,13 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the job's session: a subdirectory, so that jobs can share one directory.
+         *
          * @param session a subdirectory name unique to the job (letters, digits, '.', '_', '-'; at most 64),
          *                or null to use the directory itself
          * @return this builder
+         * @throws IllegalArgumentException when {@code session} does not match that pattern
+         * @since 0.1
          */
         public Builder session(final String session)
         {
@@ -445,8 +474,11 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the timeout of the collectives called without one.
+         *
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
+         * @since 0.1
          */
         public Builder defaultTimeout(final Duration timeout)
         {
@@ -455,9 +487,13 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets how often a waiting rank looks at the directory, at most.
+         *
          * @param interval the longest pause between two looks at the directory (default 50 ms); polling starts
          *                 at 1 ms and backs off to this
          * @return this builder
+         * @throws IllegalArgumentException when {@code interval} is null or outside [1 ms, 10 s]
+         * @since 0.1
          */
         public Builder pollInterval(final Duration interval)
         {
@@ -471,8 +507,12 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Sets the largest blob a rank may contribute to a collective.
+         *
          * @param bytes the largest blob accepted (default 64 MiB)
          * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is negative
+         * @since 0.1
          */
         public Builder maxBlobBytes(final int bytes)
         {
@@ -485,9 +525,12 @@ public final class FileExchange implements HandleExchange
         }
 
         /**
+         * Builds the exchange of this rank.
+         *
          * @return the exchange, its directory created
          * @throws IllegalArgumentException on an invalid configuration
          * @throws RendezvousException when the directory cannot be created
+         * @since 0.1
          */
         public FileExchange build()
         {

@@ -84,17 +84,35 @@ import org.slf4j.LoggerFactory;
  * their handshake (16 from one source address; past a cap the oldest pending handshake is
  * dropped for the new one). Other ranks use no threads of their own. {@link #close()} closes all
  * sockets and joins those threads.
+ *
+ * @since 0.1
  */
 public final class Rendezvous implements HandleExchange
 {
 
-    /** Largest supported world size. */
+    /**
+     * Largest supported world size.
+     *
+     * @since 0.1
+     */
     public static final int MAX_WORLD_SIZE = 64;
-    /** Default bound on a frame's payload: 64 MiB. */
+    /**
+     * Default bound on a frame's payload: 64 MiB.
+     *
+     * @since 0.1
+     */
     public static final int DEFAULT_MAX_FRAME_BYTES = 64 << 20;
-    /** Default bind address of rank 0: loopback. */
+    /**
+     * Default bind address of rank 0: loopback.
+     *
+     * @since 0.1
+     */
     public static final String DEFAULT_BIND_ADDRESS = "127.0.0.1";
-    /** Default session name. */
+    /**
+     * Default session name.
+     *
+     * @since 0.1
+     */
     public static final String DEFAULT_SESSION = "te4j";
 
     static final String THREAD_PREFIX = "te4j-rendezvous-";
@@ -119,7 +137,12 @@ public final class Rendezvous implements HandleExchange
         this.role = settings.rank == 0 ? new RootHub(settings, state, port) : new MemberLink(settings, state, port);
     }
 
-    /** @return a new builder */
+    /**
+     * A builder of a rendezvous.
+     *
+     * @return a new builder
+     * @since 0.1
+     */
     public static Builder builder()
     {
         return new Builder();
@@ -144,15 +167,23 @@ public final class Rendezvous implements HandleExchange
     }
 
     /**
+     * The port of rank 0's listener.
+     *
      * @return on rank 0 the port actually listened on (the ephemeral one when 0 was asked for); on
      *         other ranks the port of rank 0 they connected to
+     * @since 0.1
      */
     public int port()
     {
         return role.port();
     }
 
-    /** @return {@code host:port} that the other ranks connect to (with the actual port on rank 0) */
+    /**
+     * The endpoint of rank 0.
+     *
+     * @return {@code host:port} that the other ranks connect to (with the actual port on rank 0)
+     * @since 0.1
+     */
     public String endpoint()
     {
         final String host = settings.host;
@@ -249,7 +280,11 @@ public final class Rendezvous implements HandleExchange
 
     // ---------------------------------------------------------------------------------------------
 
-    /** Configuration of a {@link Rendezvous}; {@link #build()} starts it. Not thread-safe. */
+    /**
+     * Configuration of a {@link Rendezvous}; {@link #build()} starts it. Not thread-safe.
+     *
+     * @since 0.1
+     */
     public static final class Builder
     {
         private int rank = -1;
@@ -269,8 +304,11 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets this process's rank; required.
+         *
          * @param rank this process's rank, {@code 0 <= rank < worldSize}; rank 0 listens
          * @return this builder
+         * @since 0.1
          */
         public Builder rank(final int rank)
         {
@@ -279,8 +317,11 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the number of ranks; required.
+         *
          * @param worldSize number of ranks, 1..{@value #MAX_WORLD_SIZE}
          * @return this builder
+         * @since 0.1
          */
         public Builder worldSize(final int worldSize)
         {
@@ -289,10 +330,15 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets rank 0's endpoint from a {@code host:port} string.
+         *
          * @param hostPort rank 0's endpoint as {@code host:port} ({@code [v6addr]:port} for IPv6). Rank 0
          *                 listens on this port (0 = ephemeral, see {@link Rendezvous#port()}); the others
          *                 connect to host:port. Required on ranks other than 0.
          * @return this builder
+         * @throws IllegalArgumentException when {@code hostPort} is null, not host:port, or its port is not a
+         *     number in [0, 65535]
+         * @since 0.1
          */
         public Builder endpoint(final String hostPort)
         {
@@ -320,9 +366,14 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets rank 0's endpoint from a host and a port.
+         *
          * @param host rank 0's host name or address
          * @param port rank 0's port (0 = ephemeral, rank 0 only)
          * @return this builder
+         * @throws IllegalArgumentException when {@code host} is null or empty, or {@code port} is outside
+         *     [0, 65535]
+         * @since 0.1
          */
         public Builder endpoint(final String host, final int port)
         {
@@ -341,9 +392,12 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the address rank 0 listens on.
+         *
          * @param address the address rank 0 binds to: default {@value #DEFAULT_BIND_ADDRESS}; "0.0.0.0" for
          *                all interfaces, or e.g. a network namespace's veth address. Ignored on other ranks.
          * @return this builder
+         * @since 0.1
          */
         public Builder bindAddress(final String address)
         {
@@ -352,9 +406,13 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the secret that every connection must prove.
+         *
          * @param secret a shared secret for HMAC-SHA256 challenge/response at connect (copied); null for none.
          *               All ranks must agree.
          * @return this builder
+         * @throws IllegalArgumentException when {@code secret} is empty
+         * @since 0.1
          */
         public Builder secret(final byte[] secret)
         {
@@ -367,8 +425,11 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the secret that every connection must prove, from text.
+         *
          * @param secret a shared secret, used as its UTF-8 bytes; null for none
          * @return this builder
+         * @since 0.1
          */
         public Builder secret(final String secret)
         {
@@ -376,9 +437,13 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the job's session name, so that ranks of another job are refused.
+         *
          * @param session a name all ranks of one job share (default {@value #DEFAULT_SESSION}); a rank with
          *                another session name is refused. At most 256 UTF-8 bytes.
          * @return this builder
+         * @throws IllegalArgumentException when {@code session} is longer than the handshake carries
+         * @since 0.1
          */
         public Builder session(final String session)
         {
@@ -392,8 +457,11 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets how long ranks keep trying to reach rank 0.
+         *
          * @param timeout how long ranks other than 0 keep trying to reach rank 0 in {@link #build()} (default 60 s)
          * @return this builder
+         * @since 0.1
          */
         public Builder connectTimeout(final Duration timeout)
         {
@@ -402,8 +470,11 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the timeout of the collectives called without one.
+         *
          * @param timeout the limit of the collectives called without one (default 60 s)
          * @return this builder
+         * @since 0.1
          */
         public Builder defaultTimeout(final Duration timeout)
         {
@@ -412,9 +483,12 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets how long a new connection has for its handshake.
+         *
          * @param timeout how long rank 0 gives a new connection to complete its handshake (default 10 s);
          *                bounds how long a silent stranger holds a thread
          * @return this builder
+         * @since 0.1
          */
         public Builder handshakeTimeout(final Duration timeout)
         {
@@ -423,9 +497,13 @@ public final class Rendezvous implements HandleExchange
         }
 
         /**
+         * Sets the largest frame a rank sends or accepts.
+         *
          * @param bytes the largest frame payload accepted or sent (default 64 MiB); a gathered result
          *              (all blobs plus 4 bytes each) must fit too
          * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is below 1024
+         * @since 0.1
          */
         public Builder maxFrameBytes(final int bytes)
         {
@@ -445,6 +523,7 @@ public final class Rendezvous implements HandleExchange
          * @throws IllegalArgumentException on an invalid configuration
          * @throws RendezvousTimeoutException when rank 0 could not be reached in time
          * @throws RendezvousException when rank 0 cannot listen, or refused this rank
+         * @since 0.1
          */
         public Rendezvous build()
         {

@@ -7,6 +7,8 @@ import io.github.te4j.Te4jException;
  * lost. Part of te4j's {@link Te4jException} family. {@link #peer()} names the other side when one
  * is known (a rank such as {@code "rank 2"}, a socket address or a file), {@link #reason()} says what
  * went wrong.
+ *
+ * @since 0.1
  */
 public class RendezvousException extends Te4jException
 {
@@ -18,8 +20,11 @@ public class RendezvousException extends Te4jException
     private final String reason;
 
     /**
+     * A failure of the exchange with {@code peer}, of code {@code SYSTEM_ERROR}.
+     *
      * @param peer the other side (rank, address or file), or {@code null} when there is none
      * @param reason what went wrong
+     * @since 0.1
      */
     public RendezvousException(final String peer, final String reason)
     {
@@ -27,16 +32,27 @@ public class RendezvousException extends Te4jException
     }
 
     /**
+     * A failure of the exchange with {@code peer}, with its cause.
+     *
      * @param peer the other side (rank, address or file), or {@code null} when there is none
      * @param reason what went wrong
      * @param cause the underlying failure, or {@code null}
+     * @since 0.1
      */
     public RendezvousException(final String peer, final String reason, final Throwable cause)
     {
         this(Code.SYSTEM_ERROR, peer, reason, cause);
     }
 
-    /** For the subclasses: timeouts and lost peers carry te4j's matching {@link Code}. */
+    /**
+     * For the subclasses: timeouts and lost peers carry te4j's matching {@link Code}.
+     *
+     * @param code the code: {@code TIMEOUT} or {@code PEER_LOST} for the subclasses
+     * @param peer the other side (rank, socket address or file), or {@code null}
+     * @param reason what went wrong
+     * @param cause the underlying failure, or {@code null}
+     * @since 0.1
+     */
     protected RendezvousException(final Code code, final String peer, final String reason, final Throwable cause)
     {
         super(code, peer == null ? reason : peer + ": " + reason, cause);
@@ -44,13 +60,23 @@ public class RendezvousException extends Te4jException
         this.reason = reason;
     }
 
-    /** @return the other side (rank, socket address or file), or {@code null} when none applies */
+    /**
+     * Who the failure was with.
+     *
+     * @return the other side (rank, socket address or file), or {@code null} when none applies
+     * @since 0.1
+     */
     public String peer()
     {
         return peer;
     }
 
-    /** @return what went wrong, without the peer prefix */
+    /**
+     * What went wrong.
+     *
+     * @return what went wrong, without the peer prefix
+     * @since 0.1
+     */
     public String reason()
     {
         return reason;

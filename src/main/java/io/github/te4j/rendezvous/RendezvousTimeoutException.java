@@ -6,6 +6,8 @@ import java.util.List;
 /**
  * A bounded wait of the handle exchange ran out: it says what it waited for and which ranks had
  * not arrived.
+ *
+ * @since 0.1
  */
 public final class RendezvousTimeoutException extends RendezvousException
 {
@@ -19,10 +21,13 @@ public final class RendezvousTimeoutException extends RendezvousException
     private final Duration timeout;
 
     /**
+     * A wait that ran out, naming the ranks that had not arrived.
+     *
      * @param peer the other side waited on, or {@code null}
      * @param waitingFor what the wait was for, e.g. {@code "allGather #3"}
      * @param missingRanks the ranks that had not arrived when the wait ended
      * @param timeout the limit that ran out
+     * @since 0.1
      */
     public RendezvousTimeoutException(final String peer, final String waitingFor, final List<Integer> missingRanks,
                                       final Duration timeout)
@@ -34,19 +39,34 @@ public final class RendezvousTimeoutException extends RendezvousException
         this.timeout = timeout;
     }
 
-    /** @return what the wait was for */
+    /**
+     * What was awaited.
+     *
+     * @return what the wait was for
+     * @since 0.1
+     */
     public String waitingFor()
     {
         return waitingFor;
     }
 
-    /** @return the ranks that had not arrived, ascending */
+    /**
+     * Who was missing.
+     *
+     * @return the ranks that had not arrived, ascending
+     * @since 0.1
+     */
     public List<Integer> missingRanks()
     {
         return missingRanks;
     }
 
-    /** @return the limit that ran out */
+    /**
+     * How long the wait was.
+     *
+     * @return the limit that ran out
+     * @since 0.1
+     */
     public Duration timeout()
     {
         return timeout;

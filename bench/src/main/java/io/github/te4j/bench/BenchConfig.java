@@ -454,7 +454,7 @@ public final class BenchConfig
 
     /**
      * Checks a variant ("default", or "knob=value[,knob=value]" with the knobs of te4j/tuning.h
-     * and threads=N) and returns it normalised ("" for the defaults). The native side checks the
+     * and the bench's own, te4j/bench_knobs.h) and returns it normalised ("" for the defaults). The native side checks the
      * knob names and values when the case starts.
      */
     static String parseVariant(final String text)

@@ -154,9 +154,10 @@ public final class BenchMain implements Callable<Integer>
     @Option(names = "--variant", paramLabel = "KNOBS",
         description = {"Run every te4j series under this variant too (repeatable): default, or knob=value[,...]"
             + " with put=auto|base|ce|cesm, samedevce=auto|0|64k|256k|1m|2m|4m|8m|16m|32m (put=auto within one GPU: the"
-            + " copy engine from this size), signal=atom|red, pdl=0|1, wait=sleep|spin,"
+            + " copy engine from this size), signal=atom|red, pdl=0|1,"
             + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, hostspin=auto|0|2|5|20|50|200 (us),"
-            + " batchthreads=auto|1|2|4|8, threads=N;"
+            + " batchthreads=auto|1|2|4|8 (te4j's knobs), and the bench's own wait=sleep|spin, rawdata=0|1,"
+            + " signal=set, threads=N;"
             + " the put kernel's experiment variants (put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster) need"
             + " te4j built with -Dcmake.args=-DTE4J_PUT_VARIANTS=ON. Default: default only."})
     List<String> variants;
