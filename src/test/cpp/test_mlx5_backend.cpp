@@ -51,7 +51,6 @@ int main() {
 #include "rdma/mlx5/verbs_api.h"
 #include "te4j/api.h"
 #include "te4j/batch_api.h"
-#include "te4j/rdma_batch_api.h"
 
 using namespace mooncake::device;
 namespace devx = te4j::rdma::devx;
@@ -535,16 +534,16 @@ struct WqeBytes {
 };
 
 // Waits until every request of `batch` is final; true when they all are within the bound.
-bool awaitBatch(te4j::RdmaTransferBatch* batch) {
+bool awaitBatch(te4j::TransferBatch* batch) {
   return batch->wait(10000000000ll * timeoutScale()) == te4j::kOk;
 }
 
 // A notification slot's publication over the mlx5 backend (docs/MLX5.md, "Notifications"):
-// regionKey gives the one key host-posted requests use, and RdmaTransferBatch's
-// submitPublication posts, on the QP (rank 1, first % qps_per_rank), the slot's WRITE and then
-// the fenced 8-byte compare-and-swap of its sequence word at the next ring position, the
-// doorbell announcing both; the test plays the NIC, reads the two WQEs back byte for byte and
-// completes them.
+// regionKey gives the one key host-posted requests use, and a host TransferBatch's
+// submitPublication (its RDMA route attached) posts, on the QP (rank 1, channel: the batch's RDMA
+// requests before it, mod qps_per_rank), the slot's WRITE and then the fenced 8-byte
+// compare-and-swap of its sequence word at the next ring position, the doorbell announcing both;
+// the test plays the NIC, reads the two WQEs back byte for byte and completes them.
 void notificationPublication() {
   fake::Nic& f = fake::nic();
   f.roce = false;
@@ -565,23 +564,25 @@ void notificationPublication() {
         "regionKey of a range past the window");
   if (key0 <= 0 || key1 <= 0) return;
 
-  const int first = 2;  // channel first % qps_per_rank = 0
+  const int first = 2;  // after 2 RDMA requests: channel 2 % qps_per_rank = 0
   QpView v = viewOf(r0, 1 * kQpsPerRank + first % kQpsPerRank);
   CHECK(v.qp && v.ring && v.dbr && v.cqes && v.uar, "rank 0's QP to rank 1, channel 0");
   if (!(v.qp && v.ring && v.dbr && v.cqes && v.uar)) return;
-  te4j::RdmaTransferBatch* batch = te4j::RdmaTransferBatch::create(r0.t, 8);
+  te4j::TransferBatch* batch = te4j::TransferBatch::create(te4j::kPlatformHost, 0, 8);
   CHECK(batch != nullptr && batch->status() == te4j::kOk, "batch");
   if (batch == nullptr) return;
+  CHECK(batch->attachRdma(r0.t) == te4j::kOk, "attachRdma: %s", batch->lastError());
+  te4j::BatchDescriptor* slots = batch->descriptors();
   // Two placeholder requests so the publication starts at `first` (a batch's parts follow on).
-  const int32_t ops[2] = {te4j::kBatchWrite, te4j::kBatchWrite};
-  const uint64_t local[2] = {(uint64_t)(uintptr_t)r0.buf, (uint64_t)(uintptr_t)r0.buf};
-  const uint32_t lkeys[2] = {(uint32_t)key0, (uint32_t)key0};
-  const uint64_t remote[2] = {(uint64_t)(uintptr_t)ranks[1].buf, (uint64_t)(uintptr_t)ranks[1].buf};
-  const uint32_t rkeys[2] = {(uint32_t)key1, (uint32_t)key1};
-  const uint64_t lengths[2] = {16, 16};
-  const int32_t rank[2] = {1, 1};
-  CHECK(batch->submit(0, 2, ops, local, lkeys, remote, rkeys, lengths, rank, 5000000000ll) == 0,
-        "placeholder part: %s", batch->lastError());
+  for (int i = 0; i < 2; ++i)
+    slots[i] = te4j::BatchDescriptor{te4j::kBatchWrite,
+                                     1,
+                                     (uint64_t)(uintptr_t)r0.buf,
+                                     (uint64_t)(uintptr_t)ranks[1].buf,
+                                     16,
+                                     (uint32_t)key0,
+                                     (uint32_t)key1};
+  CHECK(batch->submit(0, 2, 5000000000ll) == 0, "placeholder part: %s", batch->lastError());
   // The placeholders go to channel 0 as WQEs 0 and 1.
   CHECK(awaitDoorbell(v.uar, 0, 1) != 0, "doorbell of the placeholders");
   completeWqe(v, 0, 0);
@@ -593,18 +594,29 @@ void notificationPublication() {
   const uint64_t seq_remote = (uint64_t)(uintptr_t)(ranks[1].buf + 0x4000);
   const uint32_t slot_bytes = 56 + 100;  // slot bytes 8 .. 64 + 100: header and payload
   const uint64_t expected = 0x3, sequence = 0xb;
+  // The publication's slots: the slot's WRITE, then the sequence word (its old value lands at
+  // fetch_local), as the Java layer writes them.
+  auto describe = [&](uint64_t word_remote, uint32_t word_rkey, int32_t rank) {
+    slots[first] =
+        te4j::BatchDescriptor{te4j::kBatchWrite, rank,           slot_local,    seq_remote + 8,
+                              slot_bytes,        (uint32_t)key0, (uint32_t)key1};
+    slots[first + 1] = te4j::BatchDescriptor{
+        te4j::kBatchWrite, rank, fetch_local, word_remote, 8, (uint32_t)key0, word_rkey};
+  };
   // Refused before anything is posted: a sequence word off 8-byte alignment, a bad rank.
-  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
-                                 seq_remote + 4, (uint32_t)key1, slot_bytes, expected, sequence, 1,
-                                 1000000000ll) == te4j::kInvalidArgument,
-        "a misaligned sequence word is refused");
-  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
-                                 seq_remote, (uint32_t)key1, slot_bytes, expected, sequence, 2,
-                                 1000000000ll) == te4j::kInvalidArgument,
+  describe(seq_remote + 4, (uint32_t)key1, 1);
+  CHECK(
+      batch->submitPublication(first, expected, sequence, 1000000000ll) == te4j::kInvalidArgument &&
+          contains(batch->lastError(), "8-byte aligned"),
+      "a misaligned sequence word is refused: %s", batch->lastError());
+  describe(seq_remote, (uint32_t)key1, 2);
+  CHECK(batch->submitPublication(first, expected, sequence, 1000000000ll) == te4j::kInvalidArgument,
         "rank 2 of 2 is refused");
-  CHECK(batch->submitPublication(first, slot_local, fetch_local, (uint32_t)key0, seq_remote + 8,
-                                 seq_remote, (uint32_t)key1, slot_bytes, expected, sequence, 1,
-                                 5000000000ll) == te4j::kOk,
+  describe(seq_remote, 0, 1);
+  CHECK(batch->submitPublication(first, expected, sequence, 1000000000ll) == te4j::kInvalidArgument,
+        "a null key is refused");
+  describe(seq_remote, (uint32_t)key1, 1);
+  CHECK(batch->submitPublication(first, expected, sequence, 5000000000ll) == te4j::kOk,
         "submitPublication: %s", batch->lastError());
   const uint64_t bell = awaitDoorbell(v.uar, 0, 3);
   uint64_t ctrl3;

@@ -1,14 +1,17 @@
-// fuzz_batch_descriptors.cpp — the descriptor arrays of a transfer batch as TransferBatch.submit
-// hands them to native code (opcode, local address, remote address, length per request), the
-// batch's part/state bookkeeping around them, and the CUDA batch's cutting of copies into
-// kernel chunks (batch/batch_descriptors.h, host code).
+// fuzz_batch_descriptors.cpp — the descriptors of a transfer batch as the Java layer writes them
+// into the batch's slots (te4j::BatchDescriptor: opcode, route, local address, remote address,
+// length, keys) or hands them over as four arrays, the batch's part/state bookkeeping around them,
+// and the CUDA batch's cutting of copies into kernel chunks (batch/batch_descriptors.h, host code).
 //
 // Input: byte 0 the platform (host, CUDA: unavailable in this host-only build, an unknown
 // one), byte 1 the capacity class (1..64, 0, -1, one past the maximum), then a chunking
 // section (up to 8 copy lengths, each with a class byte: small, at the per-copy chunk limit,
 // 2^40, over 2^40, 0, huge; a max_chunks class), then up to 24 commands: submit (a count, an
-// optional wrong `first`, and per request a choice byte), states (fuzzed range), wait
-// (0-7 ms), cancel.
+// optional wrong `first`, and per request a choice byte; a count byte >= 128 writes the slots in
+// place and adds a route byte per request), states (fuzzed range), wait (0-7 ms; a byte >= 128
+// also attaches a null RdmaTransport, which must be refused, and reads completion words), cancel.
+// Routes: mapped, lost (final at submit as kPeerLost, its bytes untouched), an RDMA rank (refused:
+// no RdmaTransport is attached), or a value that is no route (refused).
 // Addresses: a request's local address lies in page L and its remote in page R of the fixed
 // arena (both behind guard pages, so a copy one byte outside faults), or is null, or sits just
 // below 2^64 with a length that makes it wrap. A length "fits" (1 .. what is left of the page
@@ -48,17 +51,44 @@ struct Submitted {
   uint64_t local_off;
   uint64_t remote_off;
   uint64_t length;
+  bool lost;
 };
 
 struct Desc {
   int32_t opcode;
+  int32_t route;
   uint64_t local;
   uint64_t remote;
   uint64_t length;
+  uint32_t lkey;
+  uint32_t rkey;
   bool valid;
   uint64_t local_off;
   uint64_t remote_off;
 };
+
+// A route for an in-place descriptor: mostly mapped; lost is valid whatever the rest holds (it
+// is never run), a rank and a non-route are refused (no RdmaTransport is attached here).
+void pickRoute(fz::Bytes& in, Desc* d) {
+  const uint8_t r = in.u8();
+  d->lkey = in.u8() % 2 ? 0 : 0x1234u;
+  d->rkey = in.u8() % 2 ? 0 : 0x5678u;
+  switch (r % 8) {
+    case 5:
+      d->route = kRoutePeerLost;
+      d->valid = true;
+      break;
+    case 6:
+      d->route = (int32_t)(r >> 4);
+      d->valid = false;
+      break;
+    case 7:
+      d->route = r & 16 ? INT32_MIN : -3 - (int32_t)(r >> 5);
+      d->valid = false;
+      break;
+    default: d->route = kRouteMapped; break;
+  }
+}
 
 Desc makeDescriptor(fz::Bytes& in) {
   const uint8_t c = in.u8();
@@ -177,8 +207,12 @@ void checkUnavailable(TransferBatch* b, fz::Bytes& in) {
   int32_t op = bt::kOpWrite;
   uint64_t l = kPageL, r = kPageR, len = 1;
   int32_t out[4];
+  FUZZ_ASSERT(b->descriptors() == nullptr);
   FUZZ_ASSERT(b->submit(0, 1, &op, &l, &r, &len) == st);
+  FUZZ_ASSERT(b->submit(0, 1, 1000) == st);
+  FUZZ_ASSERT(b->attachRdma(nullptr) == st);
   FUZZ_ASSERT(b->states(0, (int)(in.u8() % 4), out) == st);
+  FUZZ_ASSERT(b->syndromes(0, (int)(in.u8() % 4), out) == st);
   FUZZ_ASSERT(b->wait(0) == st);
   FUZZ_ASSERT(b->cancel() == st);
 }
@@ -218,8 +252,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int cmd = 0; cmd < 24 && in.n > 0; ++cmd) {
     const uint8_t c = in.u8();
     switch (c % 4) {
-      case 0: {                                     // submit
-        const int count = (int)(in.u8() % 12) - 1;  // -1 .. 10
+      case 0: {  // submit
+        const uint8_t cb = in.u8();
+        const bool in_place = cb >= 128;
+        const int count = (int)(cb % 12) - 1;  // -1 .. 10
         const uint8_t f = in.u8();
         const int model_first = (int)submitted.size();
         const int first = f < 200 ? model_first : (int)(int8_t)in.u8();
@@ -230,6 +266,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         int first_bad = -1;
         for (int i = 0; i < rows; ++i) {
           descs[i] = makeDescriptor(in);
+          descs[i].route = kRouteMapped;
+          if (in_place) pickRoute(in, &descs[i]);
           ops[i] = descs[i].opcode;
           local[i] = descs[i].local;
           remote[i] = descs[i].remote;
@@ -237,12 +275,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           if (!descs[i].valid && first_bad < 0) first_bad = i;
         }
         const bool placed = count >= 1 && first == model_first && count <= capacity - first;
-        const int st =
-            b->submit(first, count, ops.data(), local.data(), remote.data(), lengths.data());
+        int st;
+        if (in_place) {
+          // The caller writes only its part's slots; a misplaced part writes none (the batch
+          // must refuse it before it reads any).
+          if (placed) {
+            BatchDescriptor* slots = b->descriptors() + first;
+            for (int i = 0; i < rows; ++i) {
+              const Desc& d = descs[i];
+              slots[i] =
+                  BatchDescriptor{d.opcode, d.route, d.local, d.remote, d.length, d.lkey, d.rkey};
+            }
+          }
+          st = b->submit(first, count, (int64_t)f * 1000000);
+        } else {
+          st = b->submit(first, count, ops.data(), local.data(), remote.data(), lengths.data());
+        }
         if (placed && !cancelled && first_bad < 0) {
           FUZZ_ASSERT(st == kOk);
-          for (const Desc& d : descs)
-            submitted.push_back(Submitted{d.opcode, d.local_off, d.remote_off, d.length});
+          for (const Desc& d : descs) {
+            const bool lost = d.route == kRoutePeerLost;
+            submitted.push_back(Submitted{d.opcode, d.local_off, d.remote_off, d.length, lost});
+            // Final at submit: its state is there once submit returns.
+            int32_t now = 0;
+            FUZZ_ASSERT(!lost ||
+                        (b->states((int)submitted.size() - 1, 1, &now) == kOk && now == kPeerLost));
+          }
         } else {
           FUZZ_ASSERT(st < 0 && std::strlen(b->lastError()) > 0);
           if (placed && !cancelled) {
@@ -265,6 +323,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             const int idx = first + i;
             if (idx >= (int)submitted.size())
               FUZZ_ASSERT(out[i] == kRequestPending);
+            else if (submitted[(size_t)idx].lost)
+              FUZZ_ASSERT(out[i] == kPeerLost);
             else
               FUZZ_ASSERT(out[i] == kRequestPending || out[i] == kRequestCompleted ||
                           out[i] == kRequestTimeout);
@@ -275,8 +335,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 2: {  // wait a little
-        const int st = b->wait((int64_t)(in.u8() % 8) * 1000000);
+        const uint8_t w = in.u8();
+        const int st = b->wait((int64_t)(w % 8) * 1000000);
         FUZZ_ASSERT(st == kOk || st == kTimeout);
+        if (w >= 128) {
+          // No transport to attach: refused, and the batch goes on without an RDMA route.
+          FUZZ_ASSERT(b->attachRdma(nullptr) < 0 && std::strlen(b->lastError()) > 0);
+          const int n = (int)submitted.size();
+          std::vector<int32_t> words(n > 0 ? n : 1, -1);
+          if (n > 0) {
+            FUZZ_ASSERT(b->syndromes(0, n, words.data()) == kOk);
+            for (int i = 0; i < n; ++i) FUZZ_ASSERT(words[i] == 0);
+          }
+        }
         break;
       }
       default:
@@ -294,6 +365,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bool skipped = false;
   for (int i = 0; i < n; ++i) {
     const Submitted& s = submitted[i];
+    if (s.lost) {
+      FUZZ_ASSERT(states[i] == kPeerLost);  // never run: its bytes stay as they were
+      continue;
+    }
     if (states[i] == kRequestTimeout) {
       FUZZ_ASSERT(cancelled);
       skipped = true;

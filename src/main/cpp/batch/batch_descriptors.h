@@ -1,7 +1,7 @@
-// batch/batch_descriptors.h — the host side of a transfer batch's descriptor arrays: the checks
-// every platform applies to the four arrays Java hands over, and how the CUDA batch cuts the
-// copies into chunks for its kernel. Plain C++ (no CUDA header): the host batch, the CUDA batch,
-// its kernel and the fuzz target share it.
+// batch/batch_descriptors.h — the host side of a transfer batch's descriptors: the checks every
+// platform applies to each request Java writes (its copy, and its route), and how the CUDA batch
+// cuts the copies into chunks for its kernel. Plain C++ (no CUDA header): the host batch, the CUDA
+// batch, its kernel and the fuzz target share it.
 //
 // Why the native side checks at all: the Java layer resolves every request against the
 // registered ranges first, so a descriptor that reaches here is in range; these checks are what
@@ -35,6 +35,9 @@ enum DescriptorProblem : int {
   kNullAddress,
   kBadLength,      // 0 or over kMaxRequestBytes
   kWrappingRange,  // address + length past 2^64
+  kBadRoute,       // neither mapped, lost, nor a rank
+  kNoRdma,         // a rank, and no RdmaTransport of that many ranks is attached
+  kNullKey,        // an RDMA route with a null local or remote key
 };
 
 inline const char* describe(DescriptorProblem p) {
@@ -44,6 +47,9 @@ inline const char* describe(DescriptorProblem p) {
     case kNullAddress: return "a null address";
     case kBadLength: return "its length is 0 or over 2^40";
     case kWrappingRange: return "an address range that wraps past 2^64";
+    case kBadRoute: return "a route that is neither mapped (-1), lost (-2) nor an RDMA rank";
+    case kNoRdma: return "an RDMA rank, and no RdmaTransport with that rank is attached";
+    case kNullKey: return "an RDMA route with a null local or remote key";
   }
   return "?";
 }
@@ -54,6 +60,20 @@ inline DescriptorProblem checkDescriptor(int32_t opcode, uint64_t local, uint64_
   if (local == 0 || remote == 0) return kNullAddress;
   if (length == 0 || length > kMaxRequestBytes) return kBadLength;
   if (local > UINT64_MAX - length || remote > UINT64_MAX - length) return kWrappingRange;
+  return kDescriptorOk;
+}
+
+/// batch_api.h's BatchRoute values.
+constexpr int32_t kRouteMapped = -1;
+constexpr int32_t kRoutePeerLost = -2;
+
+/// The route's own check, after checkDescriptor: `ranks` is the attached RdmaTransport's rank
+/// count (0 when none is attached). A lost route is final at submit and needs no check.
+inline DescriptorProblem checkRoute(int32_t route, uint32_t lkey, uint32_t rkey, int ranks) {
+  if (route == kRouteMapped || route == kRoutePeerLost) return kDescriptorOk;
+  if (route < 0) return kBadRoute;
+  if (route >= ranks) return kNoRdma;
+  if (lkey == 0 || rkey == 0) return kNullKey;
   return kDescriptorOk;
 }
 

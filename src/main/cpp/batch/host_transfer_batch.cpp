@@ -1,6 +1,8 @@
 // host_transfer_batch.cpp — te4j::TransferBatch on the host platform: one process-wide worker
-// thread runs the submitted parts in order, each request as a memmove between this process's
-// mappings (a peer's segment is mapped here, so READ is a copy out of the mapping).
+// thread runs the submitted parts' mapped requests in order, each as a memmove between this
+// process's mappings (a peer's segment is mapped here, so READ is a copy out of the mapping);
+// the batch's RDMA poster (batch/rdma_batch_poster.h) posts the requests routed to a rank. Both
+// read the descriptors where the caller wrote them and store into the one state array.
 //
 // Why one worker for every batch: a batch is usually many small requests, where a thread per
 // batch would cost more to start than the copies; a single-thread memcpy loop is also what the
@@ -14,8 +16,8 @@
 // between slices decides once whether it copies (the first slice to reach it; a cancel after
 // that lets it finish), and the last slice to finish its bytes stores its state, so a request is
 // either copied whole (COMPLETED) or untouched (TIMEOUT). A request whose source and destination
-// overlap is never cut: one memmove copies it. Smaller parts run on the worker alone, as one
-// memmove per request, with no handoff.
+// overlap is never cut: one memmove copies it. Smaller parts, and parts that mix routes, run on
+// the worker alone, as one memmove per mapped request, with no handoff.
 //
 // Lifetime: each part holds a reference to the batch's shared state, so a batch destroyed with
 // parts still queued only cancels them; its destructor waits until the part being run is done,
@@ -24,6 +26,8 @@
 #include "batch/host_batch_worker.h"
 
 #include "batch/batch_descriptors.h"
+#include "batch/rdma_batch_poster.h"
+#include "batch/transfer_batch_base.h"
 #include "batch/transfer_batches.h"
 
 #include <algorithm>
@@ -47,8 +51,10 @@ namespace {
 
 static_assert(batch::kOpRead == kBatchRead && batch::kOpWrite == kBatchWrite,
               "one set of opcode values");
+static_assert(batch::kRouteMapped == kRouteMapped && batch::kRoutePeerLost == kRoutePeerLost,
+              "one set of route values");
 
-using Request = HostRequest;
+using Request = BatchDescriptor;
 using BatchState = HostBatchState;
 using Part = HostBatchPart;
 
@@ -113,9 +119,11 @@ struct Slice {
 };
 
 // Runs a part's request `index` whole: skipped once the batch is cancelled, else one memmove
-// (defined where source and destination overlap, e.g. within the own segment).
+// (defined where source and destination overlap, e.g. within the own segment). A request of
+// another route is its route's.
 void copyWhole(BatchState& b, size_t index) {
   const Request& r = b.requests[index];
+  if (r.route != kRouteMapped) return;
   int32_t state = kRequestTimeout;
   if (!b.cancelled.load(std::memory_order_acquire)) {
     const Copy c = resolve(r);
@@ -218,18 +226,25 @@ class Worker {
   }
 
   int enqueue(Part part, std::string* why) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!started_) {
-      try {
-        std::thread(&Worker::run, this).detach();
-      } catch (const std::exception& e) {
-        *why = std::string("cannot start the batch worker thread: ") + e.what();
-        return kSystemError;
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!started_) {
+        try {
+          std::thread(&Worker::run, this).detach();
+        } catch (const std::exception& e) {
+          *why = std::string("cannot start the batch worker thread: ") + e.what();
+          return kSystemError;
+        }
+        started_ = true;
       }
-      started_ = true;
+      queue_.push_back(std::move(part));
+      wake = idle_;
     }
-    queue_.push_back(std::move(part));
-    cv_.notify_one();
+    // Only a sleeping worker needs the wake-up (a busy one looks at the queue before it sleeps),
+    // and it comes after the unlock, so the worker does not wake into a held mutex: the submit's
+    // cost is mostly this call.
+    if (wake) cv_.notify_one();
     return kOk;
   }
 
@@ -239,7 +254,11 @@ class Worker {
       Part part;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return !queue_.empty(); });
+        while (queue_.empty()) {
+          idle_ = true;
+          cv_.wait(lock);
+          idle_ = false;
+        }
         part = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -250,7 +269,8 @@ class Worker {
   void execute(Part& part) {
     BatchState& b = *part.batch;
     int slices = 1;
-    if (part.bytes >= kSplitBytes) {
+    // A part that mixes routes is not sliced: the slices' byte arithmetic counts every request.
+    if (part.bytes >= kSplitBytes && part.mapped == part.count) {
       const uint64_t by_size = part.bytes / kMinSliceBytes;
       const int wanted = static_cast<int>(std::min<uint64_t>(
           by_size, static_cast<uint64_t>(std::min(tuning::batchThreads(), kMaxSlices))));
@@ -265,7 +285,7 @@ class Worker {
       for (int i = 0; i < part.count; ++i) copyWhole(b, static_cast<size_t>(part.first + i));
     }
     std::lock_guard<std::mutex> lock(b.mu);
-    b.finished += part.count;
+    b.finished += part.mapped;
     b.finished_now.store(b.finished, std::memory_order_release);
     --b.running_parts;
     b.cv.notify_all();
@@ -337,6 +357,7 @@ class Worker {
   std::condition_variable cv_;
   std::deque<Part> queue_;
   bool started_ = false;
+  bool idle_ = false;  // the worker sleeps on cv_, guarded by mu_
 
   // The part being split: written by the worker while no slice is pending, read by whoever
   // claims a slice (claims under pool_mu_).
@@ -361,11 +382,11 @@ int enqueueHostBatchPart(HostBatchPart part, std::string* why) {
 
 namespace {
 
-class HostTransferBatch final : public TransferBatch {
+class HostTransferBatch final : public batch::TransferBatchBase {
   static constexpr int64_t kSpinNanos = 20000;
 
  public:
-  explicit HostTransferBatch(int capacity) : capacity_(capacity) {
+  explicit HostTransferBatch(int capacity) : TransferBatchBase(capacity) {
     try {
       state_ = std::make_shared<BatchState>(capacity);
     } catch (const std::bad_alloc&) {
@@ -377,64 +398,27 @@ class HostTransferBatch final : public TransferBatch {
   ~HostTransferBatch() override {
     if (!state_) return;
     state_->cancelled.store(true, std::memory_order_release);
+    rdma_.reset();  // cancels and joins its posting thread
     std::unique_lock<std::mutex> lock(state_->mu);
     state_->cv.wait(lock, [&] { return state_->running_parts == 0; });
   }
 
-  int capacity() const override { return capacity_; }
+  BatchDescriptor* descriptors() override { return state_ ? state_->requests.get() : nullptr; }
 
-  int submit(int first, int count, const int32_t* opcodes, const uint64_t* local,
-             const uint64_t* remote, const uint64_t* lengths) override {
+  int attachRdma(RdmaTransport* transport) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr ||
-        lengths == nullptr) {
-      return fail(kInvalidArgument, "submit: empty part or null descriptor array");
-    }
-    Part part;
-    part.batch = state_;
-    part.first = first;
-    part.count = count;
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      if (first != state_->submitted || count > capacity_ - first) {
-        return fail(kInvalidArgument,
-                    "submit: requests [" + std::to_string(first) + ", " +
-                        std::to_string(first + static_cast<int64_t>(count)) +
-                        ") do not follow the " + std::to_string(state_->submitted) +
-                        " submitted within capacity " + std::to_string(capacity_));
-      }
-      if (state_->cancelled.load()) return fail(kIllegalState, "submit: the batch was cancelled");
-    }
-    batch::DescriptorProblem problem;
-    const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
-    if (bad >= 0) {
-      return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
-                                        batch::describe(problem));
-    }
-    // Slots past the submitted ones: no part queued or running reads them.
-    Request* slots = state_->requests.get() + first;
-    for (int i = 0; i < count; ++i) {
-      slots[i] = Request{opcodes[i], local[i], remote[i], lengths[i]};
-      part.bytes += lengths[i];
-    }
-    {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      state_->submitted += count;
-      ++state_->running_parts;
-    }
+    std::lock_guard<std::mutex> lock(rdma_mu_);
+    if (rdma_) return fail(kIllegalState, "attachRdma: an RdmaTransport is attached already");
+    int st = kOk;
     std::string why;
-    if (int st = enqueueHostBatchPart(std::move(part), &why)) {
-      std::lock_guard<std::mutex> lock(state_->mu);
-      state_->submitted -= count;
-      --state_->running_parts;
-      return fail(st, "submit: " + why);
-    }
+    rdma_ = batch::RdmaBatchPoster::create(transport, state_, capacity(), &st, &why);
+    if (!rdma_) return fail(st, "attachRdma: " + why);
     return ok();
   }
 
   int states(int first, int count, int32_t* out) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (out == nullptr || first < 0 || count < 0 || count > capacity_ - first) {
+    if (out == nullptr || first < 0 || count < 0 || count > capacity() - first) {
       return fail(kInvalidArgument, "states: range outside the batch");
     }
     for (int i = 0; i < count; ++i) {
@@ -443,8 +427,101 @@ class HostTransferBatch final : public TransferBatch {
     return ok();
   }
 
+  int syndromes(int first, int count, int32_t* out) override {
+    if (init_status_ != kOk) return fail(init_status_, last_error_);
+    if (out == nullptr || first < 0 || count < 0 || count > capacity() - first) {
+      return fail(kInvalidArgument, "syndromes: range outside the batch");
+    }
+    batch::RdmaBatchPoster* r = poster();
+    for (int i = 0; i < count; ++i) out[i] = r != nullptr ? r->syndrome(first + i) : 0;
+    return ok();
+  }
+
   int wait(int64_t timeout_ns) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
+    const auto start = std::chrono::steady_clock::now();
+    if (!waitMapped(timeout_ns)) {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      return fail(kTimeout, "wait: " + std::to_string(state_->submitted - state_->finished) +
+                                " requests still running");
+    }
+    batch::RdmaBatchPoster* r = poster();
+    if (r == nullptr) return kOk;
+    const int64_t spent = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+    const int left = r->wait(timeout_ns - spent);
+    if (left > 0)
+      return fail(kTimeout, "wait: " + std::to_string(left) + " requests still running");
+    return kOk;
+  }
+
+  int cancel() override {
+    if (init_status_ != kOk) return fail(init_status_, last_error_);
+    state_->cancelled.store(true, std::memory_order_release);
+    if (batch::RdmaBatchPoster* r = poster()) r->cancel();
+    return ok();
+  }
+
+ protected:
+  int rdmaRanks() override {
+    batch::RdmaBatchPoster* r = poster();
+    return r != nullptr ? r->ranks() : 0;
+  }
+
+  int run(const batch::CheckedPart& p) override {
+    if (state_->cancelled.load()) return fail(kIllegalState, "submit: the batch was cancelled");
+    batch::RdmaBatchPoster* r = p.rdma > 0 ? poster() : nullptr;
+    batch::RdmaBatchPoster::Part posted;
+    std::string why;
+    if (r != nullptr) {
+      // Everything that can fail comes before the mapped requests start.
+      if (int st = r->prepare(p.first, p.count, p.rdma, p.timeout_ns, &posted, &why)) {
+        return fail(st, "submit: " + why);
+      }
+      posted.publication = p.publication;
+      posted.compare = p.compare;
+      posted.swap = p.swap;
+    }
+    if (p.mapped > 0) {
+      Part part;
+      part.batch = state_;
+      part.first = p.first;
+      part.count = p.count;
+      part.mapped = p.mapped;
+      part.bytes = p.mapped_bytes;
+      {
+        std::lock_guard<std::mutex> lock(state_->mu);
+        state_->submitted += p.mapped;
+        ++state_->running_parts;
+      }
+      if (int st = enqueueHostBatchPart(std::move(part), &why)) {
+        std::lock_guard<std::mutex> lock(state_->mu);
+        state_->submitted -= p.mapped;
+        --state_->running_parts;
+        return fail(st, "submit: " + why);
+      }
+    }
+    if (p.lost > 0) {
+      const Request* d = state_->requests.get();
+      for (int i = p.first; i < p.first + p.count; ++i) {
+        if (d[i].route == kRoutePeerLost) {
+          state_->states[static_cast<size_t>(i)].store(kPeerLost, std::memory_order_release);
+        }
+      }
+    }
+    if (r != nullptr) r->post(std::move(posted));
+    return ok();
+  }
+
+ private:
+  batch::RdmaBatchPoster* poster() {
+    std::lock_guard<std::mutex> lock(rdma_mu_);
+    return rdma_.get();
+  }
+
+  // Waits for the mapped requests: true once every one is final.
+  bool waitMapped(int64_t timeout_ns) {
     // Spin a little first: a part of small requests ends within microseconds, and a sleep on
     // the condition variable costs a wake-up that is longer than that.
     const auto spin_end = std::chrono::steady_clock::now() +
@@ -455,30 +532,18 @@ class HostTransferBatch final : public TransferBatch {
       submitted = state_->submitted;
     }
     for (int k = 0;; ++k) {
-      if (state_->finished_now.load(std::memory_order_acquire) >= submitted) return kOk;
+      if (state_->finished_now.load(std::memory_order_acquire) >= submitted) return true;
       if ((k & 15) == 15 && std::chrono::steady_clock::now() >= spin_end) break;
       std::this_thread::yield();
     }
     std::unique_lock<std::mutex> lock(state_->mu);
-    const bool done =
-        state_->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),
-                            [&] { return state_->finished == state_->submitted; });
-    if (!done) {
-      return fail(kTimeout, "wait: " + std::to_string(state_->submitted - state_->finished) +
-                                " requests still running");
-    }
-    return kOk;
+    return state_->cv.wait_for(lock, std::chrono::nanoseconds(timeout_ns < 0 ? 0 : timeout_ns),
+                               [&] { return state_->finished == state_->submitted; });
   }
 
-  int cancel() override {
-    if (init_status_ != kOk) return fail(init_status_, last_error_);
-    state_->cancelled.store(true, std::memory_order_release);
-    return ok();
-  }
-
- private:
-  const int capacity_;
   std::shared_ptr<BatchState> state_;
+  std::mutex rdma_mu_;
+  std::unique_ptr<batch::RdmaBatchPoster> rdma_;  // attached once, guarded by rdma_mu_
 };
 
 }  // namespace

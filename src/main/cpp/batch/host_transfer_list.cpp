@@ -37,10 +37,10 @@ class HostTransferList final : public TransferList {
       last_error_ = "TransferList: out of memory for " + std::to_string(count) + " requests";
       return;
     }
-    HostRequest* slots = state_->requests.get();
+    BatchDescriptor* slots = state_->requests.get();
     prefix_bytes_[0] = 0;
     for (int i = 0; i < count; ++i) {
-      slots[i] = HostRequest{opcodes[i], local[i], remote[i], lengths[i]};
+      slots[i] = BatchDescriptor{opcodes[i], kRouteMapped, local[i], remote[i], lengths[i], 0, 0};
       prefix_bytes_[static_cast<size_t>(i) + 1] =
           prefix_bytes_[static_cast<size_t>(i)] + lengths[i];
     }
@@ -66,6 +66,7 @@ class HostTransferList final : public TransferList {
     part.batch = state_;
     part.first = from;
     part.count = to - from;
+    part.mapped = part.count;
     part.bytes = prefix_bytes_[static_cast<size_t>(to)] - prefix_bytes_[static_cast<size_t>(from)];
     {
       std::lock_guard<std::mutex> lock(state_->mu);

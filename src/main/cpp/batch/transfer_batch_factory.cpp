@@ -14,10 +14,15 @@ class UnavailableTransferBatch final : public TransferBatch {
     last_error_ = why;
   }
   int capacity() const override { return 0; }
+  BatchDescriptor* descriptors() override { return nullptr; }
+  int attachRdma(RdmaTransport*) override { return refuse(); }
+  int submit(int, int, int64_t) override { return refuse(); }
   int submit(int, int, const int32_t*, const uint64_t*, const uint64_t*, const uint64_t*) override {
     return refuse();
   }
+  int submitPublication(int, uint64_t, uint64_t, int64_t) override { return refuse(); }
   int states(int, int, int32_t*) override { return refuse(); }
+  int syndromes(int, int, int32_t*) override { return refuse(); }
   int wait(int64_t) override { return refuse(); }
   int cancel() override { return refuse(); }
 

@@ -3,6 +3,10 @@
 // over descriptor arrays in device memory. Remote addresses are peers' memory mapped through
 // CUDA IPC (or this process's own), so READ and WRITE are both loads and stores of the kernel.
 //
+// The descriptors are host memory the caller writes in place (TransferBatch::descriptors); a
+// submit reads its part's slots once, into the copies the kernel takes. The CUDA platform has no
+// RDMA route (its queue pairs are posted by kernels only): a part that names one is refused.
+//
 // Why a submit allocates nothing: cudaMalloc and copies from pageable memory each cost tens of
 // microseconds to milliseconds, more than a whole batch of small blocks takes to move. The
 // batch runs on a set of resources (batch/cuda_batch_resources.h, pooled across batches): a
@@ -23,6 +27,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -31,6 +36,7 @@
 
 #include "batch/cuda_batch_resources.h"
 #include "batch/kernels/batch_copy_kernel.cuh"
+#include "batch/transfer_batch_base.h"
 #include "batch/transfer_batches.h"
 #include "core/cuda_errors.cuh"
 #include "core/device_scope.cuh"
@@ -78,9 +84,15 @@ int residentBlocks(int device, std::string* why) {
   return known[(size_t)device];
 }
 
-class CudaTransferBatch final : public TransferBatch {
+class CudaTransferBatch final : public batch::TransferBatchBase {
  public:
-  CudaTransferBatch(int device, int capacity) : device_(device), capacity_(capacity) {
+  CudaTransferBatch(int device, int capacity) : TransferBatchBase(capacity), device_(device) {
+    descriptors_.reset(new (std::nothrow) BatchDescriptor[static_cast<size_t>(capacity)]);
+    if (!descriptors_) {
+      init_status_ = kOutOfMemory;
+      last_error_ = "TransferBatch: out of memory for " + std::to_string(capacity) + " descriptors";
+      return;
+    }
     std::string why;
     int st = kOk;
     {
@@ -125,32 +137,28 @@ class CudaTransferBatch final : public TransferBatch {
     }
   }
 
-  int capacity() const override { return capacity_; }
+  BatchDescriptor* descriptors() override { return r_ != nullptr ? descriptors_.get() : nullptr; }
 
-  int submit(int first, int count, const int32_t* opcodes, const uint64_t* local,
-             const uint64_t* remote, const uint64_t* lengths) override {
-    std::lock_guard<std::mutex> lock(mu_);
+  int attachRdma(RdmaTransport*) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (count <= 0 || opcodes == nullptr || local == nullptr || remote == nullptr ||
-        lengths == nullptr) {
-      return fail(kInvalidArgument, "submit: empty part or null descriptor array");
-    }
-    if (first != submitted_ || count > capacity_ - first) {
-      return fail(kInvalidArgument, "submit: requests [" + std::to_string(first) + ", +" +
-                                        std::to_string(count) + ") do not follow the " +
-                                        std::to_string(submitted_) + " submitted within capacity " +
-                                        std::to_string(capacity_));
+    return fail(kUnavailable,
+                "attachRdma: a CUDA batch has no RDMA route (its queue pairs are device memory)");
+  }
+
+ protected:
+  int rdmaRanks() override { return 0; }
+
+  int run(const batch::CheckedPart& part) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (part.mapped != part.count) {
+      return fail(kUnavailable, "submit: a CUDA batch runs mapped requests only");
     }
     if (*cancel_ != 0) return fail(kIllegalState, "submit: the batch was cancelled");
-    // Checked first: a length over 2^40 would wrap the chunk arithmetic below.
-    batch::DescriptorProblem problem;
-    const int bad = batch::firstBadDescriptor(count, opcodes, local, remote, lengths, &problem);
-    if (bad >= 0) {
-      return fail(kInvalidArgument, "submit: request " + std::to_string(first + bad) + " has " +
-                                        batch::describe(problem));
-    }
+    const int first = part.first;
+    const int count = part.count;
+    const BatchDescriptor* d = descriptors_.get() + first;
     uint64_t n = 0;
-    for (int i = 0; i < count; ++i) n += batch::piecesOf(lengths[i]);
+    for (int i = 0; i < count; ++i) n += batch::piecesOf(d[i].length);
     if (n > kMaxChunksPerPart) {
       return fail(kInvalidArgument, "submit: the part needs " + std::to_string(n) +
                                         " chunks, at most " + std::to_string(kMaxChunksPerPart) +
@@ -173,8 +181,9 @@ class CudaTransferBatch final : public TransferBatch {
     }
     BatchCopy* copies = layout.copiesIn(stage);
     for (int i = 0; i < count; ++i) {
-      const bool read = opcodes[i] == kBatchRead;
-      copies[i] = BatchCopy{read ? remote[i] : local[i], read ? local[i] : remote[i], lengths[i]};
+      const bool read = d[i].opcode == kBatchRead;
+      copies[i] =
+          BatchCopy{read ? d[i].remote : d[i].local, read ? d[i].local : d[i].remote, d[i].length};
     }
     if (batch::splitIntoChunks(copies, (uint32_t)count, layout.chunksIn(stage), n,
                                layout.progressIn(stage)) != n) {
@@ -212,18 +221,27 @@ class CudaTransferBatch final : public TransferBatch {
     } else {
       arena_used_ += layout.bytes;
     }
-    submitted_ += count;
     launched_ = true;
     return ok();
   }
 
+ public:
   int states(int first, int count, int32_t* out) override {
     if (init_status_ != kOk) return fail(init_status_, last_error_);
-    if (out == nullptr || first < 0 || count < 0 || count > capacity_ - first) {
+    if (out == nullptr || first < 0 || count < 0 || count > capacity() - first) {
       return fail(kInvalidArgument, "states: range outside the batch");
     }
     for (int i = 0; i < count; ++i) out[i] = states_[first + i];
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return ok();
+  }
+
+  int syndromes(int first, int count, int32_t* out) override {
+    if (init_status_ != kOk) return fail(init_status_, last_error_);
+    if (out == nullptr || first < 0 || count < 0 || count > capacity() - first) {
+      return fail(kInvalidArgument, "syndromes: range outside the batch");
+    }
+    for (int i = 0; i < count; ++i) out[i] = 0;  // no RDMA route
     return ok();
   }
 
@@ -279,11 +297,10 @@ class CudaTransferBatch final : public TransferBatch {
   }
 
   const int device_;
-  const int capacity_;
+  std::unique_ptr<BatchDescriptor[]> descriptors_;
   CudaBatchResources* r_ = nullptr;  // taken from the pool, given back by the destructor
   int max_blocks_ = 0;
   std::mutex mu_;
-  int submitted_ = 0;
   volatile int32_t* states_ = nullptr;  // pinned: the requests' states, read by states()
   volatile int32_t* cancel_ = nullptr;  // pinned: the host's cancel word
   int32_t* dev_states_ = nullptr;

@@ -1,6 +1,5 @@
 package io.github.te4j;
 
-import io.github.te4j.internal.NativeTransferBatch;
 import java.nio.IntBuffer;
 import java.nio.LongBuffer;
 import org.bytedeco.javacpp.IntPointer;
@@ -8,12 +7,10 @@ import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 
 /**
- * A batch's descriptor arrays in native memory, in the layout {@code te4j::TransferBatch::submit}
- * takes (opcode, local address, remote address, length per request), and its state words: Java
- * fills them through buffer views and native code reads them where they are, so a submit or a
- * poll neither allocates nor copies Java arrays through JNI. Allocated with the batch, for its
- * capacity, one slot per request of the batch (its index): the slots keep the requests'
- * addresses and lengths for their messages.
+ * A transfer list's descriptor arrays in native memory, in the layout
+ * {@code te4j::TransferList::create} takes (opcode, local address, remote address, length per
+ * request): Java fills them through buffer views and native code reads them where they are, so
+ * preparing a list copies no Java arrays through JNI. Also state words, one per request.
  */
 final class DescriptorStaging
 {
@@ -54,26 +51,6 @@ final class DescriptorStaging
         localView.put(i, localAddress);
         remoteView.put(i, remoteAddress);
         lengthView.put(i, length);
-    }
-
-    /** Submits the slots [first, first + count) to {@code peer} as its requests [nativeFirst, nativeFirst + count). */
-    int submit(final NativeTransferBatch peer, final int first, final int nativeFirst, final int count)
-    {
-        opcodes.position(first);
-        local.position(first);
-        remote.position(first);
-        lengths.position(first);
-        try
-        {
-            return peer.submit(nativeFirst, count, opcodes, local, remote, lengths);
-        }
-        finally
-        {
-            opcodes.position(0);
-            local.position(0);
-            remote.position(0);
-            lengths.position(0);
-        }
     }
 
     void close()

@@ -2,8 +2,8 @@ package io.github.te4j;
 
 import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
-import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeRdmaTransport;
+import io.github.te4j.internal.NativeTransferBatch;
 import io.github.te4j.exchange.HandleExchange;
 import java.time.Duration;
 import java.util.Arrays;
@@ -1021,8 +1021,8 @@ public final class RdmaTransport extends NativeResource
         }
     }
 
-    /** A native batch posting on this transport's queue pairs; the caller owns it. */
-    NativeRdmaTransferBatch newTransferBatch(final int capacity)
+    /** Gives native batch {@code b} its RDMA route: its requests to a rank post on this transport's queue pairs. */
+    void attachTo(final NativeTransferBatch b)
     {
         final Lock l = enter();
         try
@@ -1031,18 +1031,11 @@ public final class RdmaTransport extends NativeResource
             {
                 throw new IllegalStateException(this + " is not connected (call connect first)");
             }
-            final NativeRdmaTransferBatch b = NativeRdmaTransferBatch.create(peer, capacity);
-            if (b == null || b.isNull())
+            final int st = b.attachRdma(peer);
+            if (st != 0)
             {
-                throw new Te4jException(Te4jException.Code.OUT_OF_MEMORY, "RdmaTransferBatch.create returned null");
+                throw Errors.toException(st, "TransferBatch.attachRdma", b.lastError());
             }
-            if (b.status() != 0)
-            {
-                final Te4jException e = Errors.toException(b.status(), "RdmaTransferBatch.create", b.lastError());
-                NativeApi.destroyObject(b);
-                throw e;
-            }
-            return b;
         }
         finally
         {

@@ -212,17 +212,29 @@ public final class SegmentHandle extends NativeResource
      */
     long addressOf(final long offset, final long length)
     {
-        int i = Arrays.binarySearch(offsets, offset);
-        if (i < 0)
-        {
-            i = -i - 2;  // the part that starts before offset
-        }
-        if (i < 0 || offset < 0 || length < 0)
+        if (offset < 0 || length < 0)
         {
             return -1;
         }
-        final long in = offset - offsets[i];
-        return in < sizes[i] && length <= sizes[i] - in ? bases[i] + in : -1;
+        // A segment of one buffer, the usual case, needs no search: this runs for every request
+        // a batch checks.
+        final long[] o = offsets;
+        int i = o.length - 1;
+        if (i > 0)
+        {
+            i = Arrays.binarySearch(o, offset);
+            if (i < 0)
+            {
+                i = -i - 2;  // the part that starts before offset
+            }
+        }
+        if (i < 0 || offset < o[i])
+        {
+            return -1;
+        }
+        final long in = offset - o[i];
+        final long size = sizes[i];
+        return in < size && length <= size - in ? bases[i] + in : -1;
     }
 
     /** The segment offset of a mapped address of this segment, or -1 (messages only). */

@@ -2,9 +2,7 @@ package io.github.te4j;
 
 import io.github.te4j.exchange.Deadline;
 import io.github.te4j.internal.NativeApi;
-import io.github.te4j.internal.NativeRdmaTransferBatch;
 import io.github.te4j.internal.NativeTransferBatch;
-import io.github.te4j.telemetry.BatchCompleteEvent;
 import io.github.te4j.telemetry.BatchSubmitEvent;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
@@ -58,37 +57,33 @@ public final class TransferBatch extends NativeResource
     private static final int COMPLETED = 1;
     private static final int TIMED_OUT = 2;
     private static final int PENDING = 0;
-    /** route[i] of a request made final in Java at submit (not posted). */
-    private static final int ROUTE_NONE = Integer.MIN_VALUE;
 
     private static final AtomicLong IDS = new AtomicLong();
-    /** Asks whether a recording wants BatchComplete events (the setting is the event type's). */
-    private static final BatchCompleteEvent COMPLETE_PROBE = new BatchCompleteEvent();
+    /**
+     * A list submit's descriptors, lent to one submit at a time and kept across batches: a batch
+     * is often allocated per step, and arrays made for its first submit would cost that submit
+     * more than its checks. Kept only up to {@link #SPARE_MAX} requests.
+     */
+    private static final AtomicReference<TransferDescriptors> SPARE = new AtomicReference<>();
+    private static final int SPARE_MAX = 1 << 16;
 
     private final TransferAgent agent;
     private final long id = IDS.incrementAndGet();
-    /** Begun at the first submit while a recording wants it, committed when every request is final. */
-    private BatchCompleteEvent completeEvent;
+    private final BatchTelemetry telemetry;
+    /** The one native batch every request goes to, whatever its route (mapped or RDMA). */
     private final NativeTransferBatch peer;
-    private final DescriptorStaging staging;
-    /** The list submit's descriptors, reused under submitLock. */
-    private TransferDescriptors listScratch;
+    private final BatchRequests staging;
+    private final BatchValidation validation;
     private final int capacity;
     /** Per request: its segment (its addresses and length stay in the staging, by batch index). */
     private final SegmentHandle[] segmentOf;
     private final Object submitLock = new Object();
     private final TransferStatus[] statuses;
     private final int[] nativeStates;
-    /** Per request: its index in the mapped native batch (>= 0), or -1 - its index in the RDMA one. */
-    private int[] route;       // allocated with the first part over RDMA
-    private int[] syndromes;   // likewise
-    private volatile NativeRdmaTransferBatch rdmaPeer;
+    /** Per request: its RDMA completion word; allocated when the batch gets its RDMA route. */
+    private int[] syndromes;
+    /** The RdmaTransport attached to the native batch (its RDMA route), or null. */
     private RdmaTransport rdmaTransport;
-    private int mappedSubmitted;
-    private int rdmaSubmitted;
-    private int[] mappedScratch;
-    private int[] rdmaScratch;
-    private int[] rdmaSyndromeScratch;
     private final Map<SegmentHandle, Boolean> segmentsInUse = new IdentityHashMap<>();
     private final Map<DeviceBuffer, Boolean> buffersInUse = new IdentityHashMap<>();
     private final Map<RegisteredMemory, Boolean> memoryInUse = new IdentityHashMap<>();
@@ -107,6 +102,7 @@ public final class TransferBatch extends NativeResource
     {
         super("TransferBatch");
         this.agent = agent;
+        this.telemetry = new BatchTelemetry(agent, id);
         this.capacity = capacity;
         final NativeTransferBatch p = NativeTransferBatch.create(platform.nativeId(), device, capacity);
         if (p == null || p.isNull())
@@ -123,7 +119,7 @@ public final class TransferBatch extends NativeResource
         this.peer = p;
         try
         {
-            this.staging = new DescriptorStaging(capacity);
+            this.staging = new BatchRequests(p, capacity);
         }
         catch (final RuntimeException e)
         {
@@ -131,6 +127,7 @@ public final class TransferBatch extends NativeResource
             throw e;
         }
         this.segmentOf = new SegmentHandle[capacity];
+        this.validation = new BatchValidation(agent, staging, segmentOf);
         this.statuses = new TransferStatus[capacity];
         this.nativeStates = new int[capacity];
     }
@@ -398,11 +395,10 @@ public final class TransferBatch extends NativeResource
                         throw new IllegalArgumentException("the batch holds " + held + " of " + capacity + " requests: "
                             + n + " more are over its capacity");
                     }
-                    TransferDescriptors d = listScratch;
+                    TransferDescriptors d = SPARE.getAndSet(null);
                     if (d == null)
                     {
                         d = new TransferDescriptors(Math.min(n, capacity));
-                        listScratch = d;
                     }
                     try
                     {
@@ -415,6 +411,10 @@ public final class TransferBatch extends NativeResource
                     finally
                     {
                         d.clear();  // holds no memory or segment past the submit
+                        if (d.room() <= SPARE_MAX)
+                        {
+                            SPARE.set(d);
+                        }
                     }
                 }
             }
@@ -427,20 +427,6 @@ public final class TransferBatch extends NativeResource
         {
             la.unlock();
         }
-    }
-
-    /** Why memory {@code m} cannot be a request's local side, or null. Once per memory and part. */
-    private String memoryProblem(final RegisteredMemory m)
-    {
-        if (m.agent() != agent)
-        {
-            return m + " is registered with another agent";
-        }
-        if (!agent.isRegistered(m))
-        {
-            return m + " is not registered (unregistered, or its buffer closed)";
-        }
-        return null;
     }
 
     private int submitChecked(final TransferDescriptors part, final Duration checkedTimeout,
@@ -460,128 +446,10 @@ public final class TransferBatch extends NativeResource
                     + " more are over its capacity");
             }
         }
-        // What is true of a memory or a segment is checked once per part, not per request (the
-        // closed checks take locks); the request that meets a bad one first is named.
-        final int nm = part.memoryCount();
-        final String[] memoryProblems = new String[nm];
-        final long[] memoryAddress = new long[nm];
-        final long[] memorySize = new long[nm];
-        final List<DeviceBuffer> buffers = new ArrayList<>();
-        for (int k = 0; k < nm; k++)
-        {
-            final RegisteredMemory m = part.memory(k);
-            memoryProblems[k] = memoryProblem(m);
-            memoryAddress[k] = m.address();
-            memorySize[k] = m.size();
-            if (m.liveBuffer() != null && !buffers.contains(m.liveBuffer()))
-            {
-                buffers.add(m.liveBuffer());  // a raw range inside a te4j buffer holds that buffer too
-            }
-        }
+        validation.check(part, first);
+        final RdmaTransport rdma = validation.rdma();
+        final List<DeviceBuffer> buffers = validation.buffers();
         final int ns = part.segmentCount();
-        final byte[] segmentProblems = new byte[ns];  // 1: another agent's, 2: closed
-        boolean anyRdma = false;
-        for (int k = 0; k < ns; k++)
-        {
-            final SegmentHandle s = part.segment(k);
-            segmentProblems[k] = (byte) (s.agent() != agent ? 1 : s.isClosed() ? 2 : 0);
-            anyRdma |= s.isRdma();
-        }
-        final boolean[] overRdma = anyRdma ? new boolean[n] : null;
-        final int[] lkeys = anyRdma ? new int[n] : null;
-        final int[] rkeys = anyRdma ? new int[n] : null;
-        final int[] ranks = anyRdma ? new int[n] : null;
-        final int[] lkeyOf = anyRdma ? new int[nm] : null;
-        final boolean[] lkeyKnown = anyRdma ? new boolean[nm] : null;
-        int nr = 0;
-        RdmaTransport rdma = null;
-        for (int i = 0; i < n; i++)
-        {
-            final byte op = part.opcode(i);
-            final int mi = part.memoryId(i);
-            final int si = part.segmentId(i);
-            // Messages are built only for a request that fails: this loop runs for every request.
-            if (op < 0 || mi < 0 || si < 0)
-            {
-                throw new IllegalArgumentException(at(first + i) + (op == TransferDescriptors.NULL_REQUEST ? "is null"
-                    : op == TransferDescriptors.NULL_OPCODE ? "opcode is null" : mi < 0 ? "local memory is null"
-                    : "segment is null"));
-            }
-            if (memoryProblems[mi] != null)
-            {
-                throw new IllegalArgumentException(at(first + i) + memoryProblems[mi]);
-            }
-            final SegmentHandle s = part.segment(si);
-            if (segmentProblems[si] == 1)
-            {
-                throw new IllegalArgumentException(at(first + i) + s + " was opened by another agent");
-            }
-            if (segmentProblems[si] == 2)
-            {
-                throw new ClosedException(at(first + i) + s + " (closed)");
-            }
-            final long length = part.length(i);
-            if (length < 1 || length > TransferRequest.MAX_LENGTH)
-            {
-                throw new IllegalArgumentException(at(first + i) + "length=" + length + " must be in [1, 2^40]");
-            }
-            final long lo = part.localOffset(i);
-            final long size = memorySize[mi];
-            if (lo < 0 || lo > size || length > size - lo)
-            {
-                throw new IndexOutOfBoundsException(at(first + i) + "local: offset=" + lo + " length=" + length
-                    + " is outside [0, " + size + ") of " + part.memory(mi));
-            }
-            final long ro = part.remoteOffset(i);
-            final long address = s.addressOf(ro, length);
-            if (address < 0)
-            {
-                throw new IndexOutOfBoundsException(at(first + i) + s.describeMiss(ro, length));
-            }
-            if (anyRdma && s.isRdma())
-            {
-                if (rdma == null)
-                {
-                    rdma = s.rdmaTransport();
-                }
-                else if (rdma != s.rdmaTransport())
-                {
-                    throw new IllegalArgumentException(at(first + i) + s + " is reached over another RdmaTransport than"
-                        + " the part's other requests");
-                }
-                if (!lkeyKnown[mi])
-                {
-                    final RegisteredMemory m = part.memory(mi);
-                    try
-                    {
-                        lkeyOf[mi] = (int) rdma.regionKey(m.address(), m.size(), "local memory " + m);
-                    }
-                    catch (final IllegalArgumentException e)
-                    {
-                        throw new IllegalArgumentException(at(first + i) + e.getMessage(), e);
-                    }
-                    lkeyKnown[mi] = true;
-                }
-                overRdma[i] = true;
-                lkeys[i] = lkeyOf[mi];
-                rkeys[i] = s.rkeyOf(ro);
-                ranks[i] = s.rdmaRank();
-                nr++;
-            }
-            staging.put(first + i, op, memoryAddress[mi] + lo, address, length);
-            // Kept for the request's messages and its segment's state (slots past size() mean nothing).
-            segmentOf[first + i] = s;
-        }
-        final List<SegmentHandle> segments = new ArrayList<>(ns);
-        for (int k = 0; k < ns; k++)
-        {
-            segments.add(part.segment(k));
-        }
-        final List<RegisteredMemory> memories = new ArrayList<>(nm);
-        for (int k = 0; k < nm; k++)
-        {
-            memories.add(part.memory(k));
-        }
         // Held while native code takes the addresses (and before this batch's monitor, which a
         // closing buffer's drain takes): a buffer or segment closed meanwhile waits for them.
         // The part's timeout in saturated nanoseconds, before native code takes anything: from
@@ -600,8 +468,9 @@ public final class TransferBatch extends NativeResource
             {
                 held.add(b.enter());
             }
-            for (final SegmentHandle s : segments)
+            for (int k = 0; k < ns; k++)
             {
+                final SegmentHandle s = part.segment(k);
                 s.acquire();
                 acquired.add(s);
             }
@@ -616,11 +485,11 @@ public final class TransferBatch extends NativeResource
                 {
                     InFlightWork.batchStarted(this);
                 }
-                if (rdma != null && rdmaPeer == null)
+                if (rdma != null && rdmaTransport != rdma)
                 {
                     try
                     {
-                        rdmaPeer = rdma.newTransferBatch(capacity);
+                        attachRdma(rdma, first);
                     }
                     catch (final RuntimeException e)
                     {
@@ -630,19 +499,25 @@ public final class TransferBatch extends NativeResource
                         }
                         throw e;
                     }
-                    rdmaTransport = rdma;
                 }
-                final Map<SegmentHandle, Boolean> lost = new IdentityHashMap<>();
-                boolean anyLost = false;
-                for (final SegmentHandle s : segments)
+                boolean[] lost = null;  // by segment id, once one is lost
+                for (int k = 0; k < ns; k++)
                 {
-                    final boolean l = s.ownerLost();
-                    lost.put(s, l);
-                    anyLost |= l;
+                    if (part.segment(k).ownerLost())
+                    {
+                        lost = lost == null ? new boolean[ns] : lost;
+                        lost[k] = true;
+                    }
+                }
+                if (lost != null)
+                {
+                    markLost(part, first, lost);
                 }
                 final long end = System.nanoTime() + timeoutNanos;  // saturated: cannot overflow
-                final int status = submitNative(first, n, overRdma, nr, lost, lkeys, rkeys, ranks, timeoutNanos,
-                    publication);
+                // A publication whose owner is known lost is an ordinary part: its requests are final here.
+                final int status = publication == null || lost != null
+                    ? peer.submit(first, n, timeoutNanos)
+                    : peer.submitPublication(first, publication[0], publication[1], timeoutNanos);
                 if (status < 0)
                 {
                     if (firstPart || finished == submitted)
@@ -656,8 +531,9 @@ public final class TransferBatch extends NativeResource
                 // none of which can throw.
                 deadline = firstPart ? end : Math.max(deadline, end);
                 submitted += n;
-                for (final SegmentHandle s : segments)
+                for (int k = 0; k < ns; k++)
                 {
+                    final SegmentHandle s = part.segment(k);
                     if (segmentsInUse.putIfAbsent(s, Boolean.TRUE) == null)
                     {
                         acquired.remove(s);  // this batch keeps the use until it finishes
@@ -667,20 +543,20 @@ public final class TransferBatch extends NativeResource
                 {
                     buffersInUse.put(b, Boolean.TRUE);
                 }
-                for (final RegisteredMemory m : memories)
+                for (int k = 0; k < part.memoryCount(); k++)
                 {
-                    memoryInUse.put(m, Boolean.TRUE);
+                    memoryInUse.put(part.memory(k), Boolean.TRUE);
                 }
-                for (int i = 0; anyLost && i < n; i++)
+                for (int i = 0; lost != null && i < n; i++)
                 {
                     final SegmentHandle s = segmentOf[first + i];
-                    if (lost.get(s) && statuses[first + i] == null)
+                    if (lost[part.segmentId(i)] && statuses[first + i] == null)
                     {
                         statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i)
                             + ": " + s.ownerLostMessage()));
                     }
                 }
-                telemetryOfSubmit(event, firstPart, first, n);
+                telemetry.submitted(event, firstPart, first, n, staging);
                 return first;
             }
         }
@@ -698,241 +574,82 @@ public final class TransferBatch extends NativeResource
     }
 
     /**
-     * Hands the part to the native batches: requests to mapped segments to the platform's, those
-     * over RDMA to the RDMA one (except those whose owner is already lost: final here). Under this
-     * batch's monitor. A negative status: nothing of the part was submitted. {@code publication}
-     * ({expected, sequence}, or null) makes the part a notification slot's publication
-     * ({@link #submitPublication}).
+     * Gives the native batch its RDMA route before the first part that uses it; under this batch's
+     * monitor. A batch has one route over RDMA: a part over another transport is refused.
      */
-    private int submitNative(final int first, final int n, final boolean[] overRdma, final int nr,
-        final Map<SegmentHandle, Boolean> lost, final int[] lkeys, final int[] rkeys, final int[] ranks,
-        final long timeoutNanos, final long[] publication)
+    private void attachRdma(final RdmaTransport rdma, final int first)
     {
-        if (nr == 0)
+        if (rdmaTransport != null)
         {
-            // Before any RDMA part the mapped batch's indices are the batch's: no route is kept.
-            final int status = staging.submit(peer, first, mappedSubmitted, n);
-            if (status >= 0)
-            {
-                for (int i = 0; route != null && i < n; i++)
-                {
-                    route[first + i] = mappedSubmitted + i;
-                }
-                mappedSubmitted += n;
-            }
-            return status;
+            throw new IllegalArgumentException("requests " + first + "..: their segments are reached over another"
+                + " RdmaTransport than this batch's earlier requests");
         }
-        if (route == null)
-        {
-            route = new int[capacity];
-            syndromes = new int[capacity];
-            for (int i = 0; i < first; i++)
-            {
-                route[i] = i;  // every earlier part was mapped, in order
-            }
-        }
-        final int nm = n - nr;
-        final int[] mo = new int[nm];
-        final long[] ml = new long[nm];
-        final long[] mr = new long[nm];
-        final long[] mn = new long[nm];
-        final List<Integer> posted = new ArrayList<>();
-        int j = 0;
-        for (int i = 0; i < n; i++)
-        {
-            if (!overRdma[i])
-            {
-                mo[j] = staging.opcodeView.get(first + i);
-                ml[j] = staging.localView.get(first + i);
-                mr[j] = staging.remoteView.get(first + i);
-                mn[j] = staging.lengthView.get(first + i);
-                route[first + i] = mappedSubmitted + j;
-                j++;
-            }
-            else if (lost.get(segmentOf[first + i]))
-            {
-                route[first + i] = ROUTE_NONE;
-                nativeStates[first + i] = Te4jException.Code.PEER_LOST.nativeCode();
-                statuses[first + i] = TransferStatus.failed(new PeerLostException("request " + (first + i) + ": "
-                    + segmentOf[first + i].ownerLostMessage()));
-            }
-            else
-            {
-                posted.add(i);
-            }
-        }
-        if (nm > 0)
-        {
-            final int status = peer.submit(mappedSubmitted, nm, mo, ml, mr, mn);
-            if (status < 0)
-            {
-                return status;
-            }
-            mappedSubmitted += nm;
-        }
-        final int np = posted.size();
-        if (np == 0)
-        {
-            return 0;
-        }
-        final int[] ro = new int[np];
-        final long[] rl = new long[np];
-        final int[] rlk = new int[np];
-        final long[] rr = new long[np];
-        final int[] rrk = new int[np];
-        final long[] rn = new long[np];
-        final int[] rk = new int[np];
-        for (int k = 0; k < np; k++)
-        {
-            final int i = posted.get(k);
-            ro[k] = staging.opcodeView.get(first + i);
-            rl[k] = staging.localView.get(first + i);
-            rlk[k] = lkeys[i];
-            rr[k] = staging.remoteView.get(first + i);
-            rrk[k] = rkeys[i];
-            rn[k] = staging.lengthView.get(first + i);
-            rk[k] = ranks[i];
-        }
-        // A publication's two requests share their memory and segment (submitPublication), so one
-        // key each way; its second request's local side receives the sequence word's old value.
-        final int status = publication == null
-            ? rdmaPeer.submit(rdmaSubmitted, np, ro, rl, rlk, rr, rrk, rn, rk, timeoutNanos)
-            : rdmaPeer.submitPublication(rdmaSubmitted, rl[0], rl[1], rlk[0], rr[0], rr[1], rrk[0], (int) rn[0],
-                publication[0], publication[1], rk[0], timeoutNanos);
-        for (int k = 0; k < np; k++)
-        {
-            final int i = posted.get(k);
-            if (status >= 0)
-            {
-                route[first + i] = -1 - (rdmaSubmitted + k);
-            }
-            else
-            {
-                // The mapped requests of the part already run: these fail here, alone.
-                route[first + i] = ROUTE_NONE;
-                nativeStates[first + i] = status;
-                statuses[first + i] = TransferStatus.failed(Errors.toException(status, "request " + (first + i)
-                    + (publication == null ? ": RdmaTransferBatch.submit" : ": RdmaTransferBatch.submitPublication"),
-                    rdmaPeer.lastError()));
-            }
-        }
-        if (status >= 0)
-        {
-            rdmaSubmitted += np;
-        }
-        return 0;
+        rdma.attachTo(peer);
+        syndromes = new int[capacity];
+        rdmaTransport = rdma;
     }
 
-    /** Fills nativeStates[0, submitted) (and the RDMA syndromes) from the native batches; under the monitor. */
+    /**
+     * Requests of the part to a segment over RDMA whose owner is already lost are final at submit
+     * and never posted (a mapped segment stays mapped: its requests run, and fail in Java).
+     * Under this batch's monitor, before the part is submitted.
+     */
+    private void markLost(final TransferDescriptors part, final int first, final boolean[] lost)
+    {
+        for (int i = 0; i < part.size(); i++)
+        {
+            if (lost[part.segmentId(i)] && segmentOf[first + i].isRdma())
+            {
+                staging.markPeerLost(first + i);
+            }
+        }
+    }
+
+    /** Fills nativeStates[0, submitted) (and the RDMA completion words) from the native batch; under the monitor. */
     private int readNativeStates()
     {
-        if (rdmaPeer == null)
+        final int st = staging.readStates(peer, submitted, nativeStates);
+        if (st < 0 || syndromes == null)
         {
-            // Every request is the mapped batch's, in order.
-            final int st = peer.states(0, submitted, staging.states);
-            if (st >= 0)
-            {
-                staging.stateView.get(0, nativeStates, 0, submitted);
-            }
             return st;
         }
-        if (mappedScratch == null)
-        {
-            mappedScratch = new int[capacity];
-            rdmaScratch = new int[capacity];
-            rdmaSyndromeScratch = new int[capacity];
-        }
-        if (mappedSubmitted > 0)
-        {
-            final int st = peer.states(0, mappedSubmitted, staging.states);
-            if (st < 0)
-            {
-                return st;
-            }
-            staging.stateView.get(0, mappedScratch, 0, mappedSubmitted);
-        }
-        if (rdmaSubmitted > 0)
-        {
-            final int st = rdmaPeer.states(0, rdmaSubmitted, rdmaScratch);
-            if (st < 0 || rdmaPeer.syndromes(0, rdmaSubmitted, rdmaSyndromeScratch) < 0)
-            {
-                return st < 0 ? st : Te4jException.Code.INVALID_ARGUMENT.nativeCode();
-            }
-        }
-        for (int i = 0; i < submitted; i++)
-        {
-            final int r = route[i];
-            if (r == ROUTE_NONE)
-            {
-                continue;
-            }
-            if (r >= 0)
-            {
-                nativeStates[i] = mappedScratch[r];
-            }
-            else
-            {
-                nativeStates[i] = rdmaScratch[-1 - r];
-                syndromes[i] = rdmaSyndromeScratch[-1 - r];
-            }
-        }
-        return 0;
+        return staging.readSyndromes(peer, submitted, syndromes);
     }
 
     private String nativeError()
     {
-        final NativeRdmaTransferBatch r = rdmaPeer;
-        final String m = peer.lastError();
-        return r == null || (m != null && !m.isEmpty()) ? m : r.lastError();
+        return peer.lastError();
     }
 
     private void cancelNative()
     {
         peer.cancel();
-        final NativeRdmaTransferBatch r = rdmaPeer;
-        if (r != null)
-        {
-            r.cancel();
-        }
     }
 
-    /** Waits for the native batches, about {@code nanos} each. */
+    /** Waits for the native batch, about {@code nanos}. */
     private void waitNative(final long nanos)
     {
-        final NativeRdmaTransferBatch r = rdmaPeer;
-        final boolean mapped;
-        synchronized (this)
-        {
-            mapped = mappedSubmitted > 0;
-        }
-        if (mapped || r == null)
-        {
-            peer.waitAll(nanos);
-        }
-        if (r != null)
-        {
-            r.waitAll(nanos);
-        }
+        peer.waitAll(nanos);
     }
 
     private String opcodeName(final int i)
     {
-        return staging.opcodeView.get(i) == TransferOpcode.READ.nativeCode() ? "READ" : "WRITE";
+        return staging.opcode(i) == TransferOpcode.READ.nativeCode() ? "READ" : "WRITE";
     }
 
     /** Request i for a message: what it moves, between which addresses (its segment's offset where mapped). */
     private String describe(final int i)
     {
         final SegmentHandle s = segmentOf[i];
-        final long remote = staging.remoteView.get(i);
+        final long remote = staging.remote(i);
         final long offset = s.isRdma() ? -1 : s.offsetOfAddress(remote);
-        return opcodeName(i) + " " + staging.lengthView.get(i) + " B local 0x" + Long.toHexString(staging.localView.get(i))
+        return opcodeName(i) + " " + staging.length(i) + " B local 0x" + Long.toHexString(staging.local(i))
             + " <-> '" + s.segmentName() + "'" + (offset >= 0 ? "+" + offset : " at 0x" + Long.toHexString(remote));
     }
 
     private static String at(final int index)
     {
-        return "request " + index + ": ";
+        return BatchValidation.at(index);
     }
 
     /**
@@ -1196,60 +913,6 @@ public final class TransferBatch extends NativeResource
         });
     }
 
-    /** The submit's JFR event, and the start of the completion's; each only while a recording wants it. */
-    private void telemetryOfSubmit(final BatchSubmitEvent event, final boolean firstPart, final int first, final int n)
-    {
-        if (firstPart)
-        {
-            if (COMPLETE_PROBE.isEnabled())
-            {
-                final BatchCompleteEvent c = new BatchCompleteEvent();
-                c.begin();
-                completeEvent = c;
-            }
-        }
-        if (event.shouldCommit())
-        {
-            long bytes = 0;
-            for (int i = first; i < first + n; i++)
-            {
-                bytes += staging.lengthView.get(i);
-            }
-            event.agent = agent.segmentName();
-            event.platform = agent.platform().name();
-            event.batchId = id;
-            event.first = first;
-            event.requests = n;
-            event.bytes = bytes;
-            event.commit();
-        }
-    }
-
-    /** Every request is final: the completion's JFR event, counted by state. Under the monitor. */
-    private void telemetryOfCompletion()
-    {
-        final BatchCompleteEvent c = completeEvent;
-        completeEvent = null;
-        if (c == null || !c.shouldCommit())
-        {
-            return;
-        }
-        final int[] by = new int[TransferState.values().length];
-        for (int i = 0; i < submitted; i++)
-        {
-            by[stateOf(i).ordinal()]++;
-        }
-        c.agent = agent.segmentName();
-        c.platform = agent.platform().name();
-        c.batchId = id;
-        c.requests = submitted;
-        c.completed = by[TransferState.COMPLETED.ordinal()];
-        c.failed = by[TransferState.FAILED.ordinal()];
-        c.timedOut = by[TransferState.TIMEOUT.ordinal()];
-        c.cancelled = by[TransferState.CANCELLED.ordinal()];
-        c.commit();
-    }
-
     /**
      * Every request is final: let go of the local memory; returns the segments to release, which
      * the caller does after leaving this batch's monitor (releasing the last use may unmap, which
@@ -1257,7 +920,15 @@ public final class TransferBatch extends NativeResource
      */
     private List<SegmentHandle> finishLocked()
     {
-        telemetryOfCompletion();
+        if (telemetry.wantsCompletion())
+        {
+            final int[] by = new int[TransferState.values().length];
+            for (int i = 0; i < submitted; i++)
+            {
+                by[stateOf(i).ordinal()]++;
+            }
+            telemetry.completed(by, submitted);
+        }
         final List<SegmentHandle> done = new ArrayList<>(segmentsInUse.keySet());
         segmentsInUse.clear();
         buffersInUse.clear();
@@ -1300,7 +971,7 @@ public final class TransferBatch extends NativeResource
     private RuntimeException failure(final int i)
     {
         final SegmentHandle s = segmentOf[i];
-        if (!s.isRdma() || route[i] == ROUTE_NONE)
+        if (!s.isRdma() || staging.route(i) == BatchRequests.ROUTE_PEER_LOST)
         {
             return Errors.toException(nativeStates[i], "request " + i, describe(i));
         }
@@ -1332,7 +1003,8 @@ public final class TransferBatch extends NativeResource
     synchronized boolean touches(final Object r)
     {
         return finished < submitted
-            && (r == agent.transport() || (r == rdmaTransport && r != null) || buffersInUse.containsKey(r) || memoryInUse.containsKey(r));
+            && (r == agent.transport() || (r == rdmaTransport && r != null) || buffersInUse.containsKey(r)
+            || memoryInUse.containsKey(r));
     }
 
     /** Cancels and waits up to {@code nanos} for the running requests; true when none runs. */
@@ -1443,14 +1115,10 @@ public final class TransferBatch extends NativeResource
                 unfinished = future;
             }
         }
-        staging.close();  // native code copied every part's descriptors at submit
+        staging.close();  // the descriptor slots are the native batch's, the state words Java's
         if (!keepNative)
         {
             NativeApi.destroyObject(peer);
-            if (rdmaPeer != null)
-            {
-                NativeApi.destroyObject(rdmaPeer);
-            }
         }
         agent.batchClosed(this);
         if (unfinished != null)

@@ -159,6 +159,12 @@ public final class TransferDescriptors
         add(r.opcode(), r.local(), r.localOffset(), r.segment(), r.remoteOffset(), r.length());
     }
 
+    /** How many requests fit before the arrays grow. */
+    int room()
+    {
+        return opcodes.length;
+    }
+
     private int slot()
     {
         if (size == opcodes.length)
@@ -256,6 +262,38 @@ public final class TransferDescriptors
         {
             index.put(o, id);
         }
+    }
+
+    // The arrays themselves, for a check that walks every request (valid until the next add).
+
+    byte[] opcodes()
+    {
+        return opcodes;
+    }
+
+    int[] memoryIds()
+    {
+        return memoryIds;
+    }
+
+    int[] segmentIds()
+    {
+        return segmentIds;
+    }
+
+    long[] localOffsets()
+    {
+        return localOffsets;
+    }
+
+    long[] remoteOffsets()
+    {
+        return remoteOffsets;
+    }
+
+    long[] lengths()
+    {
+        return lengths;
     }
 
     byte opcode(final int i)

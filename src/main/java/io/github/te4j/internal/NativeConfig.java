@@ -13,7 +13,7 @@ import org.bytedeco.javacpp.annotation.Properties;
     value = @Platform(
         value = "linux-x86_64",
         compiler = "cpp17",
-        include = {"te4j/api.h", "te4j/rdma_api.h", "te4j/module_api.h", "te4j/batch_api.h", "te4j/rdma_batch_api.h",
+        include = {"te4j/api.h", "te4j/rdma_api.h", "te4j/module_api.h", "te4j/batch_api.h",
             "te4j/list_api.h"},
         link = "te4j",
         library = "jnite4j"))

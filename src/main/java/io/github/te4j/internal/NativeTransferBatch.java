@@ -1,8 +1,8 @@
 package io.github.te4j.internal;
 
+import org.bytedeco.javacpp.BytePointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.Loader;
-import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.Name;
@@ -34,18 +34,21 @@ public final class NativeTransferBatch extends Pointer
     @Name("capacity")
     public native int batchCapacity();
 
-    public native int submit(int first, int count, @Cast("const int32_t*") int[] opcodes,
-        @Cast("const uint64_t*") long[] local, @Cast("const uint64_t*") long[] remote,
-        @Cast("const uint64_t*") long[] lengths);
+    /** The batch's descriptor slots ({@code te4j::BatchDescriptor[capacity]}), written in place. */
+    public native @Cast("char*") BytePointer descriptors();
 
-    /** The same call with the descriptors in native memory (no arrays copied through JNI). */
-    public native int submit(int first, int count, @Cast("const int32_t*") IntPointer opcodes,
-        @Cast("const uint64_t*") LongPointer local, @Cast("const uint64_t*") LongPointer remote,
-        @Cast("const uint64_t*") LongPointer lengths);
+    public native int attachRdma(NativeRdmaTransport transport);
 
-    public native int states(int first, int count, @Cast("int32_t*") int[] out);
+    /** Submits requests [first, first + count) from their descriptor slots. */
+    public native int submit(int first, int count, @Cast("int64_t") long timeoutNanos);
+
+    /** Submits requests [first, first + 2) from their slots as a notification's WRITE and fenced swap. */
+    public native int submitPublication(int first, @Cast("uint64_t") long expected, @Cast("uint64_t") long sequence,
+        @Cast("int64_t") long timeoutNanos);
 
     public native int states(int first, int count, @Cast("int32_t*") IntPointer out);
+
+    public native int syndromes(int first, int count, @Cast("int32_t*") IntPointer out);
 
     /** {@code wait}: renamed because {@code Object.wait(long)} is final. */
     @Name("wait")
