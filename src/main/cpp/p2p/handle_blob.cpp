@@ -204,6 +204,21 @@ bool ownerExited(int32_t pid) {
   return state == "Z" || state == "X" || (fields && (flags & kPfExiting) != 0);
 }
 
+int32_t threadGroupOf(int32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (in && std::getline(in, line)) {
+    if (line.compare(0, 5, "Tgid:") == 0) {
+      try {
+        return static_cast<int32_t>(std::stol(line.substr(5)));
+      } catch (...) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
 int checkImportArgs(int rank, int num_ranks, int transport_ranks, const int32_t* remote_handles,
                     uint64_t active_ranks_mask, std::string* why) {
   std::ostringstream msg;

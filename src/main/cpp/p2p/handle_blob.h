@@ -100,6 +100,11 @@ int checkImportArgs(int rank, int num_ranks, int transport_ranks, const int32_t*
 /// its fds and memory are already being torn down, and /proc answers ENOENT or EACCES for them).
 bool ownerExited(int32_t pid);
 
+/// The process (thread group) that `pid` belongs to, from /proc/<pid>/status; -1 when unknown.
+/// /proc/<tid>/fd/ shows the fd table of a thread's process too, so a handle whose pid names a
+/// thread rather than a process must be caught by comparing the two.
+int32_t threadGroupOf(int32_t pid);
+
 /// Whether rank r takes part in the window (bit r of the mask).
 inline bool isActive(uint64_t mask, int r) { return ((mask >> r) & 1u) != 0; }
 

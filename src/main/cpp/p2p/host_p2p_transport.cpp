@@ -458,6 +458,14 @@ class HostP2pTransport final : public SymmetricWindowTransport {
     std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", p.pid, p.fd);
     std::string link;
     if (int err = readLink(path, &link)) return procFailure(rank, p, path, "readlink", err, why);
+    // An exporter writes its process id; a thread id reaches the same fd table through /proc.
+    const int32_t group = blob::threadGroupOf(p.pid);
+    if (group != p.pid) {
+      *why = "rank " + std::to_string(rank) + ": pid " + std::to_string(p.pid) +
+             (group > 0 ? " is a thread of process " + std::to_string(group) : " is no process") +
+             ", not the process that exported the segment (a forged or damaged handle)";
+      return kBadHandle;
+    }
     if (link != expectedLink(p.token)) {
       *why = "rank " + std::to_string(rank) + ": fd " + std::to_string(p.fd) + " of process " +
              std::to_string(p.pid) + " is not te4j segment " + tokenHex(p.token) +

@@ -81,6 +81,20 @@ public class ConfinementTest
             stranger.destroyForcibly();
         }
         forge("a non-existent fd", SIZE, SIZE, (blob, other) -> blob[ForgedHandles.FD] = 1 << 20);
+        // The owner's pid exchanged for one of its threads' ids: /proc shows the same fd table
+        // there, so only the importer's check that the pid is a process tells them apart.
+        final int thread = aThreadOfThisProcess();
+        forge("a thread id for the owner's pid", SIZE, SIZE, (blob, other) -> blob[ForgedHandles.PID] = thread);
+    }
+
+    private static int aThreadOfThisProcess() throws java.io.IOException
+    {
+        final long self = ProcessHandle.current().pid();
+        try (java.util.stream.Stream<Path> tasks = Files.list(Path.of("/proc/self/task")))
+        {
+            return tasks.mapToInt(t -> Integer.parseInt(t.getFileName().toString())).filter(t -> t != self)
+                .findFirst().orElseThrow(() -> new IllegalStateException("a JVM with one thread"));
+        }
     }
 
     private static Process startSleeper()
