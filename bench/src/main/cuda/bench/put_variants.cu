@@ -90,13 +90,8 @@ struct HybridBody {
       return GridBody<8>::copy(dst, src, nbytes, bars, deadline);
     }
     extern __shared__ __align__(128) uint8_t mc_bulk_smem[];
-    size_t head = (16 - ((uintptr_t)dst & 15u)) & 15u;
-    if (head > nbytes) head = nbytes;
-    const size_t body = (nbytes - head) & ~(size_t)15;
-    if (blockIdx.x == 0) {  // < 16 bytes each side, generic stores of block 0
-      for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
-      for (size_t i = head + body + threadIdx.x; i < nbytes; i += blockDim.x) dst[i] = src[i];
-    }
+    size_t body = 0;
+    const size_t head = cuda::mc_put_copy_edges(dst, src, nbytes, &body);
     size_t bulk = body / 4 * kBulkQuarters / (size_t)kChunk * (size_t)kChunk;
     if (blockDim.x <= 32) bulk = body;  // no warp 1: all bulk
     const bool ok = dev::detail::mc_bulk_block_copy<kStages, kChunk>(dst + head, src + head, bulk,

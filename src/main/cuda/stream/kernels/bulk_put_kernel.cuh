@@ -25,9 +25,24 @@ namespace cuda {
 // Bound of a bulk chunk's completion wait (only a hardware fault gets near it).
 constexpr uint64_t kBulkDeadlineNs = 10000000000ull;
 
-/// The bulk body: the 16-byte head and tail by block 0's generic stores, the aligned middle by
-/// the bulk pipeline of each block; a body whose source and destination are not congruent
-/// modulo 16 takes the cooperative copy. copy() returns false when a chunk missed its deadline.
+/// The edges of a bulk body: block 0 copies the < 16-byte head and tail around the 16-byte
+/// aligned middle of dst with generic stores. Returns the middle's offset, *middle its length
+/// (a multiple of 16).
+__device__ __forceinline__ size_t mc_put_copy_edges(uint8_t* dst, const uint8_t* src, size_t nbytes,
+                                                    size_t* middle) {
+  size_t head = (16 - ((uintptr_t)dst & 15u)) & 15u;
+  if (head > nbytes) head = nbytes;
+  *middle = (nbytes - head) & ~(size_t)15;
+  if (blockIdx.x == 0) {
+    for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
+    for (size_t i = head + *middle + threadIdx.x; i < nbytes; i += blockDim.x) dst[i] = src[i];
+  }
+  return head;
+}
+
+/// The bulk body: the edges by mc_put_copy_edges, the aligned middle by the bulk pipeline of
+/// each block; a body whose source and destination are not congruent modulo 16 takes the
+/// cooperative copy. copy() returns false when a chunk missed its deadline.
 template <int kStagesN, int kChunk>
 struct McBulkPutBody {
   static constexpr int kStages = kStagesN;
@@ -43,15 +58,10 @@ struct McBulkPutBody {
       return true;
     }
     extern __shared__ __align__(128) uint8_t mc_bulk_smem[];
-    size_t head = (16 - ((uintptr_t)dst & 15u)) & 15u;
-    if (head > nbytes) head = nbytes;
-    const size_t body = (nbytes - head) & ~(size_t)15;
-    if (blockIdx.x == 0) {  // < 16 bytes each side, generic stores of block 0
-      for (size_t i = threadIdx.x; i < head; i += blockDim.x) dst[i] = src[i];
-      for (size_t i = head + body + threadIdx.x; i < nbytes; i += blockDim.x) dst[i] = src[i];
-    }
+    size_t middle = 0;
+    const size_t head = mc_put_copy_edges(dst, src, nbytes, &middle);
     return mooncake::device::detail::mc_bulk_block_copy<kStagesN, kChunk>(
-        dst + head, src + head, body, mc_bulk_smem, bars, deadline);
+        dst + head, src + head, middle, mc_bulk_smem, bars, deadline);
   }
 };
 
