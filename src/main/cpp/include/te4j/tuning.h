@@ -1,7 +1,7 @@
 // te4j/tuning.h — process-wide performance knobs of te4j's own paths: the kernel and protocol
 // variants that te4j-bench measures side by side in one run (the bench's own loop variants are
 // its knobs, te4j-bench's te4j/bench_knobs.h). Every knob defaults to te4j's production choice;
-// the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
+// the environment variable TE4J_TUNING ("put=ce,signal=red,pdl=1") or te4j::tuning::apply()
 // (te4j-bench --variant) changes them for the whole process. An op stream reads the knobs it
 // uses once, into a snapshot, when it is created; an op compares one counter (generation())
 // and takes a new snapshot only after an apply(). Changing a knob while ops are in flight on a
