@@ -14,11 +14,11 @@
 #              java -jar BENCH_JAR --report perf-rows.txt)
 #   QUICK=1    fewer iterations (a smoke run)
 #
-# Variants (te4j/tuning.h; te4j-bench --variant): put=auto|base|u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|ce|cesm|cluster,
-# cesplit=50..95 (put=cesm's copy-engine percent),
+# Variants (te4j-bench --variant; te4j/tuning.h and the bench's te4j/bench_knobs.h): put=auto|base|ce|cesm
+# (te4j's) or put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster (the put kernel's experiment variants,
+# compiled into te4j-bench's own libte4jbench), cesplit=50..95 (put=cesm's copy-engine percent),
 # signal=red|atom|set, pdl=1|0, arrival=gpu|sys (first value = default), wait=sleep|spin,
-# hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N. The put values after base, except ce and
-# cesm, are experiment variants: build the jar with mvn install -Dcmake.args=-DTE4J_PUT_VARIANTS=ON.
+# hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, threads=N.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1

@@ -9,8 +9,8 @@
 //   * put / putWithSignal from 0 B to TE4J_CUDA_OPS_MAX_BYTES (default 16 MiB), odd sizes,
 //     odd and congruent offsets, several launch shapes, both directions and to the own rank:
 //     random data, poisoned destinations, no byte written before or after the range;
-//     once per put kernel variant of te4j/tuning.h (the default, base, auto, u8, u16, u8c, tma,
-//     tma8, tma3, tmah, tmaq, ce, cesm, cluster; signal=atom/red/set; pdl=0/1; arrival=sys/gpu);
+//     once per put path of te4j/tuning.h (the default, base, auto, ce, cesm; signal=atom/red;
+//     pdl=0/1; arrival=sys/gpu; the put kernel's experiment variants are te4j-bench's);
 //   * ordering (8 MiB on 132 blocks, 200 x 64 KiB on 8 blocks): the receiver's stream
 //     snapshots the data (a put to itself) right after its waitSignal, on the device;
 //   * CUDA graph capture of putWithSignal + redAdd, replayed 10 times (and synchronize refused
@@ -175,10 +175,8 @@ void loadConfig() {
   const std::string spec =
       v != nullptr && *v != '\0'
           ? v
-          : "default;put=base;put=auto;put=u8;put=u16;put=u8c;put=tma;put=tma8;put=tma3;"
-            "put=tmah;put=tmaq;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;put=cluster;"
-            "put=u8,signal=atom,pdl=0;put=tma8,signal=atom,pdl=0;arrival=gpu;"
-            "put=cluster,arrival=gpu";
+          : "default;put=base;put=auto;put=ce;put=cesm,cesplit=55;put=cesm,cesplit=95;"
+            "put=auto,signal=atom,pdl=0;arrival=sys";
   std::size_t at = 0;
   while (at <= spec.size()) {
     const std::size_t end = std::min(spec.find(';', at), spec.size());

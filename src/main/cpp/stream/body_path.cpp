@@ -42,7 +42,7 @@ Path choose(int route, std::size_t nbytes, const Knobs& knobs) {
     case tuning::kPutCopyEngine: return kCopyEngine;
     case tuning::kPutCopyEngineSm: return kCopyEngineAndKernel;
     case tuning::kPutAuto: return nbytes >= copyEngineFrom(route, knobs) ? kCopyEngine : kKernel;
-    default: return kKernel;  // put=base and the experiment variants are kernels
+    default: return kKernel;  // put=base: the RDMA-capable kernels
   }
 }
 

@@ -4,9 +4,9 @@
 // te4j's policy (put_launch.cu), the one that measured best (docs/history/PERFORMANCE-notebook.md):
 // the lean kernel below kBulkPutBytes, the 8 x 16 KiB bulk kernel from there on; the op stream
 // first hands bodies to the copy engine where the host tables map the route, from a size that
-// depends on the route (body_path.h). Experiment variants (knob `put` of te4j/tuning.h) are
-// compiled only into a libte4j configured with TE4J_PUT_VARIANTS=ON (variants/put_variants.cu), for
-// te4j-bench.
+// depends on the route (body_path.h). The put kernel's experiment variants are te4j-bench's
+// (bench/src/main/cuda/bench/put_variants.cu): its library routes a put through them with
+// setPutLauncher, the one private extension point here (this header is not installed).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -50,21 +50,22 @@ using PutKernelFn = void (*)(mooncake::device::CommCtx, int, void*, const void*,
 /// launch error or cudaSuccess.
 cudaError_t launchPut(const PutLaunch& put);
 
-/// Launches `kernel` for `put`: `smem` bytes of dynamic shared memory per block (the limit raised
-/// once per kernel and device where it exceeds the default 48 KiB), programmatic dependent launch
-/// when `pdl`, and the whole grid as one thread-block cluster when `cluster` (at most 8 blocks
-/// then take part). Shared by te4j's policy and the experiment variants.
-cudaError_t launchPutKernel(const PutLaunch& put, PutKernelFn kernel, uint32_t flags, size_t smem,
-                            bool pdl, bool cluster);
-
 /// The kernel flags (kPutFlag*) the knobs signal and arrival now ask for (read into a stream's
 /// snapshot, not per launch).
 uint32_t putFlags();
 
-/// Launches the experiment variant `put_knob` (te4j/tuning.h, not one of te4j's own: base, auto,
-/// ce, cesm). cudaErrorNotSupported where this libte4j was built without TE4J_PUT_VARIANTS
-/// (tuning::apply refuses those values there, so an op stream never asks).
-cudaError_t launchPutVariant(int put_knob, const PutLaunch& put);
+/// Launches a put in place of launchPut: te4j-bench's variant kernels, compiled into its own
+/// library (which launches them with its own CUDA runtime on the op stream's stream).
+using PutLauncher = cudaError_t (*)(const PutLaunch& put);
+
+/// Sets the launcher every CUDA op stream uses for its P2P and own-rank puts (nullptr: te4j's
+/// policy, the default). A stream reads it with the knobs, so it takes effect at the next
+/// tuning::apply; while set, no body goes to the copy engine (the launcher's kernel moves every
+/// size). Only te4j-bench sets it.
+void setPutLauncher(PutLauncher launcher);
+
+/// The launcher set, or nullptr.
+PutLauncher putLauncher();
 
 }  // namespace cuda
 }  // namespace te4j

@@ -15,7 +15,7 @@ namespace {
 struct KnobInfo {
   const char* name;
   int defaultValue;
-  const char* values[14];  // value names in order of their numbers (nullptr-terminated)
+  const char* values[11];  // value names in order of their numbers (nullptr-terminated)
 };
 
 // Defaults are te4j's production choices, the variants that measured best
@@ -23,10 +23,7 @@ struct KnobInfo {
 // measures beside them. Each choice keeps the same ordering guarantees, so a knob changes speed
 // only, never results.
 const KnobInfo kKnobs[kKnobCount] = {
-    {"put",
-     kPutAuto,
-     {"base", "u8", "u16", "u8c", "tma", "tma8", "tma3", "auto", "tmah", "tmaq", "ce", "cesm",
-      "cluster", nullptr}},
+    {"put", kPutAuto, {"base", "auto", "ce", "cesm", nullptr}},
     {"signal", kSignalRed, {"atom", "red", nullptr}},
     {"pdl", 1, {"0", "1", nullptr}},
     {"hostcopy", kHostMemmove, {"memmove", "memcpy", "nt", nullptr}},
@@ -37,22 +34,6 @@ const KnobInfo kKnobs[kKnobCount] = {
     {"batchthreads", 0, {"auto", "1", "2", "4", "8", nullptr}},
     {"samedevce", 0, {"auto", "0", "64k", "256k", "1m", "2m", "4m", "8m", "16m", "32m", nullptr}},
 };
-
-// The experiment variants of the knob `put` (variants/put_variants.cu) are compiled only into a
-// libte4j configured with TE4J_PUT_VARIANTS=ON; elsewhere their values are refused by name.
-#ifdef TE4J_PUT_VARIANTS
-constexpr bool kPutVariantsBuiltIn = true;
-#else
-constexpr bool kPutVariantsBuiltIn = false;
-#endif
-
-// te4j's own put paths, present in every build: auto (the policy), base (the RDMA-capable
-// kernels), the copy engine alone or beside the SM kernel.
-bool builtIn(int knob, int value) {
-  if (knob != kPut || kPutVariantsBuiltIn) return true;
-  return value == kPutAuto || value == kPutBase || value == kPutCopyEngine ||
-         value == kPutCopyEngineSm;
-}
 
 std::atomic<int> g_values[kKnobCount];
 std::atomic<unsigned> g_generation{0};
@@ -79,7 +60,6 @@ int parseValue(int knob, const std::string& text) {
 std::string validValues(int knob) {
   std::string text;
   for (int n = 0; kKnobs[knob].values[n] != nullptr; ++n) {
-    if (!builtIn(knob, n)) continue;
     if (!text.empty()) text += "|";
     text += kKnobs[knob].values[n];
   }
@@ -124,14 +104,12 @@ int applyInternal(const char* spec, std::string* why) {
     if (v < 0) {
       *why = "bad value '" + value + "' for tuning knob '" + name +
              "'; its values: " + validValues(knob);
-      return -1;
-    }
-    if (!builtIn(knob, v)) {
-      *why = "tuning knob '" + name + "=" + value +
-             "' is an experiment variant this libte4j was "
-             "built without (configure it with -DTE4J_PUT_VARIANTS=ON, as te4j-bench's variant "
-             "runs do); its values here: " +
-             validValues(knob);
+      // The put kernel's experiment variants live in te4j-bench's own library, not in te4j.
+      if (knob == kPut) {
+        *why +=
+            " (the put kernel's experiment variants, e.g. put=u8, are te4j-bench's: run "
+            "them with te4j-bench --variant)";
+      }
       return -1;
     }
     pending[knob] = v;

@@ -572,6 +572,8 @@ class CudaOpStream final : public OpStream {
   int launchCopyEngine(const char* what, const LaunchShape& shape, const CommCtx* ctx, int dst_rank,
                        int route, void* recv_ptr, const void* send_ptr, std::size_t nbytes,
                        uint32_t* sig_ptr, uint32_t value) {
+    // A launcher of te4j-bench's measures its kernel at every size: no body leaves it.
+    if (knobs_.launcher != nullptr) return kNotTaken;
     if (!body_path::mayLeaveKernel(nbytes, knobs_.path)) return kNotTaken;
     const body_path::Path path = body_path::choose(route, nbytes, knobs_.path);
     if (path == body_path::kKernel) return kNotTaken;
@@ -637,6 +639,7 @@ class CudaOpStream final : public OpStream {
     int ce_percent = 0;
     bool pdl = false;
     uint32_t flags = 0;
+    PutLauncher launcher = nullptr;  // te4j-bench's put launcher (put_launch.h), or te4j's
   };
 
   void readKnobs() {
@@ -645,26 +648,23 @@ class CudaOpStream final : public OpStream {
     knobs_.ce_percent = tuning::copyEnginePercent();
     knobs_.pdl = tuning::get(tuning::kPdl) != 0;
     knobs_.flags = putFlags();
+    knobs_.launcher = putLauncher();
   }
 
   void refreshKnobs() {
     if (tuning::generation() != knobs_.generation) readKnobs();
   }
 
-  // A put to a mapped route by a P2P kernel: te4j's policy (put_launch.h), or the experiment
-  // variant the knob `put` names in a libte4j built with them. Returns false for put=base (the
-  // kernels of put_kernels.cuh take it). A launch error stays for checkLaunch to report.
+  // A put to a mapped route by a P2P kernel: te4j's policy (put_launch.h), or te4j-bench's
+  // launcher where one is set. Returns false for put=base (the kernels of put_kernels.cuh take
+  // it). A launch error stays for checkLaunch to report.
   bool launchMappedPut(const LaunchShape& shape, const CommCtx* ctx, int dst_rank, void* recv_ptr,
                        const void* send_ptr, std::size_t nbytes, uint32_t* sig_ptr,
                        uint32_t value) {
-    const int knob = knobs_.path.put;
-    if (knob == tuning::kPutBase) return false;
+    if (knobs_.path.put == tuning::kPutBase) return false;
     const PutLaunch put =
         putLaunch(shape, ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, value);
-    // A copy-engine knob whose route the host tables do not map takes te4j's kernels.
-    const bool own = knob == tuning::kPutAuto || knob == tuning::kPutCopyEngine ||
-                     knob == tuning::kPutCopyEngineSm;
-    const cudaError_t e = own ? launchPut(put) : launchPutVariant(knob, put);
+    const cudaError_t e = knobs_.launcher != nullptr ? knobs_.launcher(put) : launchPut(put);
     if (e != cudaSuccess) put_launch_error_ = e;
     return true;
   }

@@ -18,6 +18,7 @@ te4j::bench::PingPong* te4j_bench_new_host_ping_pong(const mooncake::device::Com
 // te4j-bench/src/main/cuda/bench/*.cu
 te4j::bench::StreamTimer* te4j_bench_new_cuda_timer(int device, void* stream);
 te4j::bench::CopyBaseline* te4j_bench_new_cuda_copy(int device, void* stream);
+void te4j_bench_route_put_variant(int variant);  // put_variants.cu
 te4j::bench::PingPong* te4j_bench_new_cuda_ping_pong(int device,
                                                      const mooncake::device::CommCtx& ctx, int peer,
                                                      uint32_t* sig, uint32_t* flag,
@@ -128,15 +129,31 @@ namespace {
 thread_local std::string g_tuning_text;
 }
 
-// The library's knobs, then the bench's; signal=set shows as the signal the loops use.
+// Shows `name`'s value in the library's "name=value,..." as `value`.
+void showAs(std::string* text, const std::string& name, const char* value) {
+  const size_t at = text->find(name + "=");
+  if (at == std::string::npos) return;
+  const size_t end = text->find(',', at);
+  text->replace(at, end == std::string::npos ? end : end - at, name + "=" + value);
+}
+
+// The library's knobs, then the bench's; signal=set shows as the signal the loops use, a put
+// variant as the put the CUDA streams launch.
 std::string describeAll(const BenchKnobs& knobs) {
   std::string text = tuning::describe();
-  if (knobs.signal_set) {
-    const size_t at = text.find("signal=");
-    const size_t end = at == std::string::npos ? at : text.find(',', at);
-    if (at != std::string::npos) text.replace(at, end - at, "signal=set");
-  }
+  if (knobs.signal_set) showAs(&text, "signal", "set");
+  if (const char* put = putVariantName(knobs.put_variant)) showAs(&text, "put", put);
   return text + "," + describeBenchKnobs(knobs);
+}
+
+// Where CUDA puts go: a put variant's launcher (put_variants.cu) or te4j's own. Set before
+// tuning::apply, whose new generation makes every op stream read it with the knobs.
+void routePutVariant(int variant) {
+#if defined(TE4J_WITH_CUDA)
+  te4j_bench_route_put_variant(variant);
+#else
+  (void)variant;  // no CUDA streams: the knob has nothing to route
+#endif
 }
 
 int applyTuning(const char* spec) {
@@ -147,11 +164,14 @@ int applyTuning(const char* spec) {
     g_tuning_text = bad;
     return kInvalidArgument;
   }
+  routePutVariant(knobs.put_variant);
   const char* why = nullptr;
   if (tuning::apply(library_spec.c_str(), &why) != 0) {
     g_tuning_text = std::string(why != nullptr ? why : "bad tuning spec") +
                     "; te4j-bench's own knobs: " + benchKnobNames();
     setBenchKnobs(BenchKnobs());
+    routePutVariant(kPutLibrary);
+    (void)tuning::apply("", nullptr);  // the defaults again, under a generation streams see
     return kInvalidArgument;
   }
   setBenchKnobs(knobs);

@@ -11,6 +11,11 @@ namespace {
 std::atomic<bool> g_spin_wait{false};
 std::atomic<bool> g_raw_data{false};
 std::atomic<bool> g_signal_set{false};
+std::atomic<int> g_put_variant{kPutLibrary};
+
+// The names of PutVariant's values in order (kPutLibrary has none: te4j's put values pass on).
+const char* const kPutVariantNames[] = {"",     "u8",   "u16",  "u8c",  "tma",
+                                        "tma8", "tma3", "tmah", "tmaq", "cluster"};
 
 // One "name=value" item of the bench's: applied to *knobs and true; false for a library item.
 bool takeItem(const std::string& name, const std::string& value, BenchKnobs* knobs, bool* bad) {
@@ -24,6 +29,15 @@ bool takeItem(const std::string& name, const std::string& value, BenchKnobs* kno
     *bad = value != "0" && value != "1";
     knobs->raw_data = value == "1";
     return true;
+  }
+  if (name == "put") {
+    for (int v = kPutU8; v <= kPutCluster; ++v) {
+      if (value == kPutVariantNames[v]) {
+        knobs->put_variant = v;
+        return true;
+      }
+    }
+    return false;  // te4j's own put values
   }
   if (name == "signal" && value == "set") {
     knobs->signal_set = true;
@@ -71,7 +85,8 @@ bool splitBenchKnobs(const char* spec, BenchKnobs* knobs, std::string* library_s
 }
 
 const char* benchKnobNames() {
-  return "wait=sleep|spin, rawdata=0|1, signal=set, threads=32..1024";
+  return "wait=sleep|spin, rawdata=0|1, signal=set, threads=32..1024, "
+         "put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster";
 }
 
 BenchKnobs benchKnobs() {
@@ -79,6 +94,7 @@ BenchKnobs benchKnobs() {
   k.spin_wait = g_spin_wait.load(std::memory_order_relaxed);
   k.raw_data = g_raw_data.load(std::memory_order_relaxed);
   k.signal_set = g_signal_set.load(std::memory_order_relaxed);
+  k.put_variant = g_put_variant.load(std::memory_order_relaxed);
   return k;
 }
 
@@ -86,6 +102,11 @@ void setBenchKnobs(const BenchKnobs& knobs) {
   g_spin_wait.store(knobs.spin_wait, std::memory_order_relaxed);
   g_raw_data.store(knobs.raw_data, std::memory_order_relaxed);
   g_signal_set.store(knobs.signal_set, std::memory_order_relaxed);
+  g_put_variant.store(knobs.put_variant, std::memory_order_relaxed);
+}
+
+const char* putVariantName(int variant) {
+  return variant > kPutLibrary && variant <= kPutCluster ? kPutVariantNames[variant] : nullptr;
 }
 
 std::string describeBenchKnobs(const BenchKnobs& knobs) {

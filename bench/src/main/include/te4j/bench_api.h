@@ -144,9 +144,9 @@ class TcpBaseline : public NativeObject {
   int init_status_ = kOk;
 };
 
-/// The variants (te4j/tuning.h) for this whole process: resets every knob to its
-/// default, then applies spec ("put=tma,signal=red"; "" = defaults). 0, or kInvalidArgument with
-/// the reason in tuningText().
+/// The variants (te4j/tuning.h and te4j/bench_knobs.h) for this whole process: resets every knob to
+/// its default, then applies spec ("put=tma,signal=red"; "" = defaults). 0, or kInvalidArgument
+/// with the reason in tuningText().
 int applyTuning(const char* spec);
 /// The knobs now in force ("put=base,signal=atom,..."), or after a failed applyTuning its reason.
 const char* tuningText();

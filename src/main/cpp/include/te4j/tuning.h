@@ -1,22 +1,25 @@
 // te4j/tuning.h — process-wide performance knobs of te4j's own paths: the kernel and protocol
 // variants that te4j-bench measures side by side in one run (the bench's own loop variants are
 // its knobs, te4j-bench's te4j/bench_knobs.h). Every knob defaults to te4j's production choice;
-// the environment variable TE4J_TUNING ("put=tma,signal=red,pdl=1") or te4j::tuning::apply()
+// the environment variable TE4J_TUNING ("put=ce,signal=red,pdl=1") or te4j::tuning::apply()
 // (te4j-bench --variant) changes them for the whole process. An op stream reads the knobs it
 // uses once, into a snapshot, when it is created; an op compares one counter (generation())
 // and takes a new snapshot only after an apply(). Changing a knob while ops are in flight on a
 // stream is allowed (ops already enqueued keep the knobs they were enqueued under).
 //
 // knob      values                                        affects
-// put       auto | base | u8 | u16 | u8c | tma | tma8     CUDA put / putWithSignal kernel
-//           | tma3 | tmah | tmaq | ce | cesm | cluster    (auto, the default: by route and size,
+// put       auto | base | ce | cesm                       CUDA put / putWithSignal body
+//                                                         (auto, the default: by route and size,
 //                                                         stream/body_path.h: the copy engine
 //                                                         from 32 MiB between two GPUs and from
 //                                                         samedevce within one device, else the
-//                                                         lean kernel below 32 MiB and tma8 from
-//                                                         there; ce: the copy engine at every
-//                                                         size, cesm: copy engine and SM kernel
-//                                                         at once)
+//                                                         lean kernel below 32 MiB and the bulk
+//                                                         kernel from there; base: the
+//                                                         RDMA-capable kernels; ce: the copy
+//                                                         engine at every size, cesm: copy engine
+//                                                         and SM kernel at once). The put kernel's
+//                                                         experiment variants are te4j-bench's
+//                                                         (te4j-bench --variant put=u8 ...)
 // samedevce auto | 0 | 64k | 256k | 1m | 2m | 4m | 8m     put=auto between ranks of one device:
 //           | 16m | 32m                                   the size from which the copy engine
 //                                                         moves the body (auto: te4j's choice,
@@ -64,26 +67,14 @@ enum Knob : int {
   kKnobCount
 };
 
-// te4j's own put paths are kPutAuto (the default: the policy that measured best), kPutBase,
-// kPutCopyEngine and kPutCopyEngineSm; the others are experiment variants, compiled only into a
-// libte4j configured with TE4J_PUT_VARIANTS=ON (apply() refuses them elsewhere, by name).
+// te4j's put paths: kPutAuto is the default, the policy that measured best.
 enum PutKernel : int {
   kPutBase = 0,      // the RDMA-capable kernels (kernels/put_kernels.cuh) for every route
-  kPutU8,            // grid-stride, 8 x 16-byte loads in flight per thread
-  kPutU16,           // grid-stride, 16 in flight
-  kPutU8Contig,      // each block copies one contiguous slab, 8 in flight
-  kPutTma,           // cp.async.bulk through shared memory, 4 stages x 32 KiB per block
-  kPutTma8,          // 8 stages x 16 KiB
-  kPutTma3,          // 3 stages x 64 KiB
   kPutAuto,          // by route and size (stream/body_path.h): the copy engine on routes the host
                      // tables map from their threshold, else the lean kernel < 32 MiB and the
                      // 8 x 16 KiB bulk kernel from there (stream/put_launch.cu)
-  kPutTmaHalf,       // half the body through tma8's bulk pipeline (thread 0), half by LSU stores
-  kPutTmaQuarter,    // a quarter through the bulk pipeline, three quarters by LSU stores
   kPutCopyEngine,    // cudaMemcpyAsync to the peer mapping (copy_engine_route.cuh), no SM
   kPutCopyEngineSm,  // a cesplit share by the copy engine, the rest by the kernel, concurrently
-  kPutCluster,       // the lean kernel as one thread-block cluster (<= 8 blocks): the blocks of
-                     // a putWithSignal meet at the cluster barrier instead of an L2 counter
 };
 
 enum SignalOp : int { kSignalAtom = 0, kSignalRed = 1 };
@@ -119,8 +110,8 @@ inline int copyEnginePercent() { return 50 + 5 * get(kCopyEngineSplit); }
 
 /// Resets every knob to its default, then applies "name=value[,name=value...]" (names or
 /// numbers as in the table above; "" or "default" applies nothing). Returns 0 or -1 (unknown
-/// name or value, or an experiment variant this libte4j was built without: the knobs are left
-/// at their defaults and *error, if given, says why and names the valid ones).
+/// name or value: the knobs are left at their defaults and *error, if given, says why and names
+/// the valid ones).
 int apply(const char* spec, const char** error);
 
 /// "put=base,signal=atom,..." for the current values (static storage, per thread).

@@ -65,33 +65,17 @@ __device__ __forceinline__ uint32_t mc_atom_inc_acq_rel_gpu_u32(uint32_t* p, uin
   return old;
 }
 
-/// Cluster barrier of every thread of the cluster: the arrive releases, the wait acquires, at
-/// cluster scope (Hopper thread-block clusters; the hardware barrier, no memory round trip).
-__device__ __forceinline__ void mc_cluster_sync_acq_rel() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;"
-               :
-               :
-               : "memory");
-}
-
-__device__ __forceinline__ uint32_t mc_cluster_ctarank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-
-/// put / putWithSignal with the shortest per-op latency chain (see the file comment); P2P and
-/// own-rank routes only. kClusterArrival: the grid is ONE thread-block cluster and the blocks
-/// meet at the cluster barrier instead of the arrival counter (an L2 atomic round trip) before
-/// one block signals (an experiment variant; te4j itself launches kClusterArrival = false).
-template <bool kClusterArrival>
-__global__ void __launch_bounds__(1024, 1)
-    mc_put_lean_kernel(mooncake::device::CommCtx ctx, int dst_rank, void* recv_ptr,
-                       const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
-                       uint32_t flags, McStreamScratch* scratch, McStreamStatus* status) {
+/// Steps 1 and 2 of the lean kernel (see the file comment), after the kernel's griddepcontrol
+/// entry: the abort check, the route and the copy. Returns whether the op goes on to its signal (a
+/// putWithSignal neither skipped nor recorded), with *sig the routed signal word; the result is
+/// uniform across the grid. Shared with te4j-bench's variants, which arrive at the signal another
+/// way.
+__device__ __forceinline__ bool mc_lean_put_copy(const mooncake::device::CommCtx& ctx, int dst_rank,
+                                                 void* recv_ptr, const void* send_ptr,
+                                                 size_t nbytes, uint32_t* sig_ptr,
+                                                 McStreamScratch* scratch, McStreamStatus* status,
+                                                 uint32_t** sig_out) {
   using namespace mooncake::device;
-  asm volatile("griddepcontrol.wait;" : : : "memory");
-  asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
   const size_t gtid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
   const size_t gthreads = (size_t)gridDim.x * blockDim.x;
   const uint8_t* src = (const uint8_t*)send_ptr;
@@ -116,7 +100,7 @@ __global__ void __launch_bounds__(1024, 1)
   const uint32_t aborted = mc_ld_relaxed_gpu_u32(&scratch->aborted);
   uint8_t* dst = nbytes > 0 ? (uint8_t*)mc_route_put(ctx, dst_rank, recv_ptr) : nullptr;
   uint32_t* sig = sig_ptr != nullptr ? (uint32_t*)mc_route_put(ctx, dst_rank, sig_ptr) : nullptr;
-  if (aborted != 0) return;
+  if (aborted != 0) return false;
   const McStreamOp op = sig_ptr != nullptr ? kMcOpPutWithSignal : kMcOpPut;
   if ((nbytes > 0 && dst == nullptr) || (sig_ptr != nullptr && sig == nullptr)) {
     if (blockIdx.x == 0 && threadIdx.x == 0) {  // uniform: every thread computed the same route
@@ -125,7 +109,7 @@ __global__ void __launch_bounds__(1024, 1)
           scratch, status,
           mc_no_route_error(op, dst_rank, nbytes > 0 ? recv_ptr : (void*)sig_ptr, route));
     }
-    return;
+    return false;
   }
   // 2. The copy.
   if (nbytes > 0) {
@@ -150,21 +134,41 @@ __global__ void __launch_bounds__(1024, 1)
       mc_copy_cooperative(dst, src, nbytes, gtid, gthreads);
     }
   }
-  if (sig_ptr == nullptr) return;
+  *sig_out = sig;
+  return sig_ptr != nullptr;
+}
+
+/// The release add of a putWithSignal's signal: its fence orders this block's stores (one block)
+/// or everything the arrival acquired (several) before the add.
+__device__ __forceinline__ void mc_put_release_signal(uint32_t* sig, uint32_t value,
+                                                      uint32_t flags) {
+  using namespace mooncake::device;
+  if ((flags & kPutFlagRedSignal) != 0) {
+    mc_red_release_u32(sig, value);
+  } else {
+    mc_atomic_add_release_u32(sig, value);
+  }
+}
+
+/// put / putWithSignal with the shortest per-op latency chain (see the file comment); P2P and
+/// own-rank routes only.
+__global__ void __launch_bounds__(1024, 1)
+    mc_put_lean_kernel(mooncake::device::CommCtx ctx, int dst_rank, void* recv_ptr,
+                       const void* send_ptr, size_t nbytes, uint32_t* sig_ptr, uint32_t value,
+                       uint32_t flags, McStreamScratch* scratch, McStreamStatus* status) {
+  using namespace mooncake::device;
+  asm volatile("griddepcontrol.wait;" : : : "memory");
+  asm volatile("griddepcontrol.launch_dependents;" : : : "memory");
+  uint32_t* sig = nullptr;
+  if (!mc_lean_put_copy(ctx, dst_rank, recv_ptr, send_ptr, nbytes, sig_ptr, scratch, status,
+                        &sig)) {
+    return;
+  }
   // 3. The signal, once, after every block's stores (the bar.sync makes the block's stores
   // happen before thread 0's fences, which are cumulative).
   mc_bar_sync();
-  if (kClusterArrival && gridDim.x > 1) {
-    // Each block's stores performed at system scope by its thread 0 before it arrives (unless
-    // kPutFlagGpuArrival, see below); the signalling thread's wait acquires every arrival, so every
-    // block's stores happen before its release add (the counter's argument, with a cluster-scope
-    // barrier).
-    if (threadIdx.x == 0 && (flags & kPutFlagGpuArrival) == 0) mc_fence();
-    mc_cluster_sync_acq_rel();
-    if (threadIdx.x != 0 || mc_cluster_ctarank() != 0) return;
-  } else if (threadIdx.x != 0) {
-    return;
-  } else if (gridDim.x > 1) {
+  if (threadIdx.x != 0) return;
+  if (gridDim.x > 1) {
     // Without kPutFlagGpuArrival: this block's stores performed at system scope, then the arrival;
     // the acquire half of the last arrival makes every block's (already performed) stores happen
     // before its signal.
@@ -177,13 +181,7 @@ __global__ void __launch_bounds__(1024, 1)
     if ((flags & kPutFlagGpuArrival) == 0) mc_fence();
     if (mc_atom_inc_acq_rel_gpu_u32(&scratch->arrivals, gridDim.x - 1) != gridDim.x - 1) return;
   }
-  // Release add: its fence orders this block's stores (one block) or everything the arrival
-  // acquired (several) before the add.
-  if ((flags & kPutFlagRedSignal) != 0) {
-    mc_red_release_u32(sig, value);
-  } else {
-    mc_atomic_add_release_u32(sig, value);
-  }
+  mc_put_release_signal(sig, value, flags);
 }
 
 }  // namespace cuda

@@ -31,6 +31,15 @@ public class TuningEnvironmentTest
     }
 
     @Test
+    public void putVariantIsTheBenchsNotTheLibrarys() throws Exception
+    {
+        final String out = runWorker("put=u8");
+        Assert.assertTrue(out.contains("bad value 'u8' for tuning knob 'put'; its values: base|auto|ce|cesm"), out);
+        Assert.assertTrue(out.contains("te4j-bench --variant"), out);
+        Assert.assertTrue(out.contains("REFUSED"), out);
+    }
+
+    @Test
     public void validSpecIsAccepted() throws Exception
     {
         final String out = runWorker("signal=atom");

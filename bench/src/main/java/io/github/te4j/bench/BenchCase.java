@@ -9,7 +9,8 @@ package io.github.te4j.bench;
  * @param bytes    message size
  * @param blocks   blocks per launch (0 = te4j's choice; 1 on the host platform)
  * @param threads  threads per block
- * @param variant  te4j tuning knobs for this case ({@code te4j/tuning.h}, e.g. "put=tma,pdl=1");
+ * @param variant  tuning knobs for this case (te4j's {@code te4j/tuning.h} and the bench's
+ *                 {@code te4j/bench_knobs.h}, e.g. "put=tma,pdl=1");
  *                 "" = te4j's defaults. Baselines always run with "".
  */
 public record BenchCase(Series series, long bytes, int blocks, int threads, String variant)

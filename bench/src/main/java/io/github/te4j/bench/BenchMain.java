@@ -157,9 +157,8 @@ public final class BenchMain implements Callable<Integer>
             + " copy engine from this size), signal=atom|red, pdl=0|1,"
             + " hostcopy=memmove|memcpy|nt, hostthreads=4|1|2|8, hostspin=auto|0|2|5|20|50|200 (us),"
             + " batchthreads=auto|1|2|4|8 (te4j's knobs), and the bench's own wait=sleep|spin, rawdata=0|1,"
-            + " signal=set, threads=N;"
-            + " the put kernel's experiment variants (put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster) need"
-            + " te4j built with -Dcmake.args=-DTE4J_PUT_VARIANTS=ON. Default: default only."})
+            + " signal=set, threads=N and the put kernel's experiment variants"
+            + " put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster. Default: default only."})
     List<String> variants;
 
     @Option(names = "--save-rows", paramLabel = "FILE", description = "Also write every row to FILE, for --report.")

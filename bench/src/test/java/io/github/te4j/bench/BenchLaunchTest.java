@@ -177,6 +177,36 @@ public class BenchLaunchTest
         }
     }
 
+    /**
+     * The put kernel's experiment variants (libte4jbench's kernels, launched through libte4j's
+     * launcher hook on te4j's op streams) move the puts of a bandwidth run with
+     * the data and the guard checked, below and above the bulk variants' 256 KiB.
+     */
+    @Test(groups = "cuda", timeOut = 300_000)
+    public void cudaPutVariantsRunFromTheBench() throws Exception
+    {
+        if (Availability.cudaDeviceCount() < 1)
+        {
+            throw new SkipException("needs a CUDA device: " + Availability.describe());
+        }
+        final List<String> variants = List.of("u8", "u16", "u8c", "tma", "tma8", "tma3", "tmah", "tmaq", "cluster");
+        final List<String> args = new ArrayList<>(List.of("--platform", "cuda", "--gpus", "0,0", "--launch",
+            "in-process", "--mode", "bandwidth", "--sizes", "4K,1M", "--warmup", "1", "--iterations", "3",
+            "--timeout", "20s", "--format", "csv"));
+        for (final String v : variants)
+        {
+            args.addAll(List.of("--variant", "put=" + v));
+        }
+        final Path csv = Files.createTempFile("te4j-bench-put-variants", ".csv");
+        args.addAll(List.of("--output", csv.toString()));
+        runCapturingErr(args, 0);
+        final Set<String> series = BenchRunTest.checkRows(BenchRunTest.csvRows(csv));
+        for (final String v : variants)
+        {
+            Assert.assertTrue(series.contains("te4j put [put=" + v + "]"), v + " missing from " + series);
+        }
+    }
+
     /** Runs te4j-bench with {@code args}, expects {@code exitCode}, returns what it wrote to standard error. */
     private static String runCapturingErr(final List<String> args, final int exitCode) throws Exception
     {

@@ -64,6 +64,35 @@ public class BenchVariantsTest
         }
     }
 
+    /**
+     * The put kernel's experiment variants are the bench's knobs (libte4jbench), not the library's:
+     * the bench takes them, shows them as the put in force, and names both value sets when a put
+     * value is neither (host platform: the natives load anywhere).
+     */
+    @Test(groups = "host")
+    public void putVariantsAreTheBenchsKnobs()
+    {
+        io.github.te4j.Availability.ensureAvailability(Platform.HOST);
+        try
+        {
+            for (final String v : new String[] {"u8", "u16", "u8c", "tma", "tma8", "tma3", "tmah", "tmaq", "cluster"})
+            {
+                Assert.assertEquals(io.github.te4j.bench.internal.NativeBench.applyTuning("put=" + v + ",pdl=0"), 0,
+                    io.github.te4j.bench.internal.NativeBench.tuningText());
+                final String text = io.github.te4j.bench.internal.NativeBench.tuningText();
+                Assert.assertTrue(text.startsWith("put=" + v + ",") && text.contains("pdl=0"), text);
+            }
+            Assert.assertNotEquals(io.github.te4j.bench.internal.NativeBench.applyTuning("put=nosuch"), 0);
+            final String why = io.github.te4j.bench.internal.NativeBench.tuningText();
+            Assert.assertTrue(why.contains("its values: base|auto|ce|cesm"), why);
+            Assert.assertTrue(why.contains("put=u8|u16|u8c|tma|tma8|tma3|tmah|tmaq|cluster"), why);
+        }
+        finally
+        {
+            io.github.te4j.bench.internal.NativeBench.applyTuning("");
+        }
+    }
+
     @Test
     public void badVariantsAreRefused()
     {
