@@ -15,7 +15,7 @@
 #     GROUPS  TestNG groups to run (default: cuda,host)
 #   JAVA       java executable (default: java on PATH)
 #   PARTS      which parts to run, comma-separated (default: tests,bench,example,native): the
-#              te4j-tests groups, the te4j-bench groups and its --gpus 0,0 run, the example, the
+#              library tests' groups (labelled te4j-tests), the te4j-bench groups and its --gpus 0,0 run, the example, the
 #              native drivers; e.g. PARTS=tests, then PARTS=bench,example,native, to stay under a
 #              per-command time limit
 #   NATIVE     0 skips the native drivers (default 1: test_cuda_ops, test_rdma_cuda_softnic in
