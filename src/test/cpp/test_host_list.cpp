@@ -86,8 +86,10 @@ te4j::TransferList* prepare(Regions& g, const std::vector<Request>& p) {
                                     re.data(), len.data());
 }
 
+// `landed_before`: an earlier post of the same requests already landed every byte, so a request
+// this post skipped still finds its destination written (by that post, with the same bytes).
 void verify(te4j::TransferList* list, const Regions& g, const std::vector<Request>& p, int from,
-            int to, bool may_skip, const char* what) {
+            int to, bool may_skip, const char* what, bool landed_before = false) {
   CHECK(list->wait(waitNanos()) == te4j::kOk, "%s: wait: %s", what, list->lastError());
   CHECK(list->poll() == 1, "%s: poll", what);
   const int skipped = list->skipped();
@@ -103,7 +105,7 @@ void verify(te4j::TransferList* list, const Regions& g, const std::vector<Reques
           what, i, st[(size_t)i]);
     if (!ok) {
       ++timed_out;
-      continue;
+      if (!landed_before) continue;
     }
     if (q.opcode == te4j::kBatchRead) {
       memcpy(&want_l[q.local_off], &g.r[q.remote_off], q.len);
@@ -145,7 +147,9 @@ int main() {
     const int again = list->post(0, size);
     CHECK(again == te4j::kIllegalState || again == te4j::kOk, "a second post: %d", again);
     CHECK(list->cancel() == te4j::kOk, "cancel");
-    verify(list.get(), g, p, 0, size, true, "cancelled post");
+    // A second post is accepted only once the first one finished: then the bytes are all there
+    // whatever the cancel skipped of the second.
+    verify(list.get(), g, p, 0, size, true, "cancelled post", again == te4j::kOk);
     fill(rng, &g, p);
     CHECK(list->post(0, size) == te4j::kOk, "post after cancel: %s", list->lastError());
     verify(list.get(), g, p, 0, size, false, "post after the cancelled one");
