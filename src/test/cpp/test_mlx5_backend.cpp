@@ -619,11 +619,14 @@ void notificationPublication() {
   CHECK(batch->submitPublication(first, expected, sequence, 5000000000ll) == te4j::kOk,
         "submitPublication: %s", batch->lastError());
   const uint64_t bell = awaitDoorbell(v.uar, 0, 3);
+  // The doorbell record is stored with release after the WQEs are written (the UAR word is a
+  // relaxed MMIO store): reading it first is what orders the reads of the ring below.
+  const uint32_t record =
+      __builtin_bswap32(__atomic_load_n(&v.dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE));
+  CHECK(record == 4, "doorbell record %u, want 4", record);
   uint64_t ctrl3;
   std::memcpy(&ctrl3, v.ring + 3 * 64, 8);
   CHECK(bell != 0 && bell == ctrl3, "the doorbell announces WQE 3 (the atomic)");
-  CHECK(__builtin_bswap32(__atomic_load_n(&v.dbr[mlx5::kSndDbr], __ATOMIC_ACQUIRE)) == 4,
-        "doorbell record %u, want 4", __builtin_bswap32(v.dbr[mlx5::kSndDbr]));
   const uint32_t qpn = v.qp->id;
   // WQE 2: the slot's WRITE (ds 3, CQ_UPDATE only).
   WqeBytes write;
